@@ -1,0 +1,1 @@
+"""Analysis of colorsim run directories."""

@@ -1,0 +1,156 @@
+"""Run directories -> tidy pandas tables.
+
+Every engine leaves the same two tables in a run directory:
+``bus_offsets.csv`` (dump, cpu, mode, kind, offset, count) and
+``counters.csv`` (dump, cpu, mode, stat, value).  Here they gain the run's
+configuration as columns, so rows from many runs concatenate into one
+results table and every figure is a function of that table.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+CONFIG_COLUMNS = ["run", "engine", "machine", "cpus", "l2_size", "l2_assoc",
+                  "line", "kernel", "colors", "tasks", "burst", "seed"]
+
+
+class ResultsError(ValueError):
+    """A directory that is not a complete run."""
+
+
+@dataclass
+class Run:
+    path: Path
+    config: dict
+    layout: dict
+    offsets: pd.DataFrame
+    counters: pd.DataFrame
+
+    @property
+    def name(self) -> str:
+        return self.config.get("name", self.path.name)
+
+    @property
+    def label(self) -> str:
+        v = self.config["variant"]
+        l2 = self.config["machine"]["caches"]["l2"]["size"] // 1024
+        return (f"{v['name']} ({self.config['machine']['processor']['cpus']} CPUs, "
+                f"L2 {l2} KiB, {self.config['workload']['tasks']} tasks)")
+
+    def config_row(self) -> dict:
+        c, m = self.config, self.config["machine"]
+        return {"run": self.name, "engine": c["engine"], "machine": m["name"],
+                "cpus": m["processor"]["cpus"],
+                "l2_size": m["caches"]["l2"]["size"],
+                "l2_assoc": m["caches"]["l2"]["assoc"],
+                "line": m["caches"]["l2"]["line"],
+                "kernel": c["variant"]["name"],
+                "colors": c["variant"]["colors"],
+                "tasks": c["workload"]["tasks"],
+                "burst": c["workload"]["burst"],
+                "seed": c["workload"]["seed"]}
+
+
+def load_run(path) -> Run:
+    path = Path(path)
+    cfg = path / "config.json"
+    if not cfg.is_file():
+        hint = " (a failed run: see failure.txt)" if path.name.endswith(".failed") else ""
+        raise ResultsError(f"{path} is not a run directory: no config.json{hint}")
+    config = json.loads(cfg.read_text())
+    if not config.get("complete"):
+        failure = path / "failure.txt"
+        if failure.is_file():
+            reason = failure.read_text().splitlines()[0]
+            raise ResultsError(f"{path} is a failed run ({reason}); see "
+                               f"{failure}")
+        raise ResultsError(f"{path} is an incomplete run")
+    layout = json.loads((path / "layout.json").read_text())
+    offsets = pd.read_csv(path / "bus_offsets.csv")
+    counters = pd.read_csv(path / "counters.csv")
+    return Run(path, config, layout, offsets, counters)
+
+
+def _with_config(run: Run, df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    for k, v in run.config_row().items():
+        df[k] = v
+    return df[CONFIG_COLUMNS + [c for c in df.columns if c not in CONFIG_COLUMNS]]
+
+
+def offsets_table(runs) -> pd.DataFrame:
+    """One row per (run, dump, cpu, mode, kind, offset) with the config."""
+    return pd.concat([_with_config(r, r.offsets) for r in runs], ignore_index=True)
+
+
+def counters_table(runs) -> pd.DataFrame:
+    return pd.concat([_with_config(r, r.counters) for r in runs], ignore_index=True)
+
+
+def offset_histogram(run: Run, view: str = "chunk", dump: int = None) -> pd.Series:
+    """Bus transactions per page offset, all CPUs, modes and kinds summed.
+
+    view "chunk": fills keyed by the 8-byte critical chunk that missed, as a
+    P6 bus tracer sees them; "line": every transaction at its line base.
+    """
+    df = run.offsets
+    if df.empty:
+        return pd.Series(dtype="int64")
+    dump = df["dump"].max() if dump is None else dump
+    df = df[df["dump"] == dump]
+    off = df["offset"]
+    if view == "line":
+        off = off - off % run.layout["variant"]["line"]
+    elif view != "chunk":
+        raise ValueError(f"view must be 'chunk' or 'line', not {view!r}")
+    return df.groupby(off)["count"].sum().sort_index()
+
+
+def hot_offsets(layout: dict) -> dict:
+    """Where the scheduler's per-task line can land for this kernel."""
+    hot = layout["scheduler_hot"]
+    v = layout["variant"]
+    step = v["line"]
+    lines = [hot["line_offset"] + k * step for k in range(v["colors"])]
+    return {"first_touched": hot["first_touched_offset"],
+            "line_offset": hot["line_offset"], "line": step,
+            "lines": lines}
+
+
+def colored_span(layouts) -> tuple:
+    """[start, end) of page offsets any of these kernels' hot lines occupy."""
+    starts, ends = [], []
+    for lay in layouts:
+        h = hot_offsets(lay)
+        starts.append(h["line_offset"])
+        ends.append(h["lines"][-1] + h["line"])
+    return min(starts), max(ends)
+
+
+def offset_summary(runs, view: str = "chunk") -> pd.DataFrame:
+    """Per run: the peak offset, its count, the colored-lines sum, the total."""
+    lo, hi = colored_span([r.layout for r in runs])
+    rows = []
+    for r in runs:
+        h = offset_histogram(r, view)
+        peak_off = int(h.idxmax()) if len(h) else None
+        rows.append({**r.config_row(),
+                     "first_touched": hot_offsets(r.layout)["first_touched"],
+                     "peak_offset": peak_off,
+                     "peak_count": int(h.max()) if len(h) else 0,
+                     "colored_lines_sum": int(h[(h.index >= lo) & (h.index < hi)].sum()),
+                     "colored_span": f"{lo:#x}-{hi:#x}",
+                     "total": int(h.sum())})
+    return pd.DataFrame(rows)
+
+
+def counter_totals(run: Run, dump: int = None) -> pd.Series:
+    """Counters summed over CPUs and modes, by stat name."""
+    df = run.counters
+    dump = df["dump"].max() if dump is None else dump
+    return df[df["dump"] == dump].groupby("stat")["value"].sum()

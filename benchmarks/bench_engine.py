@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Engine speed: guest MIPS with and without the bus monitor, and the wall
+time of the README's first command.
+
+Usage:  python3 benchmarks/bench_engine.py [--repeat 3] [--tasks 1024]
+
+The runs are deterministic (round-robin TCG, -icount), so the guest executes
+the same instructions with and without the plugin; the plugin's
+never-reset counter (busmon.json: insts_since_start) gives that count.  Peak
+memory is the largest resident set of any QEMU child.
+"""
+
+import argparse
+import json
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from colorsim import runner  # noqa: E402
+from colorsim.engines.qemu import EXIT_OK, QemuEngine  # noqa: E402
+from colorsim.machine import get_machine  # noqa: E402
+from colorsim.runspec import RunSpec, Workload  # noqa: E402
+from colorsim.variants import parse_variant  # noqa: E402
+
+
+def timed(cmd, cwd=None):
+    t = time.monotonic()
+    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    return time.monotonic() - t, p
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tasks", type=int, default=1024)
+    ap.add_argument("--kernel", default="vanilla")
+    a = ap.parse_args()
+    m = get_machine("ppro4")
+    spec = RunSpec(m, parse_variant(a.kernel, m), Workload(tasks=a.tasks))
+    layout = runner.prepare(spec, progress=lambda *_: None)
+    eng = QemuEngine()
+    rows = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        insts = None
+        for plugin in (False, True):
+            times = []
+            for _ in range(a.repeat):
+                d = tmp / f"p{int(plugin)}-{len(times)}"
+                d.mkdir()
+                wall, p = timed(eng.command(spec, d, layout, plugin=plugin))
+                if p.returncode != EXIT_OK:
+                    sys.exit(f"QEMU failed ({p.returncode}): {p.stderr[-500:]}")
+                times.append(wall)
+                if plugin:
+                    insts = json.loads((d / "busmon.json").read_text())["insts_since_start"]
+            rows[plugin] = min(times)
+        fig_wall, p = timed([sys.executable, "-m", "colorsim", "figure1",
+                             "--out", str(tmp / "fig1"), "--force"], cwd=ROOT)
+        if p.returncode:
+            sys.exit(f"figure1 failed: {p.stderr[-800:]}")
+    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"machine: {platform.node()} ({platform.processor() or platform.machine()}), "
+          f"{__import__('os').cpu_count()} host CPUs; QEMU {subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True, text=True).stdout.split()[3]}")
+    print(f"workload: ppro4, 4 vCPUs, {a.kernel}, {a.tasks} tasks, boot + warmup "
+          f"+ region of interest; {insts / 1e6:.1f} M guest instructions")
+    print(f"{'configuration':32} {'wall s (best of ' + str(a.repeat) + ')':>22} {'guest MIPS':>11}")
+    for plugin, label in ((False, "QEMU, no plugin"), (True, "QEMU + busmon (caches, MESI)")):
+        print(f"{label:32} {rows[plugin]:22.2f} {insts / rows[plugin] / 1e6:11.1f}")
+    print(f"plugin slowdown: {rows[True] / rows[False]:.1f}x")
+    print(f"README first command (figure1, 2 runs + plot, kernels built): {fig_wall:.1f} s")
+    print(f"peak QEMU resident memory: {peak_mib:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

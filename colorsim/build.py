@@ -1,0 +1,27 @@
+"""Build what a run needs, through SCons (which skips what is up to date)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from . import BUILD, ROOT
+from .errors import ConfigError, RunError
+
+PLUGIN = BUILD / "engine" / "busmon.so"
+
+
+def ensure_built(build_ids, plugin=True, progress=print):
+    """Build the kernel variants ``build_ids`` (and the plugin) if needed."""
+    if not shutil.which("scons"):
+        raise ConfigError("scons is not installed: run scripts/setup.sh")
+    ids = sorted(set(build_ids))
+    targets = [str(BUILD / "kernels" / i) for i in ids]
+    if plugin:
+        targets.append(str(BUILD / "engine"))
+    progress(f"build: scons {' '.join(t.replace(str(ROOT) + '/', '') for t in targets)}")
+    cmd = ["scons", "-Q", f"variants={','.join(ids)}"] + targets
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:
+        tail = "\n".join((p.stdout + p.stderr).splitlines()[-25:])
+        raise RunError(f"build failed ({' '.join(cmd)}):\n{tail}")

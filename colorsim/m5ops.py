@@ -1,0 +1,39 @@
+"""gem5's address-form m5 operations, as the testbed kernel issues them.
+
+An 8-byte load from ``M5OP_BASE + (func << 8)`` is executed natively by gem5
+(``System.m5ops_base``), reads BIOS ROM on QEMU, and is seen by the QEMU
+bus-monitor plugin as a load from that address.  The kernel's copy of these
+numbers is kernels/include/m5op.h; tests check that the two agree.
+"""
+
+M5OP_BASE = 0xFFFF0000
+M5OP_WINDOW = 0x10000
+
+EXIT = 0x21
+FAIL = 0x22
+RESET_STATS = 0x40
+DUMP_STATS = 0x41
+DUMP_RESET_STATS = 0x42
+CHECKPOINT = 0x43
+WORK_BEGIN = 0x5A
+WORK_END = 0x5B
+
+NAMES = {EXIT: "exit", FAIL: "fail", RESET_STATS: "resetstats",
+         DUMP_STATS: "dumpstats", DUMP_RESET_STATS: "dumpresetstats",
+         CHECKPOINT: "checkpoint", WORK_BEGIN: "workbegin",
+         WORK_END: "workend"}
+
+
+def address(func: int) -> int:
+    """Physical address whose 8-byte load performs m5 op ``func``."""
+    if not 0 <= func <= 0xFF:
+        raise ValueError(f"m5 op function {func:#x} does not fit in 8 bits")
+    return M5OP_BASE + (func << 8)
+
+
+def decode(addr: int):
+    """Inverse of :func:`address`; None when ``addr`` is outside the window."""
+    off = addr - M5OP_BASE
+    if not 0 <= off < M5OP_WINDOW:
+        return None
+    return (off >> 8) & 0xFF

@@ -1,0 +1,108 @@
+"""What one run is: machine x kernel variant x workload x region of interest.
+
+A :class:`RunSpec` is validated plain data.  Engines turn it into a command
+line (QEMU or gem5); the run directory stores it as config.json; the results
+table carries its flattened form as columns on every row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import BUILD
+from .errors import ConfigError
+from .machine import Machine
+from .variants import KernelVariant
+
+ENGINES = ("qemu", "gem5")
+HZ = 100
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The kernel's built-in task workload (compute, sleep, wake)."""
+
+    tasks: int = 1024          # workload tasks (the run queue stays ~this long)
+    burst: int = 2000          # loop iterations of compute between sleeps
+    buffer: int = 256          # bytes of private "user" data each task touches
+    warmup_ticks: int = 10     # ticks after all tasks exist before resetstats
+    roi_ticks: int = 10        # ticks between resetstats and dumpstats
+    seed: int = 1              # allocator fragmentation / placement seed
+
+    def __post_init__(self):
+        if not 1 <= self.tasks <= 4096:
+            raise ConfigError(f"--tasks must be between 1 and 4096, got "
+                              f"{self.tasks}")
+        for name in ("burst", "warmup_ticks", "roi_ticks"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1")
+        if not 8 <= self.buffer <= 4096:
+            raise ConfigError(f"buffer must be 8..4096 bytes, got "
+                              f"{self.buffer}")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    machine: Machine
+    variant: KernelVariant
+    workload: Workload = field(default_factory=Workload)
+    engine: str = "qemu"
+    timeout_s: float = 600.0
+
+    def __post_init__(self):
+        if self.engine not in ENGINES:
+            raise ConfigError(f"unknown engine {self.engine!r}; choose one of "
+                              f"{', '.join(ENGINES)}")
+
+    @property
+    def cpus(self) -> int:
+        return self.machine.processor.cpus
+
+    @property
+    def kernel_dir(self) -> Path:
+        return BUILD / "kernels" / self.variant.build_id
+
+    @property
+    def kernel_elf64(self) -> Path:
+        """ELF64 image with the 64-bit entry point (gem5's loader)."""
+        return self.kernel_dir / "kernel.elf"
+
+    @property
+    def kernel_multiboot(self) -> Path:
+        """ELF32 container of the same code, multiboot entry (QEMU -kernel)."""
+        return self.kernel_dir / "kernel.mb.elf"
+
+    @property
+    def layout_file(self) -> Path:
+        return self.kernel_dir / "layout.json"
+
+    def kernel_cmdline(self, lapic_hz: int) -> str:
+        w = self.workload
+        return (f"tasks={w.tasks} burst={w.burst} buffer={w.buffer} "
+                f"warmup={w.warmup_ticks} roi={w.roi_ticks} seed={w.seed} "
+                f"lapic_hz={lapic_hz}")
+
+    def to_dict(self) -> dict:
+        d = {"machine": self.machine.to_dict(),
+             "variant": dataclasses.asdict(self.variant),
+             "workload": dataclasses.asdict(self.workload),
+             "engine": self.engine}
+        d["variant"]["name"] = self.variant.name
+        d["variant"]["build_id"] = self.variant.build_id
+        return d
+
+    def default_name(self) -> str:
+        l2 = self.machine.caches.l2.size // 1024
+        return (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
+                f"{self.variant.name}-t{self.workload.tasks}-{self.engine}")
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 16), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -1,0 +1,234 @@
+"""gem5 v24 standard-library components for the testbed machine.
+
+Runs only inside gem5 (it imports ``m5`` and ``gem5`` at the top); the host
+never imports it.  Each function maps one part of the plain parameter dict
+from :mod:`testbed_params` to one stdlib component, and
+:func:`build_board` composes them like any stdlib board:
+
+    processor = make_processor(params["processor"])
+    caches    = TestbedCacheHierarchy(params)
+    memory    = make_memory(params["memory"])
+    board     = make_board(params["board"], processor, memory, caches)
+
+The stdlib's ``PrivateL1PrivateL2CacheHierarchy`` is not used: it drops
+``l2_assoc`` (its L2 comes out 16-way) and its caches carry a stride
+prefetcher.  :class:`TestbedCacheHierarchy` builds every cache from the
+machine description and checks the built objects before gem5 instantiates
+them.
+"""
+
+from pathlib import Path
+
+from m5.objects import (
+    NULL,
+    BadAddr,
+    Cache,
+    CommMonitor,
+    L2XBar,
+    Port,
+    SystemXBar,
+)
+
+from gem5.components.boards.abstract_board import AbstractBoard
+from gem5.components.boards.x86_board import X86Board
+from gem5.components.cachehierarchies.classic.abstract_classic_cache_hierarchy import (  # noqa: E501
+    AbstractClassicCacheHierarchy,
+)
+from gem5.components.memory.simple import SingleChannelSimpleMemory
+from gem5.components.processors.cpu_types import CPUTypes
+from gem5.components.processors.simple_processor import SimpleProcessor
+from gem5.isas import ISA
+from gem5.resources.resource import DiskImageResource, KernelResource
+from gem5.utils.override import overrides
+
+
+def make_cache(p: dict) -> Cache:
+    """One classic cache with exactly the requested geometry, no prefetcher.
+
+    The line size is not a cache parameter: every classic cache takes the
+    board's ``cache_line_size``.
+    """
+    return Cache(
+        size=f"{p['size']}B",
+        assoc=p["assoc"],
+        tag_latency=p["tag_latency"],
+        data_latency=p["data_latency"],
+        response_latency=p["response_latency"],
+        mshrs=p["mshrs"],
+        tgts_per_mshr=p["tgts_per_mshr"],
+        writeback_clean=p["writeback_clean"],
+        is_read_only=p["is_read_only"],
+        prefetcher=NULL,
+    )
+
+
+def _has_no_prefetcher(cache) -> bool:
+    pf = cache.prefetcher
+    return pf is None or pf is NULL or type(pf).__name__ == "NullSimObject"
+
+
+class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
+    """Each core has a private L1I, L1D and L2; the L2s share one coherent
+    SystemXBar, and a CommMonitor sits between that bus and memory.
+
+    The monitor's address distributions, masked to the page offset at line
+    granularity, are the GATES-style bus measurement.
+    """
+
+    def __init__(self, params: dict) -> None:
+        """:param params: the dict from ``testbed_params.gem5_params``."""
+        AbstractClassicCacheHierarchy.__init__(self)
+        self._caches = params["caches"]
+        self._iocache = params["iocache"]
+        self._monitor = params["monitor"]
+        self._line = params["board"]["cache_line_size"]
+        self.membus = SystemXBar(width=params["membus"]["width"])
+        self.membus.badaddr_responder = BadAddr()
+        self.membus.default = self.membus.badaddr_responder.pio
+
+    @overrides(AbstractClassicCacheHierarchy)
+    def get_mem_side_port(self) -> Port:
+        return self.membus.mem_side_ports
+
+    @overrides(AbstractClassicCacheHierarchy)
+    def get_cpu_side_port(self) -> Port:
+        return self.membus.cpu_side_ports
+
+    @overrides(AbstractClassicCacheHierarchy)
+    def incorporate_cache(self, board: AbstractBoard) -> None:
+        board.connect_system_port(self.membus.cpu_side_ports)
+        self._connect_memory(board)
+        n = board.get_processor().get_num_cores()
+        self.l1icaches = [make_cache(self._caches["l1i"]) for _ in range(n)]
+        self.l1dcaches = [make_cache(self._caches["l1d"]) for _ in range(n)]
+        self.l2caches = [make_cache(self._caches["l2"]) for _ in range(n)]
+        self.l2buses = [L2XBar() for _ in range(n)]
+        if board.has_coherent_io():
+            self._setup_io_cache(board)
+        for i, core in enumerate(board.get_processor().get_cores()):
+            self._connect_core(i, core)
+        check_hierarchy(self, board)
+
+    def _connect_core(self, i, core) -> None:
+        """CPU -> L1I/L1D (+ page walkers) -> private L2 bus -> L2 -> membus."""
+        core.connect_icache(self.l1icaches[i].cpu_side)
+        core.connect_dcache(self.l1dcaches[i].cpu_side)
+        self.l1icaches[i].mem_side = self.l2buses[i].cpu_side_ports
+        self.l1dcaches[i].mem_side = self.l2buses[i].cpu_side_ports
+        # Page walks go through the private L2, as on the P6.
+        core.connect_walker_ports(self.l2buses[i].cpu_side_ports,
+                                  self.l2buses[i].cpu_side_ports)
+        self.l2buses[i].mem_side_ports = self.l2caches[i].cpu_side
+        self.membus.cpu_side_ports = self.l2caches[i].mem_side
+        core.connect_interrupt(self.membus.mem_side_ports,
+                               self.membus.cpu_side_ports)
+
+    def _connect_memory(self, board: AbstractBoard) -> None:
+        """membus -> CommMonitor -> each memory port."""
+        monitors = []
+        for _, port in board.get_memory().get_mem_ports():
+            mon = CommMonitor(
+                disable_addr_dists=self._monitor["disable_addr_dists"],
+                read_addr_mask=self._monitor["read_addr_mask"],
+                write_addr_mask=self._monitor["write_addr_mask"],
+            )
+            mon.cpu_side_port = self.membus.mem_side_ports
+            mon.mem_side_port = port
+            monitors.append(mon)
+        # One channel: stats are "<hierarchy>.mem_monitor.readAddrDist".
+        if len(monitors) == 1:
+            setattr(self, self._monitor["name"], monitors[0])
+        else:
+            setattr(self, self._monitor["name"] + "s", monitors)
+
+    def _setup_io_cache(self, board: AbstractBoard) -> None:
+        """A small cache in front of coherent I/O (IDE DMA) on the membus."""
+        self.iocache = Cache(
+            size=f"{self._iocache['size']}B", assoc=self._iocache["assoc"],
+            tag_latency=50, data_latency=50, response_latency=50,
+            mshrs=20, tgts_per_mshr=12, addr_ranges=board.mem_ranges,
+            prefetcher=NULL)
+        self.iocache.mem_side = self.membus.cpu_side_ports
+        self.iocache.cpu_side = board.get_mem_side_coherent_io_port()
+
+
+def check_hierarchy(hierarchy: TestbedCacheHierarchy, board) -> None:
+    """Refuse a built system whose caches differ from the machine's.
+
+    Reads the SimObjects' own parameter values (what gem5 will
+    instantiate), not the dict they came from.  The host repeats the check
+    on ``config.json`` after the run (``Gem5Engine.collect``).
+    """
+    problems = []
+    line = int(board.cache_line_size)
+    if line != hierarchy._line:
+        problems.append(f"board.cache_line_size is {line}, expected "
+                        f"{hierarchy._line}")
+    for level in ("l1i", "l1d", "l2"):
+        want = hierarchy._caches[level]
+        for i, cache in enumerate(getattr(hierarchy, f"{level}caches")):
+            got = (int(cache.size), int(cache.assoc))
+            if got != (want["size"], want["assoc"]):
+                problems.append(f"{level}[{i}] is {got[0]} B {got[1]}-way, "
+                                f"expected {want['size']} B "
+                                f"{want['assoc']}-way")
+            if not _has_no_prefetcher(cache):
+                problems.append(f"{level}[{i}] has prefetcher "
+                                f"{cache.prefetcher}")
+            if bool(cache.writeback_clean):
+                problems.append(f"{level}[{i}] writes back clean lines")
+    if problems:
+        raise AssertionError("built cache hierarchy does not match the "
+                             "machine description:\n  "
+                             + "\n  ".join(problems))
+
+
+def make_processor(p: dict) -> SimpleProcessor:
+    """N cores of one CPU model; O3 gets fetchBufferSize = line size."""
+    processor = SimpleProcessor(cpu_type=getattr(CPUTypes,
+                                                 p["stdlib_cpu_type"]),
+                                isa=ISA.X86, num_cores=p["num_cores"])
+    if p["fetch_buffer_size"] is not None:
+        for core in processor.get_cores():
+            core.core.fetchBufferSize = p["fetch_buffer_size"]
+    return processor
+
+
+def make_memory(p: dict) -> SingleChannelSimpleMemory:
+    """Flat-latency memory: the machine's load-to-use latency."""
+    return SingleChannelSimpleMemory(latency=p["latency"],
+                                     latency_var=p["latency_var"],
+                                     bandwidth=p["bandwidth"],
+                                     size=f"{p['size']}B")
+
+
+def make_board(p: dict, processor, memory, caches) -> X86Board:
+    """The X86Board at the machine's clock with the machine's line size."""
+    board = X86Board(clk_freq=p["clk_freq"], processor=processor,
+                     memory=memory, cache_hierarchy=caches)
+    board.cache_line_size = p["cache_line_size"]
+    return board
+
+
+def build_board(params: dict) -> X86Board:
+    """Compose the whole system from the plain parameter dict."""
+    processor = make_processor(params["processor"])
+    caches = TestbedCacheHierarchy(params)
+    memory = make_memory(params["memory"])
+    return make_board(params["board"], processor, memory, caches)
+
+
+def set_workload(board, params: dict, disk_image: Path,
+                 checkpoint: Path = None) -> None:
+    """Our kernel ELF and its command line; optionally restore a checkpoint.
+
+    The X86Board insists on a disk image; an empty raw file is enough (the
+    testbed kernel never touches the IDE disk).
+    """
+    board.set_kernel_disk_workload(
+        kernel=KernelResource(local_path=params["kernel"]["path"]),
+        disk_image=DiskImageResource(local_path=str(disk_image)),
+        kernel_args=[params["kernel"]["cmdline"]],
+        exit_on_work_items=False,
+        checkpoint=Path(checkpoint) if checkpoint else None,
+    )

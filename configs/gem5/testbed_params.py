@@ -1,0 +1,250 @@
+"""Map a colorsim gem5 run spec (JSON) to plain gem5 parameters.
+
+This module is pure Python on purpose: gem5's ``run_fs.py`` imports it to
+build the system, and the host side (``colorsim/engines/gem5.py``, the
+tests, ``--dry-run``) imports it to show and check the very same numbers
+without gem5 installed.  Nothing here imports ``m5`` or ``gem5``.
+
+The spec is written by the host from a :class:`colorsim.machine.Machine`
+(``Machine.to_dict()``), so the machine's numbers exist once, in
+``configs/machines.toml``.  What the machine table does not describe (cache
+pipeline latencies, MSHRs, bus width, memory bandwidth) is listed in
+:data:`DEFAULT_TIMING`, written into the spec by the host, and marked as
+an assumption wherever it is shown.
+
+The parameters are a plain dict with one entry per stdlib component
+(``board``, ``processor``, ``caches``, ``membus``, ``memory``, ``monitor``)
+plus the ``kernel`` and the ``console`` file name.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+
+SCHEMA = 1
+PAGE_SIZE = 4096
+# gem5 prints SparseHistogram keys with 6 significant digits: keys at or
+# above 1e6 come out in scientific notation and lose precision.
+STATS_EXACT_LIMIT = 1_000_000
+# The X86Board caps memory at 3 GB (I/O hole at 0xC0000000).
+X86BOARD_MAX_MEMORY = 3 * 1024**3
+# The kernel command line lives at 0x90000, at most 511 characters.
+CMDLINE_MAX = 511
+M5OPS_BASE = 0xFFFF0000
+CONSOLE_FILE = "board.pc.com_1.device"
+MONITOR_NAME = "mem_monitor"
+
+# Timing that machines.toml does not describe.  Every value here is an
+# assumption of this testbed, not a number from the paper; the host copies
+# this table into each spec so a run records what it used.
+DEFAULT_TIMING = {
+    # P6 L1: 3-cycle load-to-use is modelled as 1+1+1 cycles.
+    "l1": {"tag_latency": 1, "data_latency": 1, "response_latency": 1,
+           "mshrs": 4, "tgts_per_mshr": 8},
+    # Full-speed on-package/back-side L2 (PPro, PIII Xeon).
+    "l2": {"tag_latency": 4, "data_latency": 4, "response_latency": 2,
+           "mshrs": 8, "tgts_per_mshr": 8},
+    # The P6 front-side bus is 64 bits wide: a 32-byte line takes 4 beats.
+    "membus_width": 8,
+    # SimpleMemory's own default; the real P6 bus was slower (a knob).
+    "memory_bandwidth": "12.8GiB/s",
+    "memory_latency_var": "0ns",
+}
+
+
+class SpecError(ValueError):
+    """The run spec cannot describe a gem5 system we are willing to build."""
+
+
+class CpuType(Enum):
+    """CPU models a run may use; values are what ``--cpu`` accepts."""
+
+    ATOMIC = "atomic"   # boot / fast-forward; no cache stalls
+    TIMING = "timing"   # default for measured runs
+    O3 = "o3"           # out-of-order; needs fetchBufferSize <= line
+
+    @classmethod
+    def from_str(cls, text: str) -> "CpuType":
+        """Parse ``text``; the error lists the valid choices."""
+        for member in cls:
+            if member.value == str(text).lower():
+                return member
+        raise SpecError(f"unknown CPU type {text!r}; choose one of "
+                        f"{', '.join(m.value for m in cls)}")
+
+    @property
+    def stdlib_name(self) -> str:
+        """Member name of ``gem5.components.processors.cpu_types.CPUTypes``."""
+        return self.name
+
+    @property
+    def gem5_class(self) -> str:
+        return {"atomic": "X86AtomicSimpleCPU",
+                "timing": "X86TimingSimpleCPU",
+                "o3": "X86O3CPU"}[self.value]
+
+
+class Phase(Enum):
+    """What one gem5 invocation does (see configs/gem5/README.md)."""
+
+    BOOT = "boot"        # atomic CPUs from power-on to the kernel's checkpoint
+    MEASURE = "measure"  # restore the checkpoint, run the ROI, exit
+    FULL = "full"        # no checkpoint: power-on to exit with one CPU type
+
+    @classmethod
+    def from_str(cls, text: str) -> "Phase":
+        for member in cls:
+            if member.value == str(text).lower():
+                return member
+        raise SpecError(f"unknown phase {text!r}; choose one of "
+                        f"{', '.join(m.value for m in cls)}")
+
+
+def page_offset_mask(line: int, page: int = PAGE_SIZE) -> int:
+    """Address mask keeping the page offset at line granularity.
+
+    ``0xFE0`` for 32-byte lines in 4 KiB pages: the CommMonitor's address
+    distribution then counts bus transactions per line slot of a page,
+    which is where the task structures' hot lines collide.
+    """
+    if not _is_pow2(line) or not _is_pow2(page) or line > page:
+        raise SpecError(f"line {line} B and page {page} B must be powers of "
+                        f"two with line <= page")
+    return (page - 1) & ~(line - 1)
+
+
+def load_spec(path) -> dict:
+    """Read and validate the JSON spec the host wrote."""
+    with open(path) as f:
+        spec = json.load(f)
+    validate_spec(spec)
+    return spec
+
+
+def validate_spec(spec: dict) -> None:
+    """Refuse a spec early, with a message naming the value and the limit."""
+    if spec.get("schema") != SCHEMA:
+        raise SpecError(f"spec schema {spec.get('schema')!r} is not "
+                        f"{SCHEMA}; rewrite it with this colorsim version")
+    for key in ("machine", "kernel", "cpu_type", "timing"):
+        if key not in spec:
+            raise SpecError(f"spec has no {key!r} entry")
+    m = spec["machine"]
+    lines = {c["line"] for c in m["caches"].values()}
+    if len(lines) != 1:
+        raise SpecError(f"all cache levels must share one line size "
+                        f"(gem5 has one system line size), got "
+                        f"{sorted(lines)}")
+    for level, c in m["caches"].items():
+        sets = c["size"] // (c["assoc"] * c["line"])
+        if not _is_pow2(sets) or sets * c["assoc"] * c["line"] != c["size"]:
+            raise SpecError(f"{level}: {c['size']} B / ({c['assoc']} ways x "
+                            f"{c['line']} B) is not a power-of-two number of "
+                            f"sets, which gem5's set-associative tags need")
+    if m["memory"]["size"] > X86BOARD_MAX_MEMORY:
+        raise SpecError(f"memory {m['memory']['size']} B exceeds the "
+                        f"X86Board's 3 GiB limit (I/O hole)")
+    if m["processor"]["cpus"] < 1:
+        raise SpecError("a machine needs at least one CPU")
+    cmdline = spec["kernel"]["cmdline"]
+    if len(cmdline) > CMDLINE_MAX:
+        raise SpecError(f"kernel command line is {len(cmdline)} characters; "
+                        f"gem5's X86 loader allows {CMDLINE_MAX}")
+    if "{" in cmdline or "}" in cmdline:
+        raise SpecError("kernel command line must not contain braces: the "
+                        "stdlib formats it with str.format()")
+    CpuType.from_str(spec["cpu_type"])
+
+
+def cache_params(level: str, geom: dict, timing: dict) -> dict:
+    """gem5 ``Cache`` parameters for one private cache of every CPU."""
+    lat = timing["l2" if level == "l2" else "l1"]
+    return {
+        "size": geom["size"],
+        "assoc": geom["assoc"],
+        "line": geom["line"],
+        "sets": geom["size"] // (geom["assoc"] * geom["line"]),
+        "prefetcher": None,            # NULL: no StridePrefetcher
+        "writeback_clean": False,      # only dirty lines reach the bus
+        "is_read_only": level == "l1i",
+        "tag_latency": lat["tag_latency"],
+        "data_latency": lat["data_latency"],
+        "response_latency": lat["response_latency"],
+        "mshrs": lat["mshrs"],
+        "tgts_per_mshr": lat["tgts_per_mshr"],
+    }
+
+
+def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
+    """The whole system as plain gem5 parameters.
+
+    :param spec: the validated JSON spec (see :func:`load_spec`).
+    :param cpu_type: a :class:`CpuType` or its string; ``None`` takes the
+        spec's.  The boot phase always uses atomic CPUs.
+    :param phase: a :class:`Phase` or its string.
+    :returns: a dict of dicts, one per stdlib component.
+    """
+    validate_spec(spec)
+    phase = Phase.from_str(phase.value if isinstance(phase, Phase) else phase)
+    if cpu_type is None:
+        cpu_type = spec["cpu_type"]
+    if not isinstance(cpu_type, CpuType):
+        cpu_type = CpuType.from_str(cpu_type)
+    if phase is Phase.BOOT:
+        cpu_type = CpuType.ATOMIC
+    m, timing = spec["machine"], spec["timing"]
+    line = m["caches"]["l2"]["line"]
+    clock_hz = int(m["processor"]["clock_hz"])
+    mask = page_offset_mask(line)
+    if mask >= STATS_EXACT_LIMIT:
+        raise SpecError(f"monitor mask {mask:#x} allows keys >= 1e6, which "
+                        f"stats.txt prints inexactly")
+    return {
+        "phase": phase.value,
+        "board": {"clk_freq": f"{clock_hz}Hz", "clock_hz": clock_hz,
+                  "cache_line_size": line, "m5ops_base": M5OPS_BASE},
+        "processor": {
+            "cpu_type": cpu_type.value,
+            "stdlib_cpu_type": cpu_type.stdlib_name,
+            "cpu_class": cpu_type.gem5_class,
+            "num_cores": int(m["processor"]["cpus"]),
+            "isa": "X86",
+            # O3 is fatal unless fetchBufferSize <= the line size.
+            "fetch_buffer_size": (min(64, line) if cpu_type is CpuType.O3
+                                  else None),
+            "lapic_hz": clock_hz // 16,
+        },
+        "caches": {level: cache_params(level, m["caches"][level], timing)
+                   for level in ("l1i", "l1d", "l2")},
+        "iocache": {"size": 1024, "assoc": 8, "prefetcher": None},
+        "membus": {"kind": "SystemXBar", "width": timing["membus_width"]},
+        "memory": {
+            "kind": "SingleChannelSimpleMemory",
+            "size": int(m["memory"]["size"]),
+            "latency": f"{float(m['memory']['latency_ns']):g}ns",
+            "latency_var": timing["memory_latency_var"],
+            "bandwidth": timing["memory_bandwidth"],
+        },
+        "monitor": {
+            "name": MONITOR_NAME,
+            "placement": "membus.mem_side_ports -> monitor -> memory port",
+            "disable_addr_dists": False,
+            "read_addr_mask": mask,
+            "write_addr_mask": mask,
+            "max_key": mask,
+        },
+        "kernel": {"path": spec["kernel"]["path"],
+                   "cmdline": spec["kernel"]["cmdline"]},
+        "console": CONSOLE_FILE,
+    }
+
+
+def expected_cache_table(params: dict) -> dict:
+    """``{level: (size, assoc, line)}`` that the built system must match."""
+    return {level: (c["size"], c["assoc"], c["line"])
+            for level, c in params["caches"].items()}
+
+
+def _is_pow2(n) -> bool:
+    return isinstance(n, int) and n > 0 and n & (n - 1) == 0

@@ -1,0 +1,710 @@
+/*
+ * busmon.c - QEMU 7.2 TCG plugin: a software "GATES bus monitor".
+ *
+ * Feeds every guest data access into cachemodel.c (per-CPU L1D and L2,
+ * MESI over one bus) and writes, on each gem5-style m5 "dumpstats", the
+ * bus transactions per page offset plus cache counters (README.md).
+ *
+ * Serialization: the suite always runs QEMU with
+ *   -accel tcg,thread=single -icount shift=N,sleep=off
+ * i.e. round-robin TCG, where every vCPU runs on one host thread and all
+ * plugin callbacks are serialized.  That is why nothing here is locked.
+ * Under MTTCG (thread=multi) the model would race; do not use it so.
+ *
+ * Hot path (vcpu_mem, vcpu_tb_exec): no allocation, no hashing, no
+ * strings.  Everything per instruction is decided at translation time
+ * and passed as callback userdata.
+ */
+#include "qemu_plugin_api.h"
+#include "cachemodel.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BUSMON_VERSION "1.0.0"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+/* gem5's address-form m5 ops: an 8-byte load from base + (func << 8). */
+#define M5_WINDOW		0x10000u
+#define M5_EXIT			0x21
+#define M5_RESETSTATS		0x40
+#define M5_DUMPSTATS		0x41
+#define M5_DUMPRESETSTATS	0x42
+
+#define MAX_RANGES	16
+#define MAX_CPUS	1024
+
+_Static_assert(sizeof(void *) == 8, "userdata packs two 32-bit counts");
+
+struct range {
+	uint64_t start, end;		/* [start, end) */
+};
+
+static struct config {
+	char out[PATH_MAX];		/* absolute, so a chdir cannot hurt */
+	struct cm_geom l1, l2;
+	unsigned ncpus;
+	int smp_vcpus;
+	struct range user[MAX_RANGES];
+	unsigned nuser;
+	struct range rqloop[MAX_RANGES];
+	unsigned nrqloop;
+	uint64_t m5base;
+	int argc;
+	char **argv;			/* valid for the plugin's lifetime */
+} cfg;
+
+static struct cm_model model;
+static unsigned ndumps;			/* dumps written so far */
+static int m5_exit_seen;
+static uint64_t insts_since_start;  /* never reset: guest MIPS for benchmarks */
+
+/* ---- translation time ------------------------------------------------- */
+
+static int in_ranges(const struct range *r, unsigned n, uint64_t pc)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (pc >= r[i].start && pc < r[i].end)
+			return 1;
+	return 0;
+}
+
+static unsigned pc_flags(uint64_t pc)
+{
+	unsigned f = 0;
+
+	if (in_ranges(cfg.user, cfg.nuser, pc))
+		f |= CM_F_USER;
+	if (in_ranges(cfg.rqloop, cfg.nrqloop, pc))
+		f |= CM_F_RQLOOP;
+	return f;
+}
+
+static void vcpu_tb_exec(unsigned int vcpu, void *udata);
+static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
+		     uint64_t vaddr, void *udata);
+
+/*
+ * Classify every instruction by its PC once, here, and hand the result
+ * to the callbacks: the mem callback gets the access flags, the TB exec
+ * callback gets (kernel insns) | (user insns << 32).
+ */
+static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	uint64_t count[CM_NMODES] = { 0, 0 };
+
+	(void)id;
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		unsigned f = pc_flags(qemu_plugin_insn_vaddr(insn));
+
+		count[(f & CM_F_USER) ? CM_USER : CM_KERNEL]++;
+		qemu_plugin_register_vcpu_mem_cb(insn, vcpu_mem,
+						 QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW,
+						 (void *)(uintptr_t)f);
+	}
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
+		QEMU_PLUGIN_CB_NO_REGS,
+		(void *)(uintptr_t)(count[CM_KERNEL] | count[CM_USER] << 32));
+}
+
+/* ---- execution time ---------------------------------------------------- */
+
+static unsigned cpu_of(unsigned int vcpu)
+{
+	return vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus;
+}
+
+/* Counts a whole TB when it starts (a TB cut short still counts). */
+static void vcpu_tb_exec(unsigned int vcpu, void *udata)
+{
+	uint64_t packed = (uintptr_t)udata;
+	unsigned cpu = cpu_of(vcpu);
+
+	cm_add_insts(&model, cpu, CM_KERNEL, packed & 0xffffffffu);
+	cm_add_insts(&model, cpu, CM_USER, packed >> 32);
+	insts_since_start += (packed & 0xffffffffu) + (packed >> 32);
+}
+
+static void m5op(unsigned func);
+
+static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
+		     uint64_t vaddr, void *udata)
+{
+	unsigned shift = qemu_plugin_mem_size_shift(info);
+	int store = qemu_plugin_mem_is_store(info);
+	struct qemu_plugin_hwaddr *hw;
+
+	/* The m5-op window is judged by virtual address: the kernel
+	 * identity-maps it, and QEMU's physical address for BIOS ROM is not
+	 * meaningful.  Nothing in the window is a cache access. */
+	if (vaddr - cfg.m5base < M5_WINDOW) {
+		if (!store && shift == 3)
+			m5op(((vaddr - cfg.m5base) >> 8) & 0xff);
+		return;
+	}
+	hw = qemu_plugin_get_hwaddr(info, vaddr);
+	if (hw == NULL || qemu_plugin_hwaddr_is_io(hw))
+		return;
+	/* Stores, and locked RMW in either form (one RW access or R then
+	 * W), need ownership: cm_access treats store as RFO. */
+	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
+		  1u << shift, store, (unsigned)(uintptr_t)udata);
+}
+
+/* ---- atomic output files ---------------------------------------------- */
+
+static void path_in_out(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", cfg.out, name);
+}
+
+/* Copy the old contents of `path` into f; returns 0 if there were none. */
+static int copy_old(FILE *f, const char *path)
+{
+	char buf[65536];
+	FILE *old = fopen(path, "r");
+	size_t n;
+
+	if (old == NULL)
+		return 0;
+	while ((n = fread(buf, 1, sizeof(buf), old)) > 0)
+		fwrite(buf, 1, n, f);
+	fclose(old);
+	return 1;
+}
+
+typedef void (*fill_fn)(FILE *f);
+
+/*
+ * Rewrite out/name as: its old contents (or `header` when it does not
+ * exist yet, or when `append` is 0 the new contents alone), then what
+ * fill() writes.  The new file is built beside the old one and renamed
+ * over it, so a reader (or a kill) never sees a partial file.
+ */
+static void write_atomically(const char *name, int append,
+			     const char *header, fill_fn fill)
+{
+	char path[PATH_MAX + 64], tmp[PATH_MAX + 64];
+	FILE *f;
+	int fd;
+
+	path_in_out(path, sizeof(path), name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", cfg.out, name);
+	fd = mkstemp(tmp);
+	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+		fprintf(stderr, "busmon: cannot create %s: %s\n", tmp,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if ((!append || !copy_old(f, path)) && header != NULL)
+		fputs(header, f);
+	fill(f);
+	if (ferror(f) | (fclose(f) != 0) ||
+	    chmod(tmp, 0644) != 0 || rename(tmp, path) != 0) {
+		fprintf(stderr, "busmon: cannot write %s: %s\n", path,
+			strerror(errno));
+		unlink(tmp);
+	}
+}
+
+/* ---- stats.txt, in gem5's text format ---------------------------------- */
+
+static void stat_line(FILE *f, const char *name, const char *value,
+		      const char *desc, const char *unit)
+{
+	fprintf(f, "%-40s %12s %10s %10s # %s (%s)\n",
+		name, value, "", "", desc, unit);
+}
+
+static void stat_count(FILE *f, uint64_t v, const char *desc,
+		       const char *namefmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void stat_count(FILE *f, uint64_t v, const char *desc,
+		       const char *namefmt, ...)
+{
+	char name[256], value[32];
+	va_list ap;
+
+	va_start(ap, namefmt);
+	vsnprintf(name, sizeof(name), namefmt, ap);
+	va_end(ap);
+	snprintf(value, sizeof(value), "%" PRIu64, v);
+	stat_line(f, name, value, desc, "Count");
+}
+
+/* Sum of counters a (+ b, if b >= 0) of one CPU in one mode. */
+static uint64_t ctr(unsigned cpu, unsigned mode, int a, int b)
+{
+	const struct cm_counters *c = &model.cpu[cpu].ctr[mode];
+
+	return cm_counter_get(c, a) + (b >= 0 ? cm_counter_get(c, b) : 0);
+}
+
+#define IDX(field) ((int)(offsetof(struct cm_counters, field) / sizeof(uint64_t)))
+
+/* name::kernel, name::user, name::total for one CPU. */
+static void stat_modes(FILE *f, unsigned cpu, const char *name,
+		       const char *desc, int a, int b)
+{
+	uint64_t k = ctr(cpu, CM_KERNEL, a, b), u = ctr(cpu, CM_USER, a, b);
+
+	stat_count(f, k, desc, "system.cpu%u.%s::kernel", cpu, name);
+	stat_count(f, u, desc, "system.cpu%u.%s::user", cpu, name);
+	stat_count(f, k + u, desc, "system.cpu%u.%s::total", cpu, name);
+}
+
+/* Counter idx of one CPU, summed over both modes. */
+static uint64_t ctr_all(unsigned cpu, int idx)
+{
+	return ctr(cpu, CM_KERNEL, idx, -1) + ctr(cpu, CM_USER, idx, -1);
+}
+
+static void stats_rqloop(FILE *f, unsigned c)
+{
+	uint64_t rd = ctr_all(c, IDX(rqloop_l2_read_accesses));
+	uint64_t miss = ctr_all(c, IDX(rqloop_l2_read_misses));
+	char name[128], value[32];
+
+	stat_count(f, rd, "L2 reads from run-queue loop loads",
+		   "system.cpu%u.rqloop.l2ReadAccesses", c);
+	stat_count(f, miss, "L2 read misses from run-queue loop loads",
+		   "system.cpu%u.rqloop.l2ReadMisses", c);
+	snprintf(name, sizeof(name), "system.cpu%u.rqloop.l2ReadMissRatio", c);
+	if (rd == 0)
+		snprintf(value, sizeof(value), "nan");
+	else
+		snprintf(value, sizeof(value), "%.6f", (double)miss / (double)rd);
+	stat_line(f, name, value,
+		  "L2 read misses / L2 reads in the run-queue loop", "Ratio");
+	stat_count(f, ctr_all(c, IDX(rqloop_l1d_read_accesses)),
+		   "L1D reads from run-queue loop loads",
+		   "system.cpu%u.rqloop.l1dReadAccesses", c);
+	stat_count(f, ctr_all(c, IDX(rqloop_l1d_read_misses)),
+		   "L1D read misses from run-queue loop loads",
+		   "system.cpu%u.rqloop.l1dReadMisses", c);
+}
+
+static void stats_cpu(FILE *f, unsigned c)
+{
+	stat_modes(f, c, "committedInsts", "Number of instructions committed",
+		   IDX(insts), -1);
+	stat_modes(f, c, "l1d.accesses", "L1D accesses (reads and writes)",
+		   IDX(l1d_read_accesses), IDX(l1d_write_accesses));
+	stat_modes(f, c, "l1d.misses", "L1D misses (reads and writes)",
+		   IDX(l1d_read_misses), IDX(l1d_write_misses));
+	stat_modes(f, c, "l1d.readAccesses", "L1D read accesses",
+		   IDX(l1d_read_accesses), -1);
+	stat_modes(f, c, "l1d.readMisses", "L1D read misses",
+		   IDX(l1d_read_misses), -1);
+	stat_modes(f, c, "l1d.writeAccesses", "L1D write accesses",
+		   IDX(l1d_write_accesses), -1);
+	stat_modes(f, c, "l1d.writeMisses", "L1D write misses",
+		   IDX(l1d_write_misses), -1);
+	stat_modes(f, c, "l2.accesses", "L2 accesses (L1D misses)",
+		   IDX(l2_accesses), -1);
+	stat_modes(f, c, "l2.misses", "L2 misses", IDX(l2_misses), -1);
+	stat_modes(f, c, "l2.writebacks", "L2 dirty evictions written back",
+		   IDX(l2_writebacks), -1);
+	stats_rqloop(f, c);
+}
+
+/* system.bus.<prefix>transactions::<kind> and ::total, over cpus [lo,hi). */
+static void stats_bus_kinds(FILE *f, const char *prefix, unsigned lo,
+			    unsigned hi)
+{
+	uint64_t total = 0, hitm = 0;
+
+	for (unsigned k = 0; k < CM_NKINDS; k++) {
+		uint64_t n = 0;
+
+		for (unsigned c = lo; c < hi; c++)
+			n += ctr_all(c, IDX(bus) + (int)k);
+		total += n;
+		stat_count(f, n, "Bus transactions by kind",
+			   "system.bus.%stransactions::%s", prefix,
+			   cm_kind_name[k]);
+	}
+	stat_count(f, total, "Bus transactions by kind",
+		   "system.bus.%stransactions::total", prefix);
+	for (unsigned c = lo; c < hi; c++)
+		hitm += ctr_all(c, IDX(hitm));
+	stat_count(f, hitm, "Snoops that hit a Modified line (HITM)",
+		   "system.bus.%shitm", prefix);
+}
+
+static void stats_offsets(FILE *f, int line_view)
+{
+	uint64_t view[CM_NCHUNKS];
+
+	cm_offset_view(&model, line_view, view);
+	for (unsigned i = 0; i < CM_NCHUNKS; i++)
+		if (view[i] != 0)
+			stat_count(f, view[i], line_view ?
+				   "Bus transactions by line page offset" :
+				   "Bus transactions by critical-chunk page offset",
+				   "system.bus.%s::0x%03x",
+				   line_view ? "linePageOffset" : "pageOffset",
+				   i * CM_CHUNK);
+}
+
+static void fill_stats(FILE *f)
+{
+	uint64_t insts = 0;
+	char prefix[32];
+
+	for (unsigned c = 0; c < model.ncpus; c++)
+		insts += ctr_all(c, IDX(insts));
+	fprintf(f, "\n---------- Begin Simulation Statistics ----------\n");
+	stat_count(f, insts, "Number of instructions simulated", "sim_insts");
+	for (unsigned c = 0; c < model.ncpus; c++)
+		stats_cpu(f, c);
+	stats_bus_kinds(f, "", 0, model.ncpus);
+	for (unsigned c = 0; c < model.ncpus; c++) {
+		snprintf(prefix, sizeof(prefix), "cpu%u.", c);
+		stats_bus_kinds(f, prefix, c, c + 1);
+	}
+	stats_offsets(f, 0);
+	stats_offsets(f, 1);
+	fprintf(f, "\n---------- End Simulation Statistics   ----------\n");
+}
+
+/* ---- the CSV files ----------------------------------------------------- */
+
+static void fill_bus_csv(FILE *f)
+{
+	for (unsigned c = 0; c < model.ncpus; c++)
+		for (unsigned md = 0; md < CM_NMODES; md++)
+			for (unsigned k = 0; k < CM_NKINDS; k++)
+				for (unsigned i = 0; i < CM_NCHUNKS; i++) {
+					uint64_t n = model.hist[c][md][k][i];
+
+					if (n != 0)
+						fprintf(f, "%u,%u,%s,%s,%u,%" PRIu64 "\n",
+							ndumps, c, cm_mode_name[md],
+							cm_kind_name[k], i * CM_CHUNK, n);
+				}
+}
+
+static void fill_counters_csv(FILE *f)
+{
+	for (unsigned c = 0; c < model.ncpus; c++)
+		for (unsigned md = 0; md < CM_NMODES; md++)
+			for (unsigned i = 0; i < CM_NCOUNTERS; i++)
+				fprintf(f, "%u,%u,%s,%s,%" PRIu64 "\n", ndumps, c,
+					cm_mode_name[md], cm_counter_name[i],
+					cm_counter_get(&model.cpu[c].ctr[md], i));
+}
+
+/* ---- busmon.json: the effective configuration ------------------------- */
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void json_geom(FILE *f, const char *name, const struct cm_geom *g)
+{
+	fprintf(f, "  \"%s\": {\"size\": %" PRIu64 ", \"assoc\": %" PRIu64
+		", \"line\": %" PRIu64 ", \"sets\": %" PRIu64 "},\n", name,
+		g->size, g->assoc, g->line, g->size / (g->assoc * g->line));
+}
+
+/* Ranges as hex strings: 64-bit kernel addresses exceed JSON doubles. */
+static void json_ranges(FILE *f, const char *name, const struct range *r,
+			unsigned n)
+{
+	fprintf(f, "  \"%s\": [", name);
+	for (unsigned i = 0; i < n; i++)
+		fprintf(f, "%s[\"0x%" PRIx64 "\", \"0x%" PRIx64 "\"]",
+			i ? ", " : "", r[i].start, r[i].end);
+	fprintf(f, "],\n");
+}
+
+static void fill_json(FILE *f)
+{
+	fprintf(f, "{\n  \"plugin\": \"busmon\",\n");
+	fprintf(f, "  \"version\": \"%s\",\n", BUSMON_VERSION);
+	fprintf(f, "  \"qemu_plugin_api\": %d,\n", QEMU_PLUGIN_VERSION);
+	fprintf(f, "  \"out\": ");
+	json_string(f, cfg.out);
+	fprintf(f, ",\n  \"cpus\": %u,\n  \"smp_vcpus\": %d,\n",
+		cfg.ncpus, cfg.smp_vcpus);
+	json_geom(f, "l1d", &cfg.l1);
+	json_geom(f, "l2", &cfg.l2);
+	fprintf(f, "  \"coherence\": \"MESI\",\n  \"replacement\": \"LRU\",\n");
+	json_ranges(f, "user", cfg.user, cfg.nuser);
+	json_ranges(f, "rqloop", cfg.rqloop, cfg.nrqloop);
+	fprintf(f, "  \"m5base\": \"0x%" PRIx64 "\",\n", cfg.m5base);
+	fprintf(f, "  \"m5window\": %u,\n", M5_WINDOW);
+	fprintf(f, "  \"offset_bucket_bytes\": %u,\n", CM_CHUNK);
+	fprintf(f, "  \"args\": [");
+	for (int i = 0; i < cfg.argc; i++) {
+		fprintf(f, "%s", i ? ", " : "");
+		json_string(f, cfg.argv[i]);
+	}
+	fprintf(f, "],\n");
+	fprintf(f, "  \"insts_since_start\": %llu,\n",
+		(unsigned long long)insts_since_start);
+	fprintf(f, "  \"dumps\": %u,\n  \"m5_exit_seen\": %s\n}\n",
+		ndumps, m5_exit_seen ? "true" : "false");
+}
+
+static void write_json(void)
+{
+	write_atomically("busmon.json", 0, NULL, fill_json);
+}
+
+/* ---- m5 ops and dumps ------------------------------------------------- */
+
+static void dump(void)
+{
+	write_atomically("stats.txt", 1, NULL, fill_stats);
+	write_atomically("bus_offsets.csv", 1,
+			 "dump,cpu,mode,kind,offset,count\n", fill_bus_csv);
+	write_atomically("counters.csv", 1,
+			 "dump,cpu,mode,stat,value\n", fill_counters_csv);
+	ndumps++;
+	write_json();
+}
+
+static void m5op(unsigned func)
+{
+	switch (func) {
+	case M5_RESETSTATS:
+		cm_reset_stats(&model);
+		break;
+	case M5_DUMPSTATS:
+		dump();
+		break;
+	case M5_DUMPRESETSTATS:
+		dump();
+		cm_reset_stats(&model);
+		break;
+	case M5_EXIT:
+		/* The guest exits next through isa-debug-exit; we only note
+		 * it, so the run tool can tell a clean end from a kill. */
+		m5_exit_seen = 1;
+		write_json();
+		break;
+	default:
+		break;
+	}
+}
+
+static void plugin_exit(qemu_plugin_id_t id, void *udata)
+{
+	(void)id;
+	(void)udata;
+	cm_free(&model);
+}
+
+/* ---- options ----------------------------------------------------------- */
+
+/* A whole unsigned number (decimal, or 0x hex); no sign, no junk. */
+static int parse_u64(const char *s, uint64_t *v, char **end, int want_end)
+{
+	char *e;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &e, 0);
+	if (errno != 0 || e == s)
+		return -1;
+	if (end != NULL)
+		*end = e;
+	return (want_end && *e != '\0') ? -1 : 0;
+}
+
+/* SIZE[K|M]:ASSOC:LINE */
+static int parse_geom(const char *s, struct cm_geom *g)
+{
+	char *e;
+
+	if (parse_u64(s, &g->size, &e, 0) < 0)
+		return -1;
+	if (*e == 'K' || *e == 'k')
+		g->size <<= 10, e++;
+	else if (*e == 'M' || *e == 'm')
+		g->size <<= 20, e++;
+	if (*e != ':' || parse_u64(e + 1, &g->assoc, &e, 0) < 0 ||
+	    *e != ':' || parse_u64(e + 1, &g->line, &e, 1) < 0)
+		return -1;
+	return 0;
+}
+
+/* 0xSTART-0xEND, end exclusive. */
+static int parse_range(const char *s, struct range *r)
+{
+	char *e;
+
+	if (parse_u64(s, &r->start, &e, 0) < 0 || *e != '-' ||
+	    parse_u64(e + 1, &r->end, NULL, 1) < 0 || r->end <= r->start)
+		return -1;
+	return 0;
+}
+
+static int add_range(struct range *r, unsigned *n, const char *val)
+{
+	if (*n >= MAX_RANGES || parse_range(val, &r[*n]) < 0)
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+/* One key=value.  Returns 0, or -1 after printing what was wrong. */
+static int parse_option(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
+	const char *val = eq ? eq + 1 : "";
+	uint64_t v;
+
+#define KEY(k) (klen == strlen(k) && strncmp(arg, k, klen) == 0)
+	if (KEY("out")) {
+		if (*val == '\0' || strlen(val) >= sizeof(cfg.out))
+			goto bad;
+		strcpy(cfg.out, val);
+	} else if (KEY("l1d")) {
+		if (parse_geom(val, &cfg.l1) < 0)
+			goto bad_geom;
+	} else if (KEY("l2")) {
+		if (parse_geom(val, &cfg.l2) < 0)
+			goto bad_geom;
+	} else if (KEY("cpus")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v < 1 || v > MAX_CPUS)
+			goto bad;
+		cfg.ncpus = (unsigned)v;
+	} else if (KEY("user")) {
+		if (add_range(cfg.user, &cfg.nuser, val) < 0)
+			goto bad_range;
+	} else if (KEY("rqloop")) {
+		if (add_range(cfg.rqloop, &cfg.nrqloop, val) < 0)
+			goto bad_range;
+	} else if (KEY("m5base")) {
+		if (parse_u64(val, &cfg.m5base, NULL, 1) < 0 ||
+		    cfg.m5base > UINT64_MAX - M5_WINDOW)
+			goto bad;
+	} else {
+		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
+			"l2, cpus, user, rqloop, m5base)\n", arg);
+		return -1;
+	}
+	return 0;
+#undef KEY
+bad:
+	fprintf(stderr, "busmon: bad value in '%s'\n", arg);
+	return -1;
+bad_geom:
+	fprintf(stderr, "busmon: bad value in '%s': expected SIZE:ASSOC:LINE "
+		"in bytes, e.g. l1d=8192:2:32\n", arg);
+	return -1;
+bad_range:
+	fprintf(stderr, "busmon: bad value in '%s': expected 0xSTART-0xEND "
+		"with START < END (at most %d ranges per key)\n", arg,
+		MAX_RANGES);
+	return -1;
+}
+
+/* out= must name an existing, writable directory; keep it absolute. */
+static int check_out(void)
+{
+	char abs[PATH_MAX];
+	struct stat st;
+
+	if (cfg.out[0] == '\0') {
+		fprintf(stderr, "busmon: the out=DIR option is required\n");
+		return -1;
+	}
+	if (stat(cfg.out, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "busmon: out=%s: directory does not exist\n",
+			cfg.out);
+		return -1;
+	}
+	if (access(cfg.out, W_OK) != 0 || realpath(cfg.out, abs) == NULL) {
+		fprintf(stderr, "busmon: out=%s: directory is not writable\n",
+			cfg.out);
+		return -1;
+	}
+	strcpy(cfg.out, abs);
+	return 0;
+}
+
+/* Drop outputs of an earlier run in the same directory: dumps append. */
+static void remove_old_outputs(void)
+{
+	static const char *const names[] = {
+		"stats.txt", "bus_offsets.csv", "counters.csv",
+	};
+	char path[PATH_MAX + 64];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		path_in_out(path, sizeof(path), names[i]);
+		unlink(path);
+	}
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+					   const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	char err[256];
+
+	/* Defaults: the Pentium Pro's caches and gem5's m5-op base. */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.l1 = (struct cm_geom){ 8192, 2, 32 };
+	cfg.l2 = (struct cm_geom){ 524288, 4, 32 };
+	cfg.m5base = 0xffff0000u;
+	cfg.smp_vcpus = info->system_emulation ? info->system.smp_vcpus : 1;
+	cfg.ncpus = cfg.smp_vcpus > 0 ? (unsigned)cfg.smp_vcpus : 1;
+	cfg.argc = argc;
+	cfg.argv = argv;
+
+	for (int i = 0; i < argc; i++)
+		if (parse_option(argv[i]) < 0)
+			return -1;
+	if (!info->system_emulation) {
+		fprintf(stderr, "busmon: needs system emulation "
+			"(qemu-system-*), not user mode\n");
+		return -1;
+	}
+	if (check_out() < 0)
+		return -1;
+	if (cm_init(&model, cfg.ncpus, &cfg.l1, &cfg.l2, err, sizeof(err)) < 0) {
+		fprintf(stderr, "busmon: l1d=%" PRIu64 ":%" PRIu64 ":%" PRIu64
+			" l2=%" PRIu64 ":%" PRIu64 ":%" PRIu64 ": %s\n",
+			cfg.l1.size, cfg.l1.assoc, cfg.l1.line,
+			cfg.l2.size, cfg.l2.assoc, cfg.l2.line, err);
+		return -1;
+	}
+	remove_old_outputs();
+	write_json();
+	qemu_plugin_register_vcpu_tb_trans_cb(id, vcpu_tb_trans);
+	qemu_plugin_register_atexit_cb(id, plugin_exit, NULL);
+	return 0;
+}

@@ -1,0 +1,447 @@
+/*
+ * cachemodel.c - L1D/L2 caches per CPU, MESI over one shared bus, and a
+ * bus monitor that records the page offset of every bus transaction.
+ *
+ * The model, bottom-up:
+ *
+ *   - A cache level is nsets x assoc frames.  A physical address splits
+ *     into lineno = paddr >> line_shift and set = lineno & set_mask; the
+ *     whole lineno is kept as the tag, so a victim's address can be
+ *     rebuilt for write-backs and back-invalidation.
+ *   - Replacement is LRU: each use stamps the frame with the cache's
+ *     clock; the victim is an invalid frame if any, else the oldest stamp.
+ *   - Coherence is kept at L2, the bus-facing level.  L1 is inclusive in
+ *     L2 and its frame state always equals the L2 state of the same line
+ *     (a store sets both to M), so a store that hits L1 in E or M needs
+ *     no bus traffic and a snoop needs to look only at L2 to know.
+ *   - Bus transactions: READ on a load miss, RFO on a store miss,
+ *     INVALIDATE on a store to a Shared line, WRITEBACK when a Modified
+ *     line leaves L2.  A snoop that hits a remote Modified line (HITM)
+ *     supplies the data inside the same transaction: it is counted as
+ *     `hitm`, not as another transaction.
+ *   - The monitor sees what a P6 bus tracer sees: a fill starts its burst
+ *     at the critical 8-byte chunk, so READ/RFO are recorded at the
+ *     missing access's address rounded down to 8; WRITEBACK/INVALIDATE
+ *     carry the line address.
+ */
+#include "cachemodel.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const cm_kind_name[CM_NKINDS] = {
+	"read", "rfo", "writeback", "invalidate",
+};
+
+const char *const cm_mode_name[CM_NMODES] = { "kernel", "user" };
+
+const char *const cm_counter_name[CM_NCOUNTERS] = {
+	"insts",
+	"l1d_read_accesses", "l1d_read_misses",
+	"l1d_write_accesses", "l1d_write_misses",
+	"l2_accesses", "l2_misses", "l2_writebacks",
+	"bus_read", "bus_rfo", "bus_writeback", "bus_invalidate",
+	"hitm",
+	"rqloop_l1d_read_accesses", "rqloop_l1d_read_misses",
+	"rqloop_l2_read_accesses", "rqloop_l2_read_misses",
+};
+
+_Static_assert(CM_NCOUNTERS == 17, "cm_counter_name out of date");
+
+static int is_pow2(uint64_t x)
+{
+	return x != 0 && (x & (x - 1)) == 0;
+}
+
+static unsigned log2u(uint64_t x)
+{
+	unsigned n = 0;
+
+	while ((1ull << n) < x)
+		n++;
+	return n;
+}
+
+/* ---- geometry ---------------------------------------------------------- */
+
+int cm_geom_check(const char *what, const struct cm_geom *g,
+		  char *err, size_t errlen)
+{
+	uint64_t setsize;
+
+	if (g->size == 0 || g->assoc == 0 || g->line == 0) {
+		snprintf(err, errlen, "The %s size, associativity and line size "
+			 "must all be nonzero.", what);
+		return -1;
+	}
+	if (!is_pow2(g->line)) {
+		snprintf(err, errlen, "The %s line size (%llu) must be a power "
+			 "of two.", what, (unsigned long long)g->line);
+		return -1;
+	}
+	if (g->line < CM_CHUNK || g->line > CM_PAGE_SIZE) {
+		snprintf(err, errlen, "The %s line size (%llu) must be between "
+			 "%u and %u bytes.", what, (unsigned long long)g->line,
+			 CM_CHUNK, CM_PAGE_SIZE);
+		return -1;
+	}
+	if (!is_pow2(g->size)) {
+		snprintf(err, errlen, "The %s size (%llu) must be a power of "
+			 "two.", what, (unsigned long long)g->size);
+		return -1;
+	}
+	if (!is_pow2(g->assoc)) {
+		snprintf(err, errlen, "The %s associativity (%llu) must be a "
+			 "power of two.", what, (unsigned long long)g->assoc);
+		return -1;
+	}
+	setsize = g->assoc * g->line;
+	if (g->size % setsize != 0) {
+		snprintf(err, errlen, "The %s size (%llu) must be divisible by "
+			 "assoc x line (%llu x %llu = %llu).", what,
+			 (unsigned long long)g->size,
+			 (unsigned long long)g->assoc,
+			 (unsigned long long)g->line,
+			 (unsigned long long)setsize);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- one cache level --------------------------------------------------- */
+
+static int cache_init(struct cm_cache *c, const struct cm_geom *g)
+{
+	uint64_t nsets = g->size / (g->assoc * g->line);
+
+	c->lines = calloc(nsets * g->assoc, sizeof(*c->lines));
+	if (c->lines == NULL)
+		return -1;
+	c->set_mask = nsets - 1;
+	c->assoc = (uint32_t)g->assoc;
+	c->clock = 0;
+	return 0;
+}
+
+static struct cm_line *cache_set(const struct cm_cache *c, uint64_t lineno)
+{
+	return c->lines + (lineno & c->set_mask) * c->assoc;
+}
+
+/* The valid frame holding lineno, or NULL. */
+static struct cm_line *cache_find(const struct cm_cache *c, uint64_t lineno)
+{
+	struct cm_line *set = cache_set(c, lineno);
+
+	for (uint32_t i = 0; i < c->assoc; i++)
+		if (set[i].state != CM_I && set[i].lineno == lineno)
+			return &set[i];
+	return NULL;
+}
+
+static void cache_touch(struct cm_cache *c, struct cm_line *l)
+{
+	l->stamp = ++c->clock;
+}
+
+/* The frame to refill for lineno: an invalid one first, else the LRU. */
+static struct cm_line *cache_victim(const struct cm_cache *c, uint64_t lineno)
+{
+	struct cm_line *set = cache_set(c, lineno);
+	struct cm_line *v = &set[0];
+
+	for (uint32_t i = 0; i < c->assoc; i++) {
+		if (set[i].state == CM_I)
+			return &set[i];
+		if (set[i].stamp < v->stamp)
+			v = &set[i];
+	}
+	return v;
+}
+
+/* ---- the bus ----------------------------------------------------------- */
+
+/* Record one transaction at page offset of `addr` (8-byte bucket). */
+static void bus_record(struct cm_model *m, unsigned cpu, unsigned mode,
+		       enum cm_kind kind, uint64_t addr)
+{
+	m->cpu[cpu].ctr[mode].bus[kind]++;
+	m->hist[cpu][mode][kind][(addr & (CM_PAGE_SIZE - 1)) / CM_CHUNK]++;
+}
+
+/* Set other CPUs' copies of lineno to `to` (CM_S or CM_I) in L1 and L2. */
+static void snoop_set(struct cm_cpu *o, uint64_t lineno, struct cm_line *l2,
+		      enum cm_state to)
+{
+	struct cm_line *l1 = cache_find(&o->l1, lineno);
+
+	l2->state = to;
+	if (l1 != NULL)
+		l1->state = to;
+}
+
+/*
+ * Snoop every other CPU for a transaction on lineno.  A READ downgrades
+ * E/M copies to S; RFO and INVALIDATE invalidate all copies.  Returns
+ * whether any other CPU held the line; *hitm says whether one held it M.
+ */
+static int snoop(struct cm_model *m, unsigned self, uint64_t lineno,
+		 enum cm_kind kind, int *hitm)
+{
+	int shared = 0;
+
+	*hitm = 0;
+	for (unsigned c = 0; c < m->ncpus; c++) {
+		struct cm_cpu *o = &m->cpu[c];
+		struct cm_line *l2;
+
+		if (c == self || (l2 = cache_find(&o->l2, lineno)) == NULL)
+			continue;
+		shared = 1;
+		if (l2->state == CM_M)
+			*hitm = 1;
+		snoop_set(o, lineno, l2, kind == CM_READ ? CM_S : CM_I);
+	}
+	return shared;
+}
+
+/* Start a READ or RFO for the access at paddr; returns the fill state. */
+static enum cm_state bus_fill(struct cm_model *m, unsigned cpu, unsigned mode,
+			      uint64_t paddr, int store)
+{
+	enum cm_kind kind = store ? CM_RFO : CM_READ;
+	int hitm, shared;
+
+	shared = snoop(m, cpu, paddr >> m->line_shift, kind, &hitm);
+	bus_record(m, cpu, mode, kind, paddr & ~(uint64_t)(CM_CHUNK - 1));
+	m->cpu[cpu].ctr[mode].hitm += hitm;
+	if (store)
+		return CM_M;
+	return shared ? CM_S : CM_E;
+}
+
+/* Store to a line this CPU holds Shared: invalidate the other copies. */
+static void bus_upgrade(struct cm_model *m, unsigned cpu, unsigned mode,
+			uint64_t lineno)
+{
+	int hitm;
+
+	snoop(m, cpu, lineno, CM_INVALIDATE, &hitm);
+	bus_record(m, cpu, mode, CM_INVALIDATE, lineno << m->line_shift);
+}
+
+/* ---- the hierarchy of one CPU ------------------------------------------ */
+
+/* Make room in L2 for lineno: back-invalidate the victim from L1 and
+ * write it back if dirty.  Returns the frame to fill. */
+static struct cm_line *l2_evict(struct cm_model *m, unsigned cpu,
+				unsigned mode, uint64_t lineno)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	struct cm_line *v = cache_victim(&p->l2, lineno);
+	struct cm_line *l1;
+
+	if (v->state == CM_I)
+		return v;
+	l1 = cache_find(&p->l1, v->lineno);
+	if (l1 != NULL)
+		l1->state = CM_I;	/* inclusion */
+	if (v->state == CM_M) {
+		p->ctr[mode].l2_writebacks++;
+		bus_record(m, cpu, mode, CM_WRITEBACK, v->lineno << m->line_shift);
+	}
+	v->state = CM_I;
+	return v;
+}
+
+/*
+ * An access that missed L1: look it up in L2, go to the bus if needed,
+ * and return the L2 frame now holding the line with enough permission.
+ */
+static struct cm_line *l2_access(struct cm_model *m, unsigned cpu,
+				 unsigned mode, uint64_t paddr, int store,
+				 unsigned flags)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	uint64_t lineno = paddr >> m->line_shift;
+	struct cm_line *l2 = cache_find(&p->l2, lineno);
+	int rq = !store && (flags & CM_F_RQLOOP);
+
+	p->ctr[mode].l2_accesses++;
+	p->ctr[mode].rqloop_l2_read_accesses += rq;
+	if (l2 != NULL) {
+		cache_touch(&p->l2, l2);
+		if (store && l2->state == CM_S)
+			bus_upgrade(m, cpu, mode, lineno);
+		if (store)
+			l2->state = CM_M;
+		return l2;
+	}
+	p->ctr[mode].l2_misses++;
+	p->ctr[mode].rqloop_l2_read_misses += rq;
+	l2 = l2_evict(m, cpu, mode, lineno);
+	l2->state = bus_fill(m, cpu, mode, paddr, store);
+	l2->lineno = lineno;
+	cache_touch(&p->l2, l2);
+	return l2;
+}
+
+/* A store hit L1 in state `l1->state`: gain ownership if needed. */
+static void l1_store_hit(struct cm_model *m, unsigned cpu, unsigned mode,
+			 struct cm_line *l1)
+{
+	struct cm_line *l2;
+
+	if (l1->state == CM_M)
+		return;			/* the common case: already dirty */
+	l2 = cache_find(&m->cpu[cpu].l2, l1->lineno);
+	if (l1->state == CM_S)
+		bus_upgrade(m, cpu, mode, l1->lineno);
+	l1->state = CM_M;		/* E -> M is silent */
+	if (l2 != NULL)			/* always, by inclusion */
+		l2->state = CM_M;
+}
+
+/* One access that lies within a single line. */
+static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
+			int store, unsigned flags)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	unsigned mode = (flags & CM_F_USER) ? CM_USER : CM_KERNEL;
+	struct cm_counters *ctr = &p->ctr[mode];
+	uint64_t lineno = paddr >> m->line_shift;
+	struct cm_line *l1 = cache_find(&p->l1, lineno);
+	struct cm_line *l2;
+	int rq = !store && (flags & CM_F_RQLOOP);
+
+	if (store)
+		ctr->l1d_write_accesses++;
+	else
+		ctr->l1d_read_accesses++;
+	ctr->rqloop_l1d_read_accesses += rq;
+	if (l1 != NULL) {
+		cache_touch(&p->l1, l1);
+		if (store)
+			l1_store_hit(m, cpu, mode, l1);
+		return;
+	}
+	if (store)
+		ctr->l1d_write_misses++;
+	else
+		ctr->l1d_read_misses++;
+	ctr->rqloop_l1d_read_misses += rq;
+	l2 = l2_access(m, cpu, mode, paddr, store, flags);
+	/* The L1 victim needs no work: its state is mirrored in L2. */
+	l1 = cache_victim(&p->l1, lineno);
+	l1->lineno = lineno;
+	l1->state = l2->state;
+	cache_touch(&p->l1, l1);
+}
+
+void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
+	       unsigned size, int store, unsigned flags)
+{
+	uint64_t line = 1ull << m->line_shift;
+	uint64_t end = paddr + (size ? size : 1);
+
+	/* Split at line boundaries; each piece starts at its own address,
+	 * which is also its critical chunk. */
+	while (paddr < end) {
+		uint64_t next = (paddr | (line - 1)) + 1;
+
+		access_line(m, cpu, paddr, store, flags);
+		if (next <= paddr)	/* wrapped at the top of the space */
+			break;
+		paddr = next;
+	}
+}
+
+/* ---- setup, reset, queries -------------------------------------------- */
+
+int cm_init(struct cm_model *m, unsigned ncpus, const struct cm_geom *l1,
+	    const struct cm_geom *l2, char *err, size_t errlen)
+{
+	memset(m, 0, sizeof(*m));
+	if (cm_geom_check("L1D", l1, err, errlen) < 0 ||
+	    cm_geom_check("L2", l2, err, errlen) < 0)
+		return -1;
+	if (l1->line != l2->line) {
+		snprintf(err, errlen, "The L1D line size (%llu) and the L2 line "
+			 "size (%llu) must be equal.",
+			 (unsigned long long)l1->line,
+			 (unsigned long long)l2->line);
+		return -1;
+	}
+	if (ncpus == 0) {
+		snprintf(err, errlen, "The number of CPUs must be at least 1.");
+		return -1;
+	}
+	m->ncpus = ncpus;
+	m->line_shift = log2u(l1->line);
+	m->l1g = *l1;
+	m->l2g = *l2;
+	m->cpu = aligned_alloc(64, sizeof(*m->cpu) * ncpus);
+	m->hist = calloc(ncpus, sizeof(*m->hist));
+	if (m->cpu == NULL || m->hist == NULL)
+		goto oom;
+	memset(m->cpu, 0, sizeof(*m->cpu) * ncpus);
+	for (unsigned c = 0; c < ncpus; c++)
+		if (cache_init(&m->cpu[c].l1, l1) < 0 ||
+		    cache_init(&m->cpu[c].l2, l2) < 0)
+			goto oom;
+	return 0;
+oom:
+	cm_free(m);
+	snprintf(err, errlen, "Out of memory allocating the caches.");
+	return -1;
+}
+
+void cm_free(struct cm_model *m)
+{
+	if (m->cpu != NULL)
+		for (unsigned c = 0; c < m->ncpus; c++) {
+			free(m->cpu[c].l1.lines);
+			free(m->cpu[c].l2.lines);
+		}
+	free(m->cpu);
+	free(m->hist);
+	m->cpu = NULL;
+	m->hist = NULL;
+}
+
+void cm_reset_stats(struct cm_model *m)
+{
+	for (unsigned c = 0; c < m->ncpus; c++)
+		memset(m->cpu[c].ctr, 0, sizeof(m->cpu[c].ctr));
+	memset(m->hist, 0, sizeof(*m->hist) * m->ncpus);
+}
+
+void cm_offset_view(const struct cm_model *m, int line_view,
+		    uint64_t out[CM_NCHUNKS])
+{
+	unsigned fold = line_view ? (1u << m->line_shift) / CM_CHUNK : 1;
+
+	memset(out, 0, CM_NCHUNKS * sizeof(out[0]));
+	for (unsigned c = 0; c < m->ncpus; c++)
+		for (unsigned md = 0; md < CM_NMODES; md++)
+			for (unsigned k = 0; k < CM_NKINDS; k++)
+				for (unsigned i = 0; i < CM_NCHUNKS; i++)
+					out[i - i % fold] += m->hist[c][md][k][i];
+}
+
+enum cm_state cm_l1_state(const struct cm_model *m, unsigned cpu,
+			  uint64_t paddr)
+{
+	struct cm_line *l = cache_find(&m->cpu[cpu].l1, paddr >> m->line_shift);
+
+	return l ? (enum cm_state)l->state : CM_I;
+}
+
+enum cm_state cm_l2_state(const struct cm_model *m, unsigned cpu,
+			  uint64_t paddr)
+{
+	struct cm_line *l = cache_find(&m->cpu[cpu].l2, paddr >> m->line_shift);
+
+	return l ? (enum cm_state)l->state : CM_I;
+}

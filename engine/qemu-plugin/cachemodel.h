@@ -1,0 +1,153 @@
+/*
+ * cachemodel.h - per-CPU L1D + private L2 caches kept coherent with MESI
+ * over one shared bus, with a bus monitor that records page offsets.
+ *
+ * Pure C, no QEMU dependency, so tests/test_cache.c can drive it directly.
+ * Addresses are guest physical.  Functional only: no timing.
+ *
+ * Not thread safe: the plugin runs QEMU round-robin (one vCPU thread), so
+ * every call is serialized.
+ */
+#ifndef CACHEMODEL_H
+#define CACHEMODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* MESI states.  Values order permission: I < S < E < M. */
+enum cm_state { CM_I = 0, CM_S, CM_E, CM_M };
+
+/* Bus transaction kinds, as a P6 bus tracer would classify them. */
+enum cm_kind {
+	CM_READ,	/* load miss: bus read line (BRL) */
+	CM_RFO,		/* store miss: read for ownership */
+	CM_WRITEBACK,	/* dirty victim evicted from L2 */
+	CM_INVALIDATE,	/* store to a Shared line: upgrade, no data */
+	CM_NKINDS
+};
+
+enum cm_mode { CM_KERNEL = 0, CM_USER = 1, CM_NMODES };
+
+/* Access flags (the plugin computes them at translation time). */
+#define CM_F_USER	0x1u	/* instruction PC is in a user range */
+#define CM_F_RQLOOP	0x2u	/* instruction PC is in the run-queue loop */
+
+#define CM_PAGE_SIZE	4096u
+#define CM_CHUNK	8u	/* bus critical-chunk granularity */
+#define CM_NCHUNKS	(CM_PAGE_SIZE / CM_CHUNK)	/* 512 buckets */
+
+extern const char *const cm_kind_name[CM_NKINDS];
+extern const char *const cm_mode_name[CM_NMODES];
+
+/* Geometry of one cache level, in bytes. */
+struct cm_geom {
+	uint64_t size;
+	uint64_t assoc;
+	uint64_t line;
+};
+
+/* Counters of one CPU in one mode.  Order matches cm_counter_name[]. */
+struct cm_counters {
+	uint64_t insts;
+	uint64_t l1d_read_accesses;
+	uint64_t l1d_read_misses;
+	uint64_t l1d_write_accesses;
+	uint64_t l1d_write_misses;
+	uint64_t l2_accesses;		/* L1 misses that reached L2 */
+	uint64_t l2_misses;
+	uint64_t l2_writebacks;		/* dirty L2 victims */
+	uint64_t bus[CM_NKINDS];	/* transactions this CPU started */
+	uint64_t hitm;			/* its READ/RFO hit a remote M line */
+	/* Loads whose PC lies in the run-queue loop. */
+	uint64_t rqloop_l1d_read_accesses;
+	uint64_t rqloop_l1d_read_misses;
+	uint64_t rqloop_l2_read_accesses;
+	uint64_t rqloop_l2_read_misses;
+};
+
+#define CM_NCOUNTERS (sizeof(struct cm_counters) / sizeof(uint64_t))
+extern const char *const cm_counter_name[CM_NCOUNTERS];
+
+static inline uint64_t cm_counter_get(const struct cm_counters *c, size_t i)
+{
+	return ((const uint64_t *)c)[i];
+}
+
+/* One cache line frame.  lineno = paddr >> line_shift (the full tag). */
+struct cm_line {
+	uint64_t lineno;
+	uint64_t stamp;		/* LRU: last-use time from cm_cache.clock */
+	uint32_t state;		/* enum cm_state */
+};
+
+/* One cache level: nsets x assoc frames, set-major. */
+struct cm_cache {
+	struct cm_line *lines;
+	uint64_t set_mask;	/* nsets - 1 */
+	uint64_t clock;		/* LRU time, bumped on every use */
+	uint32_t assoc;
+};
+
+/* Everything one CPU owns.  Padded so CPUs never share a host line. */
+struct cm_cpu {
+	struct cm_cache l1;
+	struct cm_cache l2;
+	struct cm_counters ctr[CM_NMODES];
+} __attribute__((aligned(64)));
+
+/* hist[cpu][mode][kind][chunk] */
+typedef uint64_t cm_hist_t[CM_NMODES][CM_NKINDS][CM_NCHUNKS];
+
+struct cm_model {
+	unsigned ncpus;
+	unsigned line_shift;
+	struct cm_geom l1g, l2g;
+	struct cm_cpu *cpu;	/* [ncpus] */
+	cm_hist_t *hist;	/* [ncpus] */
+};
+
+/*
+ * Check one geometry.  On error writes a full sentence naming `what`
+ * ("L1D", "L2") into err and returns -1.
+ */
+int cm_geom_check(const char *what, const struct cm_geom *g,
+		  char *err, size_t errlen);
+
+/* Build a model; on error writes a sentence into err and returns -1. */
+int cm_init(struct cm_model *m, unsigned ncpus, const struct cm_geom *l1,
+	    const struct cm_geom *l2, char *err, size_t errlen);
+void cm_free(struct cm_model *m);
+
+/* Zero all counters and histograms; cache contents are kept. */
+void cm_reset_stats(struct cm_model *m);
+
+/*
+ * One data access by `cpu` of `size` bytes at physical `paddr`.  An access
+ * that straddles line boundaries is split, one access per line.  `store`
+ * nonzero means the access needs ownership (stores, locked RMW).
+ */
+void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
+	       unsigned size, int store, unsigned flags);
+
+static inline void cm_add_insts(struct cm_model *m, unsigned cpu,
+				unsigned mode, uint64_t n)
+{
+	m->cpu[cpu].ctr[mode].insts += n;
+}
+
+/*
+ * Page-offset view of the bus histograms, summed over all CPUs, modes and
+ * kinds: out[i] counts transactions at page offset 8*i.  With line_view
+ * nonzero, every chunk is folded onto its line base instead, which is
+ * what a line-granular monitor would see.
+ */
+void cm_offset_view(const struct cm_model *m, int line_view,
+		    uint64_t out[CM_NCHUNKS]);
+
+/* MESI state of paddr's line in a cache (for tests and debugging). */
+enum cm_state cm_l1_state(const struct cm_model *m, unsigned cpu,
+			  uint64_t paddr);
+enum cm_state cm_l2_state(const struct cm_model *m, unsigned cpu,
+			  uint64_t paddr);
+
+#endif /* CACHEMODEL_H */

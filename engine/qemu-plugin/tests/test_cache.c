@@ -1,0 +1,442 @@
+/*
+ * test_cache.c - unit tests of cachemodel.c with exact expected counts.
+ *
+ * Every check prints expected/actual on failure; the last line is always
+ * "N passed, M failed" and the exit status is nonzero on any failure.
+ */
+#include "../cachemodel.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+static const char *context = "";
+
+#define EXPECT(what, expected, actual) \
+	expect_u64(__LINE__, what, (uint64_t)(expected), (uint64_t)(actual))
+
+static void expect_u64(int line, const char *what, uint64_t expected,
+		       uint64_t actual)
+{
+	if (expected == actual) {
+		passed++;
+		return;
+	}
+	failed++;
+	printf("FAIL line %d [%s] %s: expected %" PRIu64 ", actual %" PRIu64 "\n",
+	       line, context, what, expected, actual);
+}
+
+#define K CM_KERNEL
+
+static const struct cm_geom geoms[] = {
+	{ 8192, 2, 32 },	/* Pentium Pro L1D */
+	{ 524288, 4, 32 },	/* Pentium Pro L2 */
+	{ 1024, 1, 64 },	/* direct-mapped */
+	{ 32768, 8, 64 },
+};
+
+#define NGEOMS (sizeof(geoms) / sizeof(geoms[0]))
+
+static uint64_t lines_of(const struct cm_geom *g)
+{
+	return g->size / g->line;
+}
+
+static void model(struct cm_model *m, unsigned ncpus,
+		  const struct cm_geom *l1, const struct cm_geom *l2)
+{
+	char err[256];
+
+	if (cm_init(m, ncpus, l1, l2, err, sizeof(err)) < 0) {
+		printf("cm_init failed: %s\n", err);
+		exit(2);
+	}
+}
+
+/* Model A: geometry g as L1D, under a big L2 that holds everything. */
+static void model_l1(struct cm_model *m, const struct cm_geom *g)
+{
+	struct cm_geom big = { 4u << 20, 16, g->line };
+
+	model(m, 1, g, &big);
+}
+
+/* Model B: geometry g as L2, under a one-line L1D. */
+static void model_l2(struct cm_model *m, const struct cm_geom *g)
+{
+	struct cm_geom tiny = { g->line, 1, g->line };
+
+	model(m, 1, &tiny, g);
+}
+
+static void sweep(struct cm_model *m, unsigned cpu, uint64_t base,
+		  uint64_t bytes, uint64_t stride, int store)
+{
+	for (uint64_t a = base; a < base + bytes; a += stride)
+		cm_access(m, cpu, a, stride < 8 ? stride : 8, store, 0);
+}
+
+static struct cm_counters *ctr(struct cm_model *m, unsigned cpu)
+{
+	return &m->cpu[cpu].ctr[K];
+}
+
+/* (a) a region that fits is all compulsory misses, then all hits. */
+static void test_fit(const struct cm_geom *g)
+{
+	struct cm_model m;
+	const uint64_t base = 0x400000;
+
+	model_l1(&m, g);
+	sweep(&m, 0, base, g->size, 8, 0);
+	EXPECT("L1 reads pass 1", g->size / 8, ctr(&m, 0)->l1d_read_accesses);
+	EXPECT("L1 misses pass 1", lines_of(g), ctr(&m, 0)->l1d_read_misses);
+	cm_reset_stats(&m);
+	sweep(&m, 0, base, g->size, 8, 0);
+	EXPECT("L1 misses pass 2", 0, ctr(&m, 0)->l1d_read_misses);
+	EXPECT("bus reads pass 2", 0, ctr(&m, 0)->bus[CM_READ]);
+	cm_free(&m);
+
+	model_l2(&m, g);
+	sweep(&m, 0, base, g->size, 8, 0);
+	EXPECT("L2 misses pass 1", lines_of(g), ctr(&m, 0)->l2_misses);
+	EXPECT("bus reads pass 1", lines_of(g), ctr(&m, 0)->bus[CM_READ]);
+	cm_reset_stats(&m);
+	sweep(&m, 0, base, g->size, 8, 0);
+	EXPECT("L2 accesses pass 2", lines_of(g), ctr(&m, 0)->l2_accesses);
+	EXPECT("L2 misses pass 2", 0, ctr(&m, 0)->l2_misses);
+	cm_free(&m);
+}
+
+/* (b) twice the capacity, swept in order: LRU keeps nothing useful. */
+static void test_overflow(const struct cm_geom *g)
+{
+	struct cm_model m;
+	const uint64_t n = 2 * lines_of(g);
+
+	model_l1(&m, g);
+	sweep(&m, 0, 0, 2 * g->size, g->line, 0);
+	EXPECT("L1 misses pass 1", n, ctr(&m, 0)->l1d_read_misses);
+	sweep(&m, 0, 0, 2 * g->size, g->line, 0);
+	EXPECT("L1 misses pass 1+2", 2 * n, ctr(&m, 0)->l1d_read_misses);
+	cm_free(&m);
+
+	model_l2(&m, g);
+	sweep(&m, 0, 0, 2 * g->size, g->line, 0);
+	EXPECT("L2 misses pass 1", n, ctr(&m, 0)->l2_misses);
+	sweep(&m, 0, 0, 2 * g->size, g->line, 0);
+	EXPECT("L2 misses pass 1+2", 2 * n, ctr(&m, 0)->l2_misses);
+	EXPECT("bus reads", 2 * n, ctr(&m, 0)->bus[CM_READ]);
+	EXPECT("writebacks (clean)", 0, ctr(&m, 0)->bus[CM_WRITEBACK]);
+	cm_free(&m);
+}
+
+/* Cycle `nlines` lines one way-size apart, `rounds` times. */
+static void cycle(struct cm_model *m, const struct cm_geom *g,
+		  uint64_t nlines, unsigned rounds)
+{
+	uint64_t way = g->size / g->assoc;
+
+	for (unsigned r = 0; r < rounds; r++)
+		for (uint64_t i = 0; i < nlines; i++)
+			cm_access(m, 0, 0x1000000 + i * way + 8, 4, 0, 0);
+}
+
+/* (c) one set: assoc lines fit, assoc+1 lines thrash under LRU. */
+static void test_conflict(const struct cm_geom *g)
+{
+	struct cm_model m;
+	const unsigned rounds = 5;
+
+	model_l1(&m, g);
+	cycle(&m, g, g->assoc + 1, rounds);
+	EXPECT("L1 misses, assoc+1 lines", (g->assoc + 1) * rounds,
+	       ctr(&m, 0)->l1d_read_misses);
+	cm_free(&m);
+	model_l1(&m, g);
+	cycle(&m, g, g->assoc, rounds);
+	EXPECT("L1 misses, assoc lines", g->assoc, ctr(&m, 0)->l1d_read_misses);
+	cm_free(&m);
+
+	model_l2(&m, g);
+	cycle(&m, g, g->assoc + 1, rounds);
+	EXPECT("L2 misses, assoc+1 lines", (g->assoc + 1) * rounds,
+	       ctr(&m, 0)->l2_misses);
+	cm_free(&m);
+	model_l2(&m, g);
+	cycle(&m, g, g->assoc, rounds);
+	EXPECT("L2 misses, assoc lines", g->assoc, ctr(&m, 0)->l2_misses);
+	cm_free(&m);
+}
+
+/*
+ * (d) write-back: writing 2x L2 twice.  Pass 1 fills L2 with L dirty
+ * lines, then each of the next L fills evicts one (L write-backs); pass 2
+ * misses on every line and evicts a dirty line each time (2L).
+ */
+static void test_writeback(const struct cm_geom *g)
+{
+	struct cm_model m;
+	const uint64_t L = lines_of(g);
+	uint64_t view[CM_NCHUNKS], sum = 0;
+
+	model_l2(&m, g);
+	sweep(&m, 0, 0, 2 * g->size, g->line, 1);
+	EXPECT("writebacks pass 1", L, ctr(&m, 0)->l2_writebacks);
+	sweep(&m, 0, 0, 2 * g->size, g->line, 1);
+	EXPECT("writebacks pass 1+2", 3 * L, ctr(&m, 0)->l2_writebacks);
+	EXPECT("bus writebacks", 3 * L, ctr(&m, 0)->bus[CM_WRITEBACK]);
+	EXPECT("bus RFOs", 4 * L, ctr(&m, 0)->bus[CM_RFO]);
+	EXPECT("bus reads", 0, ctr(&m, 0)->bus[CM_READ]);
+	EXPECT("L1 write misses", 4 * L, ctr(&m, 0)->l1d_write_misses);
+	cm_offset_view(&m, 0, view);
+	for (unsigned i = 0; i < CM_NCHUNKS; i++)
+		sum += view[i];
+	EXPECT("histogram total", 7 * L, sum);
+	cm_free(&m);
+
+	/* Same sweep within a big L2: nothing is ever written back. */
+	model_l1(&m, g);
+	sweep(&m, 0, 0, 2 * g->size, g->line, 1);
+	sweep(&m, 0, 0, 2 * g->size, g->line, 1);
+	EXPECT("writebacks, fits L2", 0, ctr(&m, 0)->l2_writebacks);
+	EXPECT("L1 write misses, fits L2", 4 * L, ctr(&m, 0)->l1d_write_misses);
+	EXPECT("bus RFOs, fits L2", 2 * L, ctr(&m, 0)->bus[CM_RFO]);
+	cm_free(&m);
+
+	/* Read then write a private region: E -> M is silent. */
+	model_l1(&m, g);
+	sweep(&m, 0, 0, g->size, g->line, 0);
+	sweep(&m, 0, 0, g->size, g->line, 1);
+	EXPECT("invalidates after E", 0, ctr(&m, 0)->bus[CM_INVALIDATE]);
+	EXPECT("RFOs after E", 0, ctr(&m, 0)->bus[CM_RFO]);
+	EXPECT("L1 write misses after E", 0, ctr(&m, 0)->l1d_write_misses);
+	cm_free(&m);
+}
+
+static void expect_states(struct cm_model *m, uint64_t a, enum cm_state s0,
+			  enum cm_state s1)
+{
+	EXPECT("cpu0 L1 state", s0, cm_l1_state(m, 0, a));
+	EXPECT("cpu0 L2 state", s0, cm_l2_state(m, 0, a));
+	EXPECT("cpu1 L1 state", s1, cm_l1_state(m, 1, a));
+	EXPECT("cpu1 L2 state", s1, cm_l2_state(m, 1, a));
+}
+
+static uint64_t total(struct cm_model *m, enum cm_kind k)
+{
+	return ctr(m, 0)->bus[k] + ctr(m, 1)->bus[k];
+}
+
+/* (e) MESI between two CPUs. */
+static void test_mesi(void)
+{
+	struct cm_model m;
+	const uint64_t A = 0x10000, B = 0x20040, C = 0x30080;
+
+	model(&m, 2, &geoms[0], &geoms[1]);
+	context = "MESI read/read/write/read";
+	cm_access(&m, 0, A, 4, 0, 0);
+	expect_states(&m, A, CM_E, CM_I);
+	cm_access(&m, 1, A, 4, 0, 0);
+	expect_states(&m, A, CM_S, CM_S);
+	EXPECT("bus reads", 2, total(&m, CM_READ));
+	EXPECT("hitm", 0, ctr(&m, 0)->hitm + ctr(&m, 1)->hitm);
+	cm_access(&m, 0, A, 4, 1, 0);
+	expect_states(&m, A, CM_M, CM_I);
+	EXPECT("cpu0 invalidates", 1, ctr(&m, 0)->bus[CM_INVALIDATE]);
+	EXPECT("cpu0 L1 write misses", 0, ctr(&m, 0)->l1d_write_misses);
+	cm_access(&m, 1, A, 4, 0, 0);
+	expect_states(&m, A, CM_S, CM_S);
+	EXPECT("bus reads", 3, total(&m, CM_READ));
+	EXPECT("cpu1 hitm", 1, ctr(&m, 1)->hitm);
+	EXPECT("cpu0 hitm", 0, ctr(&m, 0)->hitm);
+	EXPECT("writebacks", 0, total(&m, CM_WRITEBACK));
+
+	context = "MESI RFO";
+	cm_access(&m, 1, B, 4, 1, 0);
+	expect_states(&m, B, CM_I, CM_M);
+	EXPECT("cpu1 RFOs", 1, ctr(&m, 1)->bus[CM_RFO]);
+	cm_access(&m, 0, B, 4, 1, 0);
+	expect_states(&m, B, CM_M, CM_I);
+	EXPECT("cpu0 RFOs", 1, ctr(&m, 0)->bus[CM_RFO]);
+	EXPECT("cpu0 hitm", 1, ctr(&m, 0)->hitm);
+	cm_access(&m, 0, C, 4, 0, 0);
+	cm_access(&m, 1, C, 4, 1, 0);	/* RFO on a remote E line */
+	expect_states(&m, C, CM_I, CM_M);
+	EXPECT("cpu1 hitm (E is no hitm)", 1, ctr(&m, 1)->hitm);
+	cm_access(&m, 0, C, 4, 0, 0);
+	expect_states(&m, C, CM_S, CM_S);
+	EXPECT("cpu0 hitm", 2, ctr(&m, 0)->hitm);
+	cm_access(&m, 0, C, 4, 1, 0);
+	expect_states(&m, C, CM_M, CM_I);
+	EXPECT("total invalidates", 2, total(&m, CM_INVALIDATE));
+	EXPECT("total RFOs", 3, total(&m, CM_RFO));
+	EXPECT("total reads", 5, total(&m, CM_READ));
+
+	/* A locked RMW arriving as R then W: one READ, a silent E->M. */
+	context = "MESI locked RMW";
+	cm_reset_stats(&m);
+	cm_access(&m, 0, 0x50000, 4, 0, 0);
+	cm_access(&m, 0, 0x50000, 4, 1, 0);
+	EXPECT("transactions R+W", 1, total(&m, CM_READ) + total(&m, CM_RFO) +
+	       total(&m, CM_INVALIDATE));
+	cm_access(&m, 1, 0x60000, 4, 1, 0);	/* as one store-flagged access */
+	EXPECT("cpu1 RFO for RW", 1, ctr(&m, 1)->bus[CM_RFO]);
+	cm_free(&m);
+}
+
+/* (f) the monitor keys a fill by its critical 8-byte chunk. */
+static void test_offsets(void)
+{
+	struct cm_model m;
+	uint64_t chunk[CM_NCHUNKS], line[CM_NCHUNKS];
+
+	context = "critical chunk";
+	model(&m, 1, &geoms[0], &geoms[1]);
+	cm_access(&m, 0, 0x12334, 4, 0, 0);
+	cm_offset_view(&m, 0, chunk);
+	cm_offset_view(&m, 1, line);
+	EXPECT("chunk view at 0x330", 1, chunk[0x330 / 8]);
+	EXPECT("chunk view at 0x320", 0, chunk[0x320 / 8]);
+	EXPECT("line view at 0x320", 1, line[0x320 / 8]);
+	EXPECT("line view at 0x330", 0, line[0x330 / 8]);
+	EXPECT("hist cpu0 kernel read 0x330", 1,
+	       m.hist[0][K][CM_READ][0x330 / 8]);
+
+	/* A store miss is an RFO keyed by its chunk; a user-mode one is
+	 * filed under user. */
+	cm_access(&m, 0, 0x45f9e, 2, 1, CM_F_USER);
+	EXPECT("user RFO at 0xf98", 1, m.hist[0][CM_USER][CM_RFO][0xf98 / 8]);
+	EXPECT("user RFO count", 1, m.cpu[0].ctr[CM_USER].bus[CM_RFO]);
+
+	/* Evicting a dirty line writes back at the line base. */
+	cm_reset_stats(&m);
+	for (unsigned i = 1; i <= 4; i++)	/* 4 more lines in that L2 set */
+		cm_access(&m, 0, 0x45f9e + i * (524288 / 4), 1, 0, 0);
+	EXPECT("writeback at line base 0xf80", 1,
+	       m.hist[0][K][CM_WRITEBACK][0xf80 / 8]);
+	EXPECT("writeback is kernel (mode of the evicting access)", 1,
+	       m.cpu[0].ctr[K].l2_writebacks);
+	cm_free(&m);
+}
+
+/* (g) an access that straddles a line is two accesses. */
+static void test_straddle(void)
+{
+	struct cm_model m;
+
+	context = "straddle";
+	model(&m, 1, &geoms[0], &geoms[1]);
+	cm_access(&m, 0, 0x8001c, 8, 0, 0);
+	EXPECT("L1 accesses", 2, ctr(&m, 0)->l1d_read_accesses);
+	EXPECT("L1 misses", 2, ctr(&m, 0)->l1d_read_misses);
+	EXPECT("read at 0x018", 1, m.hist[0][K][CM_READ][0x018 / 8]);
+	EXPECT("read at 0x020", 1, m.hist[0][K][CM_READ][0x020 / 8]);
+	cm_access(&m, 0, 0x80018, 8, 0, 0);	/* aligned: one access */
+	EXPECT("L1 accesses", 3, ctr(&m, 0)->l1d_read_accesses);
+	cm_free(&m);
+}
+
+/* Inclusion: evicting from L2 back-invalidates L1, even a bigger L1. */
+static void test_inclusion(void)
+{
+	struct cm_model m;
+	struct cm_geom l1 = { 8192, 2, 32 }, l2 = { 1024, 1, 32 };
+
+	context = "inclusion";
+	model(&m, 1, &l1, &l2);
+	cm_access(&m, 0, 0x2000, 4, 1, 0);
+	cm_access(&m, 0, 0x2400, 4, 0, 0);	/* same L2 set, other L1 set */
+	EXPECT("L1 state of victim", CM_I, cm_l1_state(&m, 0, 0x2000));
+	EXPECT("writeback of dirty victim", 1, ctr(&m, 0)->l2_writebacks);
+	EXPECT("writeback at 0x000", 1, m.hist[0][K][CM_WRITEBACK][0]);
+	cm_access(&m, 0, 0x2000, 4, 0, 0);
+	EXPECT("L1 misses", 3, ctr(&m, 0)->l1d_read_misses +
+	       ctr(&m, 0)->l1d_write_misses);
+	cm_free(&m);
+}
+
+/* resetstats zeroes counters and histograms but keeps the caches. */
+static void test_reset_and_rqloop(void)
+{
+	struct cm_model m;
+
+	context = "reset/rqloop";
+	model(&m, 1, &geoms[0], &geoms[1]);
+	cm_access(&m, 0, 0x9000, 8, 0, CM_F_RQLOOP);
+	EXPECT("rqloop L1 reads", 1, ctr(&m, 0)->rqloop_l1d_read_accesses);
+	EXPECT("rqloop L1 misses", 1, ctr(&m, 0)->rqloop_l1d_read_misses);
+	EXPECT("rqloop L2 reads", 1, ctr(&m, 0)->rqloop_l2_read_accesses);
+	EXPECT("rqloop L2 misses", 1, ctr(&m, 0)->rqloop_l2_read_misses);
+	cm_access(&m, 0, 0x9000, 8, 1, CM_F_RQLOOP);	/* stores don't count */
+	EXPECT("rqloop L1 reads after store", 1,
+	       ctr(&m, 0)->rqloop_l1d_read_accesses);
+	cm_reset_stats(&m);
+	EXPECT("reads after reset", 0, ctr(&m, 0)->l1d_read_accesses);
+	EXPECT("hist after reset", 0, m.hist[0][K][CM_READ][0]);
+	cm_access(&m, 0, 0x9000, 8, 0, CM_F_RQLOOP);
+	EXPECT("rqloop L1 reads", 1, ctr(&m, 0)->rqloop_l1d_read_accesses);
+	EXPECT("rqloop L1 misses (cache kept)", 0,
+	       ctr(&m, 0)->rqloop_l1d_read_misses);
+	cm_add_insts(&m, 0, CM_USER, 7);
+	EXPECT("user insts", 7, m.cpu[0].ctr[CM_USER].insts);
+	EXPECT("counter name", 0, strcmp(cm_counter_name[0], "insts"));
+	EXPECT("counter order", 7,
+	       cm_counter_get(&m.cpu[0].ctr[CM_USER], 0));
+	cm_free(&m);
+}
+
+/* Bad geometries are refused with a sentence. */
+static void test_geometry_errors(void)
+{
+	struct cm_model m;
+	char err[256];
+	struct cm_geom ok = { 8192, 2, 32 }, l2_64 = { 524288, 4, 64 };
+	struct cm_geom bad[] = {
+		{ 1000, 4, 32 }, { 8192, 3, 32 }, { 8192, 2, 24 },
+		{ 64, 4, 32 }, { 8192, 2, 4 }, { 0, 2, 32 },
+	};
+
+	context = "geometry";
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		EXPECT("bad geometry refused", -1,
+		       cm_geom_check("L2", &bad[i], err, sizeof(err)));
+		EXPECT("error is a sentence", 1,
+		       strlen(err) > 10 && err[strlen(err) - 1] == '.');
+	}
+	EXPECT("line mismatch refused", -1,
+	       cm_init(&m, 1, &ok, &l2_64, err, sizeof(err)));
+	EXPECT("line mismatch says equal", 1, strstr(err, "equal") != NULL);
+}
+
+int main(void)
+{
+	char name[64];
+
+	for (unsigned i = 0; i < NGEOMS; i++) {
+		const struct cm_geom *g = &geoms[i];
+
+		snprintf(name, sizeof(name), "%llu:%llu:%llu",
+			 (unsigned long long)g->size,
+			 (unsigned long long)g->assoc,
+			 (unsigned long long)g->line);
+		context = name;
+		test_fit(g);
+		test_overflow(g);
+		test_conflict(g);
+		test_writeback(g);
+	}
+	test_mesi();
+	test_offsets();
+	test_straddle();
+	test_inclusion();
+	test_reset_and_rqloop();
+	test_geometry_errors();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,24 @@
+// gem5's address-form m5 operations: an 8-byte load from
+// M5OP_BASE + (func << 8).  gem5 executes it natively; on QEMU it reads BIOS
+// ROM, and our bus-monitor plugin sees the load.  colorsim/m5ops.py has the
+// same numbers; a test checks that they agree.
+#pragma once
+#include "types.h"
+
+#define M5OP_BASE            0xFFFF0000UL
+#define M5OP_EXIT            0x21
+#define M5OP_FAIL            0x22
+#define M5OP_RESET_STATS     0x40
+#define M5OP_DUMP_STATS      0x41
+#define M5OP_DUMP_RESET_STATS 0x42
+#define M5OP_CHECKPOINT      0x43
+
+static inline uint64_t m5_op(int func) {
+  // gem5 passes arguments in rdi/rsi (delay, period): zero means "now".
+  uint64_t r;
+  __asm__ volatile("xor %%edi, %%edi\n\txor %%esi, %%esi\n\tmovq (%1), %0"
+                   : "=r"(r)
+                   : "r"(M5OP_BASE + ((uint64_t)func << 8))
+                   : "rdi", "rsi", "memory");
+  return r;
+}

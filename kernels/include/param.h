@@ -1,0 +1,33 @@
+// Compile-time limits and the Linux 2.4 scheduler constants (i386 values).
+#pragma once
+
+#define NR_CPUS       8        // CPUs the testbed brings online at most
+#define NR_TASKS_MAX  4100     // workload tasks + idle tasks
+#define PAGE_SIZE     4096
+#define PAGE_SHIFT    12
+#define THREAD_SIZE   8192     // task_union: task_struct + kernel stack
+#define MAX_ORDER     11       // buddy orders 0..10 (4 KiB .. 4 MiB)
+#define MAX_PHYS      (2UL << 30)  // RAM above 2 GiB is ignored
+
+#define HZ            100      // timer ticks per second
+#define PROC_CHANGE_PENALTY 15 // goodness bonus for staying on the same CPU
+#define DEF_COUNTER   10       // init_task's counter (10 * HZ / 100)
+#define MAX_COUNTER   20
+
+// NICE_TO_TICKS: TICK_SCALE(20 - nice) + 1 with TICK_SCALE(x) = x >> 2 at HZ=100.
+#define NICE_TO_TICKS(nice) (((20 - (nice)) >> 2) + 1)
+
+// Variant parameters come from the build (colorsim/variants.py -> SConscript).
+#ifndef CONFIG_COLORS
+#define CONFIG_COLORS      1
+#endif
+#ifndef CONFIG_COLOR_SHIFT
+#define CONFIG_COLOR_SHIFT 0
+#endif
+#ifndef CONFIG_COLOR_MASK
+#define CONFIG_COLOR_MASK  0x0
+#endif
+#ifndef CONFIG_LINE_SIZE
+#define CONFIG_LINE_SIZE   32
+#endif
+#define SMP_CACHE_BYTES    CONFIG_LINE_SIZE

@@ -1,0 +1,154 @@
+// The task structure, the task_union, `current`, and the scheduler's API.
+//
+// Field order follows Linux 2.4.4 on i386 (see kernels/README.md).  This is
+// a 64-bit kernel, so the fields in the first two lines are packed as 32-bit
+// values (design option (a) of the facts sheet): the eight pre-block words
+// fill 0x00-0x1f, and everything the run-queue walk reads for each task --
+// counter, nice, policy, mm, has_cpu, processor, cpus_allowed and
+// run_list.next -- sits in the one 32-byte line 0x20-0x3f, with has_cpu,
+// the first word the walk touches, at 0x30.  Pointers kept as 32 bits are
+// complete pointers: the kernel runs identity-mapped below 4 GiB.
+#pragma once
+#include "list.h"
+#include "param.h"
+#include "spinlock.h"
+#include "types.h"
+#include "x86.h"
+
+#define TASK_RUNNING         0
+#define TASK_INTERRUPTIBLE   1
+#define TASK_UNINTERRUPTIBLE 2
+#define TASK_ZOMBIE          4
+
+#define SCHED_OTHER 0
+#define SCHED_FIFO  1
+#define SCHED_RR    2
+#define SCHED_YIELD 0x10
+
+struct mm_struct {
+  int id;  // one per workload "process"; kernel threads have none
+};
+
+struct thread_struct {
+  uint64_t rsp;  // saved kernel stack pointer while switched out
+};
+
+struct task_struct {
+  // line 0x00-0x1f: touched by the current task, wake-ups and entry code
+  volatile int32_t state;       // 0x00 -1 unrunnable, 0 runnable, >0 stopped
+  uint32_t flags;               // 0x04
+  int32_t sigpending;           // 0x08
+  uint32_t addr_limit;          // 0x0c
+  uint32_t exec_domain;         // 0x10
+  volatile int32_t need_resched;// 0x14
+  uint32_t ptrace;              // 0x18
+  int32_t lock_depth;           // 0x1c
+
+  // line 0x20-0x3f: everything goodness() and the run-queue walk read
+  int32_t counter;              // 0x20 ticks left in this epoch
+  int32_t nice;                 // 0x24 -20..19
+  uint32_t policy;              // 0x28 SCHED_* | SCHED_YIELD
+  uint32_t mm;                  // 0x2c struct mm_struct * (32-bit)
+  volatile int32_t has_cpu;     // 0x30 running on some CPU (first touched)
+  int32_t processor;            // 0x34 last or current CPU
+  uint32_t cpus_allowed;        // 0x38 CPU bit mask
+  struct list32 run_list;       // 0x3c next (in this line), 0x40 prev
+
+  // line 0x40-0x5f
+  uint32_t sleep_time;          // 0x44 jiffies when dequeued
+  uint32_t next_task, prev_task;// 0x48 0x4c all-tasks list (task pointers)
+  uint32_t active_mm;           // 0x50
+  uint32_t binfmt;              // 0x54
+  int32_t exit_code, exit_signal;        // 0x58 0x5c
+  int32_t pdeath_signal;        // 0x60
+  uint32_t personality;         // 0x64
+  uint32_t dumpable;            // 0x68
+  int32_t pid;                  // 0x6c
+
+  // the rest: 64-bit fields, and the bulk of a 2.4 task_struct
+  struct thread_struct thread;  // saved rsp
+  uint64_t block;               // base of this task's 8 KiB block
+  void (*fn)(void *);           // kernel-thread body and its argument
+  void *arg;
+  uint64_t nvcsw;               // context switches into this task
+  char comm[16];
+  uint8_t rest[1664 - 0xb0];    // timers, creds, rlimits, fxsr area, ...
+};
+
+#define TASK_STRUCT_SIZE 1664
+
+// The 8 KiB block: a task_struct near the base, the kernel stack above it.
+union task_union {
+  struct task_struct task;
+  uint64_t stack[THREAD_SIZE / 8];
+};
+
+// Coloring (the paper's Fig. 4b, eq. 1): copy the block-address bits just
+// above the L2 way size down into the line-offset bits.  The block is 8 KiB
+// aligned, so OR and ADD agree.  Every place that maps a block to its task
+// -- allocation, `current`, the idle tasks, the self-checks -- calls this.
+static inline uint64_t task_color_offset(uint64_t block) {
+  return (block >> CONFIG_COLOR_SHIFT) & CONFIG_COLOR_MASK;
+}
+static inline struct task_struct *task_of_block(uint64_t block) {
+  return (struct task_struct *)(block | task_color_offset(block));
+}
+static inline uint64_t block_of_task(struct task_struct *p) {
+  return (uint64_t)p & ~(uint64_t)(THREAD_SIZE - 1);
+}
+// current: mask the stack pointer to the block base, then color it.
+static inline struct task_struct *get_current(void) {
+  return task_of_block(read_rsp() & ~(uint64_t)(THREAD_SIZE - 1));
+}
+#define current get_current()
+
+static inline struct mm_struct *task_mm(struct task_struct *p) {
+  return PTR(p->mm);
+}
+static inline bool task_on_runqueue(struct task_struct *p) {
+  return p->run_list.next != 0;
+}
+
+// Per-CPU scheduler data, one cache line each (aligned_data in 2.4).
+struct schedule_data {
+  struct task_struct *curr;
+  uint64_t last_schedule;
+} __attribute__((aligned(SMP_CACHE_BYTES)));
+
+extern struct schedule_data aligned_data[NR_CPUS];
+extern struct task_struct *idle_tasks[NR_CPUS];
+extern spinlock_t runqueue_lock;
+extern spinlock_t tasklist_lock;
+extern struct list32 runqueue_head;
+extern struct task_struct *init_task;
+extern int nr_running, nr_threads;
+extern volatile uint64_t jiffies;
+extern uint64_t nr_schedules, nr_recalcs, nr_switches;
+
+#define cpu_curr(cpu) aligned_data[(cpu)].curr
+#define smp_processor_id() (current->processor)
+
+// sched.c
+void schedule(void);
+void schedule_tail(struct task_struct *prev);
+int wake_up_process(struct task_struct *p);
+int try_to_wake_up(struct task_struct *p, int sync);
+void sched_init(void);
+// task.c
+struct task_struct *alloc_task_struct(void);
+void free_task_struct(struct task_struct *p);
+struct task_struct *kernel_thread(void (*fn)(void *), void *arg,
+                                  const char *name);
+struct task_struct *create_task(void (*fn)(void *), void *arg,
+                                const char *name, struct mm_struct *mm);
+void cpu_idle(void) __attribute__((noreturn));
+void task_init_boot(void);
+struct task_struct *make_idle_task(int cpu);
+void task_selfcheck(struct task_struct *p);
+// switch.S
+struct task_struct *switch_context(uint64_t *prev_rsp, uint64_t next_rsp,
+                                   struct task_struct *prev);
+void task_start(void);
+// timer.c
+void update_process_times(void);
+void timer_interrupt(int cpu);

@@ -1,0 +1,43 @@
+// The kernel command line: "key=value" words, read as numbers.
+//
+// It is copied into the kernel first thing, because the loader leaves it in
+// memory that the page allocator will later hand out.
+#include "kernel.h"
+
+static char cmdline[512];
+
+void
+cmdline_set(const char *s)
+{
+  strlcpy(cmdline, s ? s : "", sizeof cmdline);
+}
+
+const char *
+cmdline_get(void)
+{
+  return cmdline;
+}
+
+// Value of "key=N" (decimal or 0x-hex), or dflt when absent.
+uint64_t
+cmdline_u64(const char *key, uint64_t dflt)
+{
+  size_t kl = strlen(key);
+  for (const char *p = cmdline; *p; p++) {
+    if ((p == cmdline || p[-1] == ' ') && !strncmp(p, key, kl) && p[kl] == '=') {
+      const char *v = p + kl + 1;
+      uint64_t x = 0;
+      int base = 10;
+      if (v[0] == '0' && v[1] == 'x') { base = 16; v += 2; }
+      for (;; v++) {
+        int d;
+        if (*v >= '0' && *v <= '9') d = *v - '0';
+        else if (base == 16 && *v >= 'a' && *v <= 'f') d = *v - 'a' + 10;
+        else break;
+        x = x * base + d;
+      }
+      return x;
+    }
+  }
+  return dflt;
+}

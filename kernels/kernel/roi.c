@@ -1,0 +1,61 @@
+// The region of interest, driven by CPU 0's tick.
+//
+// warmup ticks after the workload exists, stats are reset (m5 resetstats);
+// roi ticks later they are dumped (m5 dumpstats) and the machine stops
+// (m5 exit for gem5, isa-debug-exit for QEMU).  Both engines understand
+// the same address-form m5 operations (m5op.h).
+#include "kernel.h"
+#include "m5op.h"
+#include "sched.h"
+
+enum { IDLE, WARMUP, MEASURING, DONE };
+static int phase = IDLE;
+static uint64_t start, warmup, length;
+static uint64_t sched0, switch0, recalc0;
+
+void
+workload_started(void)
+{
+  warmup = cmdline_u64("warmup", 10);
+  length = cmdline_u64("roi", 10);
+  // Everything is booted and forked: gem5 checkpoints here, so a sweep
+  // restores into its detailed CPU instead of booting again.  QEMU and our
+  // plugin ignore it.
+  m5_op(M5OP_CHECKPOINT);
+  start = jiffies;
+  phase = WARMUP;
+  printk("roi: warmup %lu ticks, then measure %lu ticks\n", warmup, length);
+}
+
+void
+roi_tick(uint64_t now)
+{
+  if (phase == WARMUP && now >= start + warmup) {
+    phase = MEASURING;
+    sched0 = nr_schedules;
+    switch0 = nr_switches;
+    recalc0 = nr_recalcs;
+    printk("roi: begin at jiffies %lu, nr_running %d\n", now, nr_running);
+    m5_op(M5OP_RESET_STATS);
+  } else if (phase == MEASURING && now >= start + warmup + length) {
+    phase = DONE;
+    m5_op(M5OP_DUMP_STATS);
+    printk("roi: end at jiffies %lu: schedules %lu switches %lu recalcs %lu "
+           "nr_running %d\n", now, nr_schedules - sched0,
+           nr_switches - switch0, nr_recalcs - recalc0, nr_running);
+    m5_op(M5OP_EXIT);
+    machine_exit(0);
+  }
+}
+
+// QEMU's isa-debug-exit (port 0xf4) ends the emulator with status
+// (code << 1) | 1; on gem5 the port is unclaimed and m5 exit already ran.
+void
+machine_exit(int code)
+{
+  outl(0xf4, code);
+  for (;;) {
+    cli();
+    hlt();
+  }
+}

@@ -1,0 +1,165 @@
+// Task blocks: allocation, placement (coloring), and thread creation.
+//
+// A task lives in an order-1 (8 KiB, 8 KiB-aligned) buddy block, the
+// union task_union of 2.4: the task_struct at task_color_offset(block) from
+// the base, the kernel stack growing down from the top.
+#include "kernel.h"
+#include "sched.h"
+
+extern char init_task_union[];
+struct task_struct *init_task;
+static int next_pid = 1;
+
+struct task_struct *
+alloc_task_struct(void)
+{
+  void *block = alloc_pages(1);
+  return block ? task_of_block((uint64_t)block) : NULL;
+}
+
+void
+free_task_struct(struct task_struct *p)
+{
+  free_pages(PTR(block_of_task(p)), 1);     // mask back to the block base
+}
+
+// Invariants every task block must keep (facts sheet §3.3 checklist).
+void
+task_selfcheck(struct task_struct *p)
+{
+  uint64_t block = block_of_task(p);
+  BUG_ON(block & (THREAD_SIZE - 1));
+  BUG_ON(task_of_block(block) != p);
+  BUG_ON(block + THREAD_SIZE - ((uint64_t)p + sizeof *p) < 4096);  // stack room
+}
+
+static void
+init_idle_fields(struct task_struct *p, uint64_t block, int cpu)
+{
+  memset(p, 0, sizeof *p);
+  p->state = TASK_RUNNING;
+  p->lock_depth = -1;
+  p->counter = DEF_COUNTER;
+  p->cpus_allowed = ~0u;
+  p->has_cpu = 1;
+  p->processor = cpu;
+  p->pid = 0;
+  p->block = block;
+  strlcpy(p->comm, "swapper", sizeof p->comm);
+  idle_tasks[cpu] = p;
+  cpu_curr(cpu) = p;
+}
+
+// The boot context becomes init_task, CPU 0's idle task (pid 0), in the
+// static block the boot stack already runs in.
+void
+task_init_boot(void)
+{
+  uint64_t block = (uint64_t)init_task_union;
+  struct task_struct *p = task_of_block(block);
+  init_idle_fields(p, block, 0);
+  p->next_task = p->prev_task = P32(p);
+  init_task = p;
+  task_selfcheck(p);
+  BUG_ON(current != init_task);   // `current` agrees with the placement
+}
+
+// A secondary CPU's idle task: a normal block, not on the task list.
+struct task_struct *
+make_idle_task(int cpu)
+{
+  struct task_struct *p = alloc_task_struct();
+  if (!p)
+    panic("no memory for cpu%d's idle task", cpu);
+  init_idle_fields(p, block_of_task(p), cpu);
+  p->counter = -100;
+  p->nice = 20;
+  task_selfcheck(p);
+  return p;
+}
+
+// Lay out a new task's kernel stack so that the first switch_context to it
+// "returns" into task_start with r12 = fn and r13 = arg.
+static void
+prepare_stack(struct task_struct *p)
+{
+  uint64_t *sp = PTR(p->block + THREAD_SIZE);
+  *--sp = 0;                          // keeps task_start's calls 16-aligned
+  *--sp = 0;
+  *--sp = (uint64_t)task_start;       // return address
+  *--sp = 0;                          // rbp
+  *--sp = 0;                          // rbx
+  *--sp = (uint64_t)p->fn;            // r12
+  *--sp = (uint64_t)p->arg;           // r13
+  *--sp = 0;                          // r14
+  *--sp = 0;                          // r15
+  p->thread.rsp = (uint64_t)sp;
+}
+
+// 2.4's do_fork for a thread that starts in fn(arg): copy the parent's
+// task_struct, split its time slice, link the child into the task list,
+// wake it.  mm != NULL makes it a "process" with an address space.
+struct task_struct *
+create_task(void (*fn)(void *), void *arg, const char *name, struct mm_struct *mm)
+{
+  struct task_struct *parent = current, *p = alloc_task_struct();
+  if (!p)
+    panic("out of memory creating task %d", next_pid);
+  memcpy(p, parent, sizeof *p);
+  p->state = TASK_UNINTERRUPTIBLE;
+  p->run_list.next = p->run_list.prev = 0;
+  p->has_cpu = 0;
+  p->need_resched = 0;
+  p->lock_depth = -1;
+  p->policy = SCHED_OTHER;
+  p->cpus_allowed = ~0u;
+  p->pid = next_pid++;
+  p->block = block_of_task(p);
+  p->fn = fn;
+  p->arg = arg;
+  p->nvcsw = 0;
+  p->mm = p->active_mm = P32(mm);
+  strlcpy(p->comm, name, sizeof p->comm);
+  p->counter = (parent->counter + 1) >> 1;    // the slice is split
+  parent->counter >>= 1;
+  if (!parent->counter)
+    parent->need_resched = 1;
+  prepare_stack(p);
+  task_selfcheck(p);
+
+  spin_lock_irq(&tasklist_lock);              // insert before init_task
+  struct task_struct *last = PTR(init_task->prev_task);
+  p->next_task = P32(init_task);
+  p->prev_task = P32(last);
+  last->next_task = P32(p);
+  init_task->prev_task = P32(p);
+  nr_threads++;
+  spin_unlock_irq(&tasklist_lock);
+
+  wake_up_process(p);
+  return p;
+}
+
+struct task_struct *
+kernel_thread(void (*fn)(void *), void *arg, const char *name)
+{
+  return create_task(fn, arg, name, NULL);
+}
+
+void
+cpu_idle(void)
+{
+  struct task_struct *me = current;
+  me->nice = 20;                      // no priority at all
+  me->counter = -100;
+  for (;;) {
+    while (!READ_ONCE(me->need_resched)) {
+      cli();
+      if (!me->need_resched)
+        safe_halt();                  // woken by the tick or an IPI
+      else
+        sti();
+    }
+    schedule();
+  }
+}

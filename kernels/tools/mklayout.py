@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Write a kernel's layout.json from its build products.
+
+Inputs: the assembly of tools/layout_offsets.c (field offsets of the task
+structure), `nm -S` of the linked ELF (symbol addresses and sizes), and the
+variant's build id.  The file tells every tool where the task structure's
+fields are, which of them the run-queue walk reads per task, where the
+run-queue loop and runqueue_lock are, and how the variant colors -- so that
+nothing outside the kernel hard-codes an offset.
+"""
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from colorsim.variants import variant_from_build_id  # noqa: E402
+
+# The fields runqueue_walk() reads for every task, in program order (the
+# first one is the first word of the line the walk touches).
+WALK_FIELDS = ["has_cpu", "cpus_allowed", "policy", "counter", "processor",
+               "mm", "nice", "run_list.next"]
+KEY_SYMBOLS = ["entry64", "mb_entry", "kmain", "schedule", "runqueue_walk",
+               "runqueue_lock", "tasklist_lock", "runqueue_head",
+               "aligned_data", "init_task_union", "jiffies", "trap",
+               "__user_text_start", "__user_text_end", "__kernel_end"]
+
+
+def parse_offsets(text):
+    fields, size = {}, None
+    for m in re.finditer(r"@@LAYOUT (\S+) (\d+) (\d+)", text):
+        fields[m.group(1)] = {"offset": int(m.group(2)), "size": int(m.group(3))}
+    m = re.search(r"@@SIZE task_struct (\d+)", text)
+    if m:
+        size = int(m.group(1))
+    if not fields or size is None:
+        raise SystemExit("mklayout: no @@LAYOUT markers in the offsets file")
+    return fields, size
+
+
+def parse_nm(text):
+    syms = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            addr, size, kind, name = parts
+        elif len(parts) == 3:
+            addr, kind, name = parts
+            size = "0"
+        else:
+            continue
+        syms[name] = {"addr": int(addr, 16), "size": int(size, 16),
+                      "kind": kind}
+    return syms
+
+
+def hot_block(fields, line):
+    offs = [fields[f]["offset"] for f in WALK_FIELDS]
+    ends = [fields[f]["offset"] + fields[f]["size"] for f in WALK_FIELDS]
+    base = min(offs) & ~(line - 1)
+    if max(ends) > base + line:
+        raise SystemExit(f"mklayout: the run-queue walk's fields span more "
+                         f"than one {line}-byte line: {offs}")
+    return {"line_offset": base, "line_size": line,
+            "fields_read_per_task": WALK_FIELDS,
+            "first_touched": WALK_FIELDS[0],
+            "first_touched_offset": fields[WALK_FIELDS[0]]["offset"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--offsets", required=True)
+    ap.add_argument("--nm", required=True)
+    ap.add_argument("--build-id", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    v = variant_from_build_id(a.build_id)
+    fields, size = parse_offsets(Path(a.offsets).read_text())
+    syms = parse_nm(Path(a.nm).read_text())
+    missing = [s for s in KEY_SYMBOLS if s not in syms]
+    if missing:
+        raise SystemExit(f"mklayout: symbols missing from the kernel: {missing}")
+    walk = syms["runqueue_walk"]
+    layout = {
+        "variant": {"name": v.name, "build_id": v.build_id,
+                    "colors": v.colors, "line": v.line,
+                    "way_bits": v.way_bits,
+                    "color_shift": v.color_shift if v.colors > 1 else 0,
+                    "color_mask": v.color_mask,
+                    "scheduler": v.scheduler},
+        "thread_size": 8192,
+        "page_size": 4096,
+        "task_struct": {"size": size, "fields": fields},
+        "scheduler_hot": hot_block(fields, v.line),
+        "symbols": {k: syms[k] for k in KEY_SYMBOLS},
+        "ranges": {
+            "rqloop": [walk["addr"], walk["addr"] + walk["size"]],
+            "user": [[syms["__user_text_start"]["addr"],
+                      syms["__user_text_end"]["addr"]]],
+        },
+        "images": {"elf64": "kernel.elf", "multiboot": "kernel.mb.elf"},
+    }
+    tmp = Path(a.out + ".tmp")
+    tmp.write_text(json.dumps(layout, indent=2) + "\n")
+    tmp.replace(a.out)
+
+
+if __name__ == "__main__":
+    main()

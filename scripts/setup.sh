@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Set up a fresh Debian machine for colorsim: Debian packages (QEMU, SCons,
+# the C toolchain), PyPI packages, and the default build (the bus-monitor
+# plugin and the vanilla and c32 kernels).  Nothing is fetched from anywhere
+# else.  Safe to run again: it skips what is already installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(qemu-system-x86 scons gcc binutils python3-pip)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! python3 -c "import pandas, matplotlib, pytest" 2>/dev/null; then
+  echo "setup: installing Python packages from requirements.txt"
+  python3 -m pip install -q -r requirements.txt
+fi
+
+echo "setup: building the plugin and the default kernels"
+scons -Q -j2 >/dev/null
+echo "setup: done"

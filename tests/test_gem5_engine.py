@@ -1,0 +1,190 @@
+"""Host side of the gem5 engine: availability, commands, dry run, collect."""
+
+import csv
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from colorsim.engines import ENGINES
+from colorsim.engines.gem5 import (
+    BUS_HEADER,
+    COUNTER_HEADER,
+    Gem5Engine,
+    bus_rows,
+    counter_rows,
+)
+from colorsim.errors import ConfigError, RunError
+from colorsim.machine import load_machines
+from colorsim.runspec import RunSpec, Workload
+from colorsim.variants import parse_variant
+from analysis.statstxt import parse_stats
+
+SAMPLE = Path(__file__).parent / "data" / "gem5" / "stats_two_dumps.txt"
+
+
+def _spec(name="ppro4", l2=None, kernel="c32"):
+    m = load_machines()[name]
+    if l2:
+        m = m.with_l2(l2)
+    return RunSpec(m, parse_variant(kernel, m), Workload(), engine="gem5")
+
+
+def test_registry():
+    assert ENGINES["gem5"] is Gem5Engine
+
+
+def test_check_available_without_gem5(monkeypatch):
+    monkeypatch.delenv("GEM5", raising=False)
+    with pytest.raises(ConfigError, match="GEM5") as e:
+        Gem5Engine().check_available()
+    assert "gem5 is missing" in str(e.value)
+    assert "export GEM5=" in str(e.value)
+
+
+def test_check_available_not_executable(monkeypatch, tmp_path):
+    fake = tmp_path / "gem5.opt"
+    fake.write_text("")
+    monkeypatch.setenv("GEM5", str(fake))
+    with pytest.raises(ConfigError, match="not an executable"):
+        Gem5Engine().check_available()
+    fake.chmod(0o755)
+    assert Gem5Engine().check_available() == fake
+
+
+def test_bad_cpu_is_config_error():
+    with pytest.raises(ConfigError, match="timing"):
+        Gem5Engine(cpu="minor")
+
+
+@pytest.mark.parametrize("name", ["ppro4", "piii8"])
+def test_describe_dry_run(monkeypatch, tmp_path, name):
+    monkeypatch.delenv("GEM5", raising=False)
+    spec = _spec(name)
+    text = Gem5Engine(checkpoint_root=tmp_path).describe(spec, tmp_path)
+    assert "$GEM5 --outdir=" in text
+    assert "--phase boot" in text and "--phase measure" in text
+    c = spec.machine.caches
+    for level, geom in (("l1i", c.l1i), ("l1d", c.l1d), ("l2", c.l2)):
+        line = next(ln for ln in text.splitlines()
+                    if ln.strip().startswith(level + " "))
+        assert f"{geom.assoc}-way 32 B lines" in line
+        assert "prefetcher=none" in line
+    assert f"{spec.cpus} x timing" in text
+    assert "read_addr_mask=0xfe0" in text and "write_addr_mask=0xfe0" in text
+    assert str(spec.kernel_elf64) in text
+    assert spec.kernel_cmdline(spec.machine.processor.clock_hz // 16) in text
+    assert f"latency {spec.machine.memory.latency_ns:g}ns" in text
+
+
+def test_describe_full_mode_o3():
+    text = Gem5Engine(cpu="o3", checkpoint=False).describe(_spec())
+    assert "--phase full --cpu o3" in text
+    assert "fetchBufferSize=32" in text
+    assert "--phase boot" not in text
+
+
+def test_commands(tmp_path):
+    eng = Gem5Engine(checkpoint_root=tmp_path / "ck")
+    spec = _spec()
+    cmd = eng.command(spec, tmp_path / "run")
+    assert cmd[1] == f"--outdir={tmp_path / 'run' / 'gem5'}"
+    assert cmd[3].endswith("configs/gem5/run_fs.py")
+    assert cmd[cmd.index("--spec") + 1] == str(tmp_path / "run" /
+                                                "gem5_spec.json")
+    assert cmd[cmd.index("--checkpoint-dir") + 1] == \
+        str(eng.checkpoint_dir(spec))
+    assert len(eng.commands(spec, tmp_path / "run")) == 2
+    (eng.checkpoint_dir(spec)).mkdir(parents=True)
+    (eng.checkpoint_dir(spec) / "m5.cpt").write_text("")
+    assert eng.commands(spec, tmp_path / "run") == [cmd]
+
+
+def test_checkpoint_shared_across_l2_choices(tmp_path):
+    """One image (vanilla) boots once for every L2; a colored kernel's image
+    depends on the L2 (bit b), so it gets its own checkpoint."""
+    eng = Gem5Engine(checkpoint_root=tmp_path)
+    keys = {eng.checkpoint_key(_spec(l2=l2, kernel="vanilla"))
+            for l2 in ("256KiB", "512KiB", "1MiB")}
+    assert len(keys) == 1
+    colored = {eng.checkpoint_key(_spec(l2=l2))
+               for l2 in ("256KiB", "512KiB", "1MiB")}
+    assert len(colored) == 3 and not colored & keys
+
+
+def test_write_inputs(tmp_path):
+    path = Gem5Engine().write_inputs(_spec(l2="1MiB"), tmp_path)
+    d = json.loads(path.read_text())
+    assert d["machine"]["caches"]["l2"] == {"size": 1 << 20, "assoc": 4,
+                                            "line": 32}
+    assert (tmp_path / "gem5").is_dir()
+
+
+def test_bus_rows_from_sample():
+    rows = bus_rows(parse_stats(SAMPLE))
+    assert [0, -1, "all", "read", 1664, 20500] in rows
+    assert [0, -1, "all", "writeback", 4032, 200] in rows
+    assert [1, -1, "all", "read", 1664, 3] in rows
+    assert all(r[4] % 32 == 0 and 0 <= r[4] <= 0xFE0 for r in rows)
+    assert sum(r[5] for r in rows if r[0] == 0 and r[3] == "read") == 27230
+
+
+def test_bus_rows_refuse_inexact_keys():
+    text = SAMPLE.read_text().replace("readAddrDist::4064 ",
+                                      "readAddrDist::1.04864e+06 ")
+    with pytest.raises(RunError, match="inexactly"):
+        bus_rows(parse_stats(text))
+
+
+def test_counter_rows_from_sample():
+    rows = {(r[0], r[1], r[3]): r[4] for r in counter_rows(
+        parse_stats(SAMPLE))}
+    assert rows[(0, 0, "insts")] == 4123456
+    assert rows[(0, 1, "insts")] == 3987654
+    assert rows[(0, 0, "l1d_read_misses")] == 45000
+    assert rows[(0, 1, "l1d_write_misses")] == 0       # nozero: absent
+    assert rows[(0, 0, "l2_read_misses")] == 20300     # Shared + Clean
+    assert rows[(0, 1, "l2_write_misses")] == 4900     # ReadEx + Upgrade
+    assert rows[(0, 0, "l2_writebacks")] == 7000
+    assert (1, 1, "l2_misses") not in rows or rows[(1, 1, "l2_misses")] == 0
+    assert all(r[2] == "all" for r in counter_rows(parse_stats(SAMPLE)))
+
+
+def test_collect_writes_engine_tables(tmp_path):
+    eng = Gem5Engine()
+    eng.write_inputs(_spec(), tmp_path)
+    shutil.copy(SAMPLE, tmp_path / "gem5" / "stats.txt")
+    (tmp_path / "gem5" / "board.pc.com_1.device").write_text("boot ok\n")
+    summary = eng.collect(tmp_path)
+    assert summary["dumps"] == 2 and summary["roi_dump"] == 0
+    with open(tmp_path / "bus_offsets.csv") as f:
+        bus = list(csv.reader(f))
+    assert bus[0] == BUS_HEADER == ["dump", "cpu", "mode", "kind", "offset",
+                                    "count"]
+    assert ["0", "-1", "all", "read", "1664", "20500"] in bus
+    with open(tmp_path / "counters.csv") as f:
+        ctr = list(csv.reader(f))
+    assert ctr[0] == COUNTER_HEADER == ["dump", "cpu", "mode", "stat",
+                                        "value"]
+    assert ["0", "0", "all", "insts", "4123456"] in ctr
+    assert (tmp_path / "console.log").read_text() == "boot ok\n"
+
+
+def test_collect_missing_stats(tmp_path):
+    with pytest.raises(RunError, match="stats.txt"):
+        Gem5Engine().collect(tmp_path)
+
+
+@pytest.mark.requires_gem5
+def test_gem5_run_ppro4_end_to_end(tmp_path):
+    """Boot, checkpoint, restore and collect one short run on gem5."""
+    spec = _spec()
+    if not spec.kernel_elf64.is_file():
+        pytest.skip(f"kernel image {spec.kernel_elf64} not built")
+    eng = Gem5Engine(checkpoint_root=tmp_path / "ck")
+    summary = eng.run(spec, tmp_path / "run", timeout_s=3600)
+    assert summary["bus_rows"] > 0
+    assert summary["config_checks"] == ["config.json matches the spec"]
+    assert os.path.getsize(tmp_path / "run" / "console.log") > 0

@@ -1,0 +1,84 @@
+"""Machine descriptions, kernel variants and the coloring arithmetic."""
+
+import pytest
+
+from colorsim.errors import ConfigError
+from colorsim.machine import CacheGeometry, get_machine, load_machines
+from colorsim.units import parse_size
+from colorsim.variants import (KernelVariant, colors_needed, parse_variant,
+                               variant_from_build_id)
+
+
+def test_sizes_are_binary():
+    assert parse_size("512KiB") == parse_size("512KB") == 524288
+    assert parse_size("1MiB") == 1 << 20
+    with pytest.raises(ConfigError, match="unknown size unit"):
+        parse_size("3 parsecs")
+
+
+def test_machines_match_the_paper():
+    ms = load_machines()
+    p = ms["ppro4"]
+    assert p.processor.cpus == 4
+    assert (p.caches.l1d.size, p.caches.l1d.assoc) == (8192, 2)
+    assert (p.caches.l2.size, p.caches.l2.assoc, p.caches.l2.line) == (512 << 10, 4, 32)
+    assert [s >> 10 for s in p.l2_choices] == [256, 512, 1024]
+    x = ms["piii8"]
+    assert x.processor.cpus == 8 and x.caches.l2.size == 1 << 20
+
+
+@pytest.mark.parametrize("l2,b", [("256KiB", 16), ("512KiB", 17), ("1MiB", 18)])
+def test_eq1_way_bits(l2, b):
+    m = get_machine("ppro4").with_l2(l2)
+    assert m.caches.l2.way_bits == b
+    v = parse_variant("c32", m)
+    assert v.color_shift == b - 5
+    assert v.color_mask == 0x3e0
+
+
+def test_paper_masks():
+    m = get_machine("ppro4")
+    assert parse_variant("c4", m).color_mask == 0x60
+    assert parse_variant("c8", m).color_mask == 0xe0
+    assert parse_variant("vanilla", m).color_mask == 0
+
+
+def test_figure5_example():
+    # 32 KiB direct-mapped, 4 colors: blocks at 8K, 40K, 72K, 104K get
+    # offsets 0, 0x20, 0x40, 0x60 (the paper's "72K -> 72K + 0x40").
+    v = KernelVariant(colors=4, line=32, way_bits=15)
+    assert [v.color_offset(k * 1024) for k in (8, 40, 72, 104)] == [0, 0x20, 0x40, 0x60]
+
+
+def test_colors_needed_eq3():
+    assert [colors_needed(p, 512 << 10) for p in (256, 512, 1024)] == [4, 8, 16]
+    assert [colors_needed(p, 1 << 20) for p in (256, 512, 1024)] == [2, 4, 8]
+
+
+def test_build_id_round_trip():
+    m = get_machine("ppro4")
+    for k in ("vanilla", "c2", "c32"):
+        v = parse_variant(k, m)
+        assert variant_from_build_id(v.build_id).build_id == v.build_id
+
+
+@pytest.mark.parametrize("kernel,msg", [
+    ("c7", "power of two"),
+    ("c256", "wider than the 4 KiB page"),
+    ("c1", "at least 2 colors"),
+    ("colored", "unknown kernel"),
+])
+def test_bad_kernels_are_refused(kernel, msg):
+    with pytest.raises(ConfigError, match=msg):
+        parse_variant(kernel, get_machine("ppro4"))
+
+
+def test_bad_machines_are_refused():
+    with pytest.raises(ConfigError, match="unknown machine 'vax'.*ppro4"):
+        get_machine("vax")
+    with pytest.raises(ConfigError, match="has 4 CPUs; cannot run with 5"):
+        get_machine("ppro4").with_cpus(5)
+    with pytest.raises(ConfigError, match="power of two"):
+        get_machine("ppro4").with_l2("500KiB")
+    with pytest.raises(ConfigError, match="power of two"):
+        CacheGeometry(3000, 4, 32)

@@ -1,0 +1,178 @@
+"""End-to-end runs: the real kernel on QEMU with the bus-monitor plugin.
+
+Each run boots the testbed kernel, forks the workload, measures a short
+region of interest and exits; with 1024 tasks that takes a few seconds.
+"""
+
+import dataclasses
+import json
+import subprocess
+
+import pytest
+
+from analysis.plots import plot_offsets
+from analysis.results import (ResultsError, counter_totals, load_run,
+                              offset_histogram, offset_summary, offsets_table)
+from colorsim import runner
+from colorsim.cli import main as cli_main
+from colorsim.errors import RunError
+from colorsim.machine import get_machine
+from colorsim.runspec import RunSpec, Workload
+from colorsim.variants import parse_variant
+
+QUIET = dict(progress=lambda *_: None)
+
+
+def spec(kernel, machine="ppro4", l2=None, cpus=None, **work):
+    m = get_machine(machine)
+    if l2:
+        m = m.with_l2(l2)
+    if cpus:
+        m = m.with_cpus(cpus)
+    w = dict(tasks=1024, warmup_ticks=5, roi_ticks=6)
+    w.update(work)
+    return RunSpec(m, parse_variant(kernel, m), Workload(**w), timeout_s=300)
+
+
+@pytest.fixture(scope="module")
+def figure1(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    return [load_run(runner.run(spec(k), out=out, **QUIET)) for k in ("vanilla", "c32")]
+
+
+def test_vanilla_peak_is_the_scheduler_line(figure1):
+    van, _ = figure1
+    h = offset_histogram(van)
+    first = van.layout["scheduler_hot"]["first_touched_offset"]
+    assert h.idxmax() == first == 0x30
+    # a dominant peak: every other offset is far lower
+    assert h.drop(first).max() * 10 < h[first]
+
+
+def test_coloring_spreads_and_lowers_the_peak(figure1):
+    df = offset_summary(figure1)
+    van, col = df.iloc[0], df.iloc[1]
+    assert col.peak_count * 4 < van.peak_count
+    assert col.colored_lines_sum < van.colored_lines_sum
+    # the colored hot lines really are spread over many offsets
+    h = offset_histogram(figure1[1])
+    hot = h[(h.index >= 0x20) & (h.index < 0x420) & (h.index % 32 == 0x10)]
+    assert (hot > 0).sum() >= 16
+
+
+def test_runqueue_loop_miss_ratio_table2_shape(figure1):
+    van, col = (counter_totals(r) for r in figure1)
+    ratio = lambda c: c["rqloop_l2_read_misses"] / c["rqloop_l2_read_accesses"]
+    assert ratio(van) > 0.9          # paper: 99.6 % at 512 KB
+    assert ratio(col) < 0.5 * ratio(van)
+
+
+def test_run_directory_is_complete(figure1):
+    r = figure1[0]
+    cfg = r.config
+    assert cfg["complete"] and len(cfg["kernel_sha256"]) == 64
+    assert cfg["emulation"]["deterministic"] and cfg["emulation"]["accel"] == "tcg,thread=single"
+    assert cfg["machine"]["caches"]["l2"]["size"] == 512 << 10
+    for f in ("stats.txt", "console.log", "layout.json", "bus_offsets.csv", "counters.csv"):
+        assert (r.path / f).is_file(), f
+    stats = (r.path / "stats.txt").read_text()
+    assert stats.count("Begin Simulation Statistics") == 1
+    log = (r.path / "console.log").read_text()
+    assert "cpus: 4 from ACPI MADT" in log and "roi: end" in log
+    table = offsets_table(figure1)
+    assert set(table["kernel"]) == {"vanilla", "c32"}
+    assert {"kernel", "user"} >= set(table["mode"])
+
+
+def test_plot(figure1, tmp_path):
+    png = plot_offsets(figure1, tmp_path / "f.png")
+    assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 20000
+
+
+def test_runs_repeat_exactly(tmp_path):
+    s = spec("c4", tasks=128, roi_ticks=3)
+    a = runner.run(s, name="a", out=tmp_path, **QUIET)
+    b = runner.run(s, name="b", out=tmp_path, **QUIET)
+    assert (a / "bus_offsets.csv").read_bytes() == (b / "bus_offsets.csv").read_bytes()
+    assert (a / "counters.csv").read_bytes() == (b / "counters.csv").read_bytes()
+
+
+def test_eight_cpus_come_online(tmp_path):
+    r = runner.run(spec("vanilla", machine="piii8", tasks=256, roi_ticks=3),
+                   out=tmp_path, **QUIET)
+    log = (r / "console.log").read_text()
+    assert "cpus: 8 from ACPI MADT" in log
+    assert all(f"cpu{i}: online" in log for i in range(1, 8))
+    cpus = set(load_run(r).counters.query("stat == 'insts' and value > 0")["cpu"])
+    assert cpus == set(range(8))
+
+
+def test_mp_table_discovery(tmp_path):
+    # gem5's board has an MP table and no MADT: QEMU without ACPI, with one
+    # socket per CPU so SeaBIOS lists them all, exercises the same path.
+    s = spec("vanilla", tasks=32, roi_ticks=2)
+    layout = runner.prepare(s, **QUIET)
+    from colorsim.engines.qemu import QemuEngine
+    cmd = QemuEngine().command(s, tmp_path, layout, plugin=False)
+    cmd[cmd.index("pc")] = "pc,acpi=off"
+    cmd[cmd.index("-smp") + 1] = "4,sockets=4"
+    p = subprocess.run(cmd, timeout=120)
+    log = (tmp_path / "console.log").read_text()
+    assert p.returncode == 1, log
+    assert "cpus: 4 from MP table" in log and "cpu3: online" in log
+
+
+@dataclasses.dataclass(frozen=True)
+class PanickingSpec(RunSpec):
+    def kernel_cmdline(self, lapic_hz):
+        return super().kernel_cmdline(lapic_hz) + " panic_test=1"
+
+
+def test_guest_panic_is_reported_and_not_complete(tmp_path):
+    s = spec("vanilla", tasks=16)
+    bad = PanickingSpec(s.machine, s.variant, s.workload, timeout_s=120)
+    with pytest.raises(RunError, match="panicked") as e:
+        runner.run(bad, name="p", out=tmp_path, **QUIET)
+    assert "panic_test requested" in str(e.value)       # the console tail
+    assert not (tmp_path / "p").exists()
+    assert (tmp_path / "p.failed" / "failure.txt").is_file()
+    with pytest.raises(ResultsError, match="failed run"):
+        load_run(tmp_path / "p.failed")
+
+
+def test_hung_guest_times_out(tmp_path):
+    s = dataclasses.replace(spec("vanilla", tasks=16, roi_ticks=10**9), timeout_s=4)
+    with pytest.raises(RunError, match="no result after 4 s"):
+        runner.run(s, name="h", out=tmp_path, **QUIET)
+    assert not (tmp_path / "h").exists() and (tmp_path / "h.failed").is_dir()
+    assert not list(tmp_path.glob(".*partial"))
+
+
+def test_complete_runs_are_reused(tmp_path, capsys):
+    s = spec("vanilla", tasks=16, roi_ticks=2)
+    first = runner.run(s, name="r", out=tmp_path, **QUIET)
+    mtime = (first / "config.json").stat().st_mtime
+    msgs = []
+    again = runner.run(s, name="r", out=tmp_path, progress=msgs.append)
+    assert again == first and "already complete" in msgs[0]
+    assert (first / "config.json").stat().st_mtime == mtime
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["run", "--kernel", "c7"], "power of two"),
+    (["run", "--kernel", "c32", "--cpus", "9"], "cannot run with 9"),
+    (["run", "--kernel", "c2048"], "wider than the 4 KiB page"),
+    (["run", "--machine", "vax", "--kernel", "c32"], "unknown machine"),
+    (["run", "--kernel", "c32", "--l2", "384KiB"], "power of two"),
+])
+def test_cli_refuses_bad_input_before_running(argv, msg, capsys, tmp_path):
+    assert cli_main(argv + ["--out", str(tmp_path)]) == 2
+    assert msg in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+def test_cli_dry_run_prints_the_command(capsys):
+    assert cli_main(["run", "--kernel", "c32", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "qemu-system-x86_64" in out and "-icount shift=3,sleep=off" in out
+    assert "l2=524288:4:32" in out
