@@ -156,10 +156,14 @@ class Gem5Engine:
         return os.environ.get(GEM5_ENV) or PLACEHOLDER
 
     # -- inputs --------------------------------------------------------
+    def lapic_hz(self, spec) -> int:
+        """gem5's local APIC timer runs at the CPU clock / 16."""
+        return spec.machine.processor.clock_hz // 16
+
     def spec_dict(self, spec) -> dict:
         """The JSON spec the gem5 config reads (one copy of the numbers)."""
         p = params_module()
-        lapic_hz = spec.machine.processor.clock_hz // 16
+        lapic_hz = self.lapic_hz(spec)
         d = {
             "schema": p.SCHEMA,
             "run": spec.default_name(),
