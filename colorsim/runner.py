@@ -44,6 +44,22 @@ def is_complete(run_dir: Path) -> bool:
         json.loads((run_dir / "config.json").read_text()).get("complete", False)
 
 
+def stale_reason(run_dir: Path, spec: RunSpec):
+    """Why an existing run directory does not stand for ``spec`` (or None)."""
+    if not is_complete(run_dir):
+        return "the earlier run is incomplete"
+    old = json.loads((run_dir / "config.json").read_text())
+    now = spec.to_dict()
+    for key in ("machine", "variant", "workload", "engine"):
+        if old.get(key) != now[key]:
+            return f"its {key} differs"
+    if old.get("kernel_sha256") != file_sha256(spec.kernel_elf64):
+        return "the kernel image changed since"
+    if spec.engine == "qemu" and old.get("plugin_sha256") != file_sha256(PLUGIN):
+        return "the bus-monitor plugin changed since"
+    return None
+
+
 def console_tail(run_dir: Path, n: int = CONSOLE_TAIL) -> str:
     log = run_dir / "console.log"
     if not log.is_file():
@@ -112,14 +128,17 @@ def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
         raise ConfigError(f"run name {name!r} must be a plain directory name")
     out = Path(out)
     final = out / name
+    layout = prepare(spec, progress)
+    engine = get_engine(spec.engine)
     if final.exists():
-        if is_complete(final) and not force:
+        stale = stale_reason(final, spec)
+        if not stale and not force:
             progress(f"run {name}: already complete in {final} (use --force "
                      f"to run again)")
             return final
+        if stale:
+            progress(f"run {name}: running again: {stale}")
         shutil.rmtree(final)
-    layout = prepare(spec, progress)
-    engine = get_engine(spec.engine)
     out.mkdir(parents=True, exist_ok=True)
     partial = out / f".{name}.partial"
     if partial.exists():

@@ -64,6 +64,8 @@ entry64:                                // gem5: already in long mode
         jmp start64
 
 start64:
+        movq $init_task_union + 8192, %rsp  // gem5 enters with RSP = 0: a
+                                        // stack before the first push
         movq $boot_pml4, %rax           // our identity map (PCD on MMIO)
         movq %rax, %cr3
         lgdt gdt_desc
@@ -84,8 +86,7 @@ start64:
         andq $~CR0_EM, %rax
         orq $CR0_MP, %rax
         movq %rax, %cr0
-        movq $init_task_union + 8192, %rsp  // init task's kernel stack top
-        xorl %ebp, %ebp
+        xorl %ebp, %ebp                 // the init task's stack, from the top
         call kmain                      // kmain(magic, info) never returns
 2:      hlt
         jmp 2b
