@@ -139,13 +139,17 @@ def offset_summary(runs, view: str = "chunk") -> pd.DataFrame:
     for r in runs:
         h = offset_histogram(r, view)
         peak_off = int(h.idxmax()) if len(h) else None
+        c = counter_totals(r)
+        reads = c.get("rqloop_l2_read_accesses", 0)
         rows.append({**r.config_row(),
                      "first_touched": hot_offsets(r.layout)["first_touched"],
                      "peak_offset": peak_off,
                      "peak_count": int(h.max()) if len(h) else 0,
                      "colored_lines_sum": int(h[(h.index >= lo) & (h.index < hi)].sum()),
                      "colored_span": f"{lo:#x}-{hi:#x}",
-                     "total": int(h.sum())})
+                     "total": int(h.sum()),
+                     "rqloop_l2_miss_ratio": (c.get("rqloop_l2_read_misses", 0) / reads
+                                              if reads else float("nan"))})
     return pd.DataFrame(rows)
 
 

@@ -120,9 +120,10 @@ def print_summary(df):
     import pandas as pd
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         cols = ["run", "kernel", "tasks", "peak_offset", "peak_count",
-                "colored_lines_sum", "colored_span", "total"]
+                "colored_lines_sum", "colored_span", "total", "rqloop_l2_miss_ratio"]
         d = df[cols].copy()
         d["peak_offset"] = d["peak_offset"].map(lambda x: f"{x:#05x}")
+        d["rqloop_l2_miss_ratio"] = d["rqloop_l2_miss_ratio"].map(lambda x: f"{x:.1%}")
         print(d.to_string(index=False))
 
 
