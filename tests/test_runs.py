@@ -241,3 +241,18 @@ def test_small_smp_configurations(cpus, tmp_path):
     assert f"cpus: {cpus} from ACPI MADT" in log and "roi: end" in log
     assert_cpus_share_the_time(r, cpus)
     assert offset_histogram(r).sum() > 0
+
+
+def test_table2_shape_across_l2_sizes(tmp_path):
+    # The paper's Table 2: vanilla misses ~always in the run-queue loop;
+    # 32 colors miss less and less as the L2 grows (82.7, 35.8, 8.2 %).
+    ratios = {}
+    for l2 in ("256KiB", "512KiB", "1MiB"):
+        for k in ("vanilla", "c32"):
+            r = load_run(runner.run(spec(k, l2=l2, roi_ticks=4), out=tmp_path, **QUIET))
+            c = counter_totals(r)
+            ratios[l2, k] = c["rqloop_l2_read_misses"] / c["rqloop_l2_read_accesses"]
+    assert all(ratios[l2, "vanilla"] > 0.98 for l2 in ("256KiB", "512KiB", "1MiB"))
+    c32 = [ratios[l2, "c32"] for l2 in ("256KiB", "512KiB", "1MiB")]
+    assert c32[0] > c32[1] > c32[2]
+    assert c32[0] < ratios["256KiB", "vanilla"]
