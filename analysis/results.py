@@ -92,17 +92,21 @@ def counters_table(runs) -> pd.DataFrame:
     return pd.concat([_with_config(r, r.counters) for r in runs], ignore_index=True)
 
 
-def offset_histogram(run: Run, view: str = "chunk", dump: int = None) -> pd.Series:
+# Dump 0 is the region of interest: the kernel's m5 dumpstats.  gem5 adds
+# its own final dump at exit (after the region), so "last" would be wrong.
+ROI_DUMP = 0
+
+
+def offset_histogram(run: Run, view: str = "chunk", dump: int = ROI_DUMP) -> pd.Series:
     """Bus transactions per page offset, all CPUs, modes and kinds summed.
 
     view "chunk": fills keyed by the 8-byte critical chunk that missed, as a
     P6 bus tracer sees them; "line": every transaction at its line base.
     """
     df = run.offsets
+    df = df[df["dump"] == dump]
     if df.empty:
         return pd.Series(dtype="int64")
-    dump = df["dump"].max() if dump is None else dump
-    df = df[df["dump"] == dump]
     off = df["offset"]
     if view == "line":
         off = off - off % run.layout["variant"]["line"]
@@ -153,8 +157,7 @@ def offset_summary(runs, view: str = "chunk") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def counter_totals(run: Run, dump: int = None) -> pd.Series:
+def counter_totals(run: Run, dump: int = ROI_DUMP) -> pd.Series:
     """Counters summed over CPUs and modes, by stat name."""
     df = run.counters
-    dump = df["dump"].max() if dump is None else dump
     return df[df["dump"] == dump].groupby("stat")["value"].sum()

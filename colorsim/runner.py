@@ -168,7 +168,12 @@ def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
                 proc = subprocess.Popen(config["command"], stdout=qlog,
                                         stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL)
-                rc = _watch(proc, partial, spec.timeout_s, progress)
+                try:
+                    rc = _watch(proc, partial, spec.timeout_s, progress)
+                finally:                      # Ctrl-C, or any error: no orphan
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
             reason = engine.judge_exit(rc)
             if reason:
                 qtail = (partial / "qemu.log").read_text(errors="replace")[-2000:]

@@ -188,3 +188,34 @@ def test_gem5_run_ppro4_end_to_end(tmp_path):
     assert summary["bus_rows"] > 0
     assert summary["config_checks"] == ["config.json matches the spec"]
     assert os.path.getsize(tmp_path / "run" / "console.log") > 0
+
+
+def test_gem5_run_directory_feeds_the_same_analysis(tmp_path):
+    # A gem5 run directory, as the runner leaves it, through load_run and
+    # the Figure 1 functions: the region of interest is dump 0, not gem5's
+    # final exit dump.
+    import json
+
+    from analysis.plots import plot_offsets
+    from analysis.results import load_run, offset_histogram, offsets_table
+    from colorsim.build import ensure_built
+
+    spec = _spec()
+    ensure_built([spec.variant.build_id], plugin=False, progress=lambda *_: None)
+    eng = Gem5Engine()
+    eng.write_inputs(spec, tmp_path)
+    shutil.copy(SAMPLE, tmp_path / "gem5" / "stats.txt")
+    (tmp_path / "gem5" / "board.pc.com_1.device").write_text("boot ok\n")
+    eng.collect(tmp_path)
+    shutil.copy(spec.layout_file, tmp_path / "layout.json")
+    cfg = spec.to_dict()
+    cfg.update(name="g", complete=True)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    run = load_run(tmp_path)
+    h = offset_histogram(run)
+    rows = run.offsets[run.offsets["offset"] == 1664]
+    dump0 = rows[rows["dump"] == 0]["count"].sum()
+    assert h[1664] == dump0 and dump0 != rows[rows["dump"] == 1]["count"].sum()
+    assert 20500 in set(rows[(rows["dump"] == 0) & (rows["kind"] == "read")]["count"])
+    assert set(offsets_table([run])["engine"]) == {"gem5"}
+    assert plot_offsets([run], tmp_path / "g.png").stat().st_size > 10000

@@ -70,6 +70,9 @@ def test_symbol_ranges(layouts):
         (ulo, uhi), = lay["ranges"]["user"]
         assert uhi > ulo and not (lo <= ulo < hi)
         assert lay["symbols"]["runqueue_lock"]["addr"] % 32 == 0
+        for r in ("spin_lock", "spin_unlock"):
+            lo, hi = lay["ranges"][r]
+            assert hi > lo == lay["symbols"][r]["addr"]
 
 
 def test_m5op_numbers_agree_with_the_kernel():

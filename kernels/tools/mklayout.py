@@ -26,7 +26,8 @@ WALK_FIELDS = ["has_cpu", "cpus_allowed", "policy", "counter", "processor",
 KEY_SYMBOLS = ["entry64", "mb_entry", "kmain", "schedule", "runqueue_walk",
                "runqueue_lock", "tasklist_lock", "runqueue_head",
                "aligned_data", "init_task_union", "jiffies", "trap",
-               "__user_text_start", "__user_text_end", "__kernel_end"]
+               "__user_text_start", "__user_text_end", "__kernel_end",
+               "spin_lock", "spin_unlock"]
 
 
 def parse_offsets(text):
@@ -100,6 +101,12 @@ def main():
             "rqloop": [walk["addr"], walk["addr"] + walk["size"]],
             "user": [[syms["__user_text_start"]["addr"],
                       syms["__user_text_end"]["addr"]]],
+            # where a lockmeter finds acquisitions and releases of
+            # runqueue_lock (symbols.runqueue_lock.addr is the lock word)
+            "spin_lock": [syms["spin_lock"]["addr"],
+                          syms["spin_lock"]["addr"] + syms["spin_lock"]["size"]],
+            "spin_unlock": [syms["spin_unlock"]["addr"],
+                            syms["spin_unlock"]["addr"] + syms["spin_unlock"]["size"]],
         },
         "images": {"elf64": "kernel.elf", "multiboot": "kernel.mb.elf"},
     }
