@@ -5,6 +5,7 @@
   run --machine M --kernel K    one run -> runs/<name>/
   plot offsets RUN [RUN ...]    Figure 1: transactions per page offset
   summary RUN [RUN ...]         the offset peaks and colored-line sums
+  table RUN [RUN ...] -o F      the tidy results table (CSV), config on every row
   figure1                       the README's experiment: vanilla vs c32 + plot
 """
 
@@ -116,6 +117,22 @@ def cmd_summary(a):
     print_summary(offset_summary(runs, view=a.view))
 
 
+def cmd_table(a):
+    from analysis.results import (counters_table, load_run, offset_summary,
+                                  offsets_table)
+    runs = [load_run(p) for p in a.runs]
+    make = {"offsets": offsets_table, "counters": counters_table,
+            "summary": offset_summary}[a.what]
+    df = make(runs)
+    if a.output is None:
+        print(df.to_csv(index=False), end="")
+        return
+    tmp = a.output.with_name(a.output.name + ".tmp")
+    df.to_csv(tmp, index=False)
+    tmp.replace(a.output)
+    print(f"table: {len(df)} rows from {len(runs)} runs -> {a.output}")
+
+
 def print_summary(df):
     import pandas as pd
     with pd.option_context("display.width", 200, "display.max_columns", 20):
@@ -181,6 +198,12 @@ def build_parser():
     s.add_argument("runs", nargs="+", type=Path)
     s.add_argument("--view", choices=["chunk", "line"], default="chunk")
     s.set_defaults(func=cmd_summary)
+
+    t = sub.add_parser("table", help="tidy results table of runs (CSV)")
+    t.add_argument("runs", nargs="+", type=Path)
+    t.add_argument("--what", choices=["offsets", "counters", "summary"], default="counters")
+    t.add_argument("-o", "--output", type=Path, help="CSV file (default: stdout)")
+    t.set_defaults(func=cmd_table)
 
     f = sub.add_parser("figure1", help="vanilla vs colored offsets + plot")
     add_run_options(f, kernel_required=False)

@@ -256,3 +256,16 @@ def test_table2_shape_across_l2_sizes(tmp_path):
     c32 = [ratios[l2, "c32"] for l2 in ("256KiB", "512KiB", "1MiB")]
     assert c32[0] > c32[1] > c32[2]
     assert c32[0] < ratios["256KiB", "vanilla"]
+
+
+def test_cli_table_exports_tidy_rows(figure1, tmp_path, capsys):
+    out = tmp_path / "t.csv"
+    assert cli_main(["table", *(str(r.path) for r in figure1), "--what",
+                     "offsets", "-o", str(out)]) == 0
+    import pandas as pd
+    df = pd.read_csv(out)
+    assert {"run", "machine", "l2_size", "kernel", "colors", "tasks", "offset",
+            "count"} <= set(df.columns)
+    assert set(df["kernel"]) == {"vanilla", "c32"}
+    assert cli_main(["table", str(tmp_path)]) == 2
+    assert "not a run directory" in capsys.readouterr().err

@@ -72,10 +72,22 @@ struct task_struct {
   void *arg;
   uint64_t nvcsw;               // context switches into this task
   char comm[16];
-  uint8_t rest[1664 - 0xb0];    // timers, creds, rlimits, fxsr area, ...
+  uint8_t rest[1664 - 0xa8];    // timers, creds, rlimits, fxsr area, ...
 };
 
+// The layout the experiment depends on, checked at compile time: Linux
+// 2.4.4's i386 offsets, the walk's fields in the one line 0x20-0x3f, and the
+// size of a 2.4 SMP task_struct (about 1.6-1.7 KiB).
 #define TASK_STRUCT_SIZE 1664
+_Static_assert(offsetof(struct task_struct, need_resched) == 0x14, "need_resched");
+_Static_assert(offsetof(struct task_struct, counter) == 0x20, "counter");
+_Static_assert(offsetof(struct task_struct, mm) == 0x2c, "mm");
+_Static_assert(offsetof(struct task_struct, has_cpu) == 0x30, "has_cpu");
+_Static_assert(offsetof(struct task_struct, cpus_allowed) == 0x38, "cpus_allowed");
+_Static_assert(offsetof(struct task_struct, run_list.next) == 0x3c, "run_list");
+_Static_assert(offsetof(struct task_struct, next_task) == 0x48, "next_task");
+_Static_assert(offsetof(struct task_struct, rest) == 0xa8, "rest");
+_Static_assert(sizeof(struct task_struct) == TASK_STRUCT_SIZE, "task_struct size");
 
 // The 8 KiB block: a task_struct near the base, the kernel stack above it.
 union task_union {
