@@ -2,7 +2,7 @@
 #pragma once
 
 #define NR_CPUS       8        // CPUs the testbed brings online at most
-#define NR_TASKS_MAX  4100     // workload tasks + idle tasks
+#define NR_WORKLOAD_MAX 4096   // workload processes (colorsim/runspec.py agrees)
 #define PAGE_SIZE     4096
 #define PAGE_SHIFT    12
 #define THREAD_SIZE   8192     // task_union: task_struct + kernel stack

@@ -24,7 +24,7 @@ struct wl_proc {
   uint32_t burst;
 };
 
-static struct wl_proc procs[NR_TASKS_MAX];
+static struct wl_proc procs[NR_WORKLOAD_MAX];
 static struct wait_queue_head baton;
 
 // "System call": wake the next sleeper, then sleep until woken.
@@ -74,8 +74,8 @@ void
 workload_start(int n, uint32_t burst, uint32_t len)
 {
   init_waitqueue_head(&baton);
-  if (n > NR_TASKS_MAX - NR_CPUS)
-    panic("workload: %d tasks is more than the kernel's %d", n, NR_TASKS_MAX - NR_CPUS);
+  if (n < 1 || n > NR_WORKLOAD_MAX)
+    panic("workload: %d tasks is outside the kernel's 1..%d", n, NR_WORKLOAD_MAX);
   if (len > PAGE_SIZE)
     len = PAGE_SIZE;
   for (int i = 0; i < n; i++) {
