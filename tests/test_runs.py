@@ -269,3 +269,24 @@ def test_cli_table_exports_tidy_rows(figure1, tmp_path, capsys):
     assert set(df["kernel"]) == {"vanilla", "c32"}
     assert cli_main(["table", str(tmp_path)]) == 2
     assert "not a run directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("machine", ["ppro4", "piii8"])
+def test_cli_gem5_dry_run_without_gem5(machine, monkeypatch, capsys):
+    monkeypatch.delenv("GEM5", raising=False)
+    assert cli_main(["run", "--machine", machine, "--kernel", "c32",
+                     "--engine", "gem5", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    m = get_machine(machine)
+    assert "$GEM5" in out and "configs/gem5/run_fs.py" in out
+    assert f"{m.processor.cpus} x timing" in out
+    assert f"{m.caches.l2.size // 1024}KiB" in out or f"{m.caches.l2.size >> 20}MiB" in out
+    assert "prefetcher=none" in out and "0xfe0" in out
+
+
+def test_cli_gem5_without_gem5_is_refused(monkeypatch, capsys, tmp_path):
+    monkeypatch.delenv("GEM5", raising=False)
+    assert cli_main(["run", "--kernel", "c32", "--engine", "gem5",
+                     "--out", str(tmp_path)]) == 2
+    assert "GEM5" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
