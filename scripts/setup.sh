@@ -6,23 +6,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(qemu-system-x86 scons gcc binutils python3-pip)
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+updated=""
+apt_install() {
+  [ -n "$updated" ] || { $SUDO apt-get update -qq; updated=1; }
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    --no-install-recommends "$@" >/dev/null
+}
+
+packages=(qemu-system-x86 scons gcc binutils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
-    --no-install-recommends "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}"
 fi
 
 if ! python3 -c "import pandas, matplotlib, pytest" 2>/dev/null; then
   echo "setup: installing Python packages from requirements.txt"
-  python3 -m pip install -q -r requirements.txt
+  if ! python3 -m pip install -q -r requirements.txt; then
+    # Debian's own python3 refuses pip installs (PEP 668): use its packages.
+    echo "setup: pip refused; installing Debian's python3 packages instead"
+    apt_install python3-pandas python3-matplotlib python3-pytest
+  fi
 fi
 
 echo "setup: building the plugin and the default kernels"
