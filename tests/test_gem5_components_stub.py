@@ -1,16 +1,29 @@
-"""Exercise configs/gem5/testbed_components.py against stand-in gem5 modules.
+"""Exercise configs/gem5/ against stand-in gem5 modules.
 
-gem5 is not installable here, so tiny fakes of the few stdlib classes the
-module uses let the composition and wiring code run: every cache is built
-with the machine's geometry, no prefetcher, the monitor sits between the
-bus and memory, and the post-construction check refuses a wrong cache.
-This checks our code, not gem5's behaviour.
+gem5 cannot be installed here, so small fakes of the stdlib classes the
+configuration uses let the composition, wiring and exit-event code run.
+The fakes copy the *interfaces* of gem5 v24.0.0.1 as read from its sources
+(constructor keywords, required parameters, port names, defaults, the order
+in which the board calls its components), so a misspelt keyword, a wrong
+port name or an out-of-order call fails here first:
+
+* ``src/mem/cache/Cache.py`` (BaseCache: required size, assoc, tag/data/
+  response latency, mshrs, tgts_per_mshr; ``prefetcher`` defaults to NULL),
+* ``src/mem/CommMonitor.py`` (ports ``cpu_side_port``/``mem_side_port``),
+* ``src/mem/XBar.py`` (SystemXBar ``width``, ``snoop_filter.max_capacity``),
+* ``src/python/gem5/components/...`` (X86Board, SimpleProcessor,
+  BaseCPUCore, SingleChannelSimpleMemory, KernelDiskWorkload),
+* ``src/python/gem5/simulate/{simulator,exit_event}.py``.
+
+This checks our code against those interfaces, not gem5's behaviour.
 """
 
 import importlib.util
+import json
 import sys
 import types
 from enum import Enum
+from pathlib import Path
 
 import pytest
 
@@ -20,7 +33,14 @@ from colorsim.machine import load_machines
 from colorsim.runspec import RunSpec, Workload
 from colorsim.variants import parse_variant
 
-NULL = object()
+CONFIG = ROOT / "configs" / "gem5"
+
+
+class NullSimObject:
+    """m5.params.NULL (one instance)."""
+
+
+NULL = NullSimObject()
 
 
 class Port:
@@ -29,126 +49,428 @@ class Port:
 
 
 class SimObj:
+    """A SimObject with a closed set of parameters and ports.
+
+    Unknown keywords or attributes raise, as gem5 does ("has no parameter").
+    Ports are created on first use; assigning a port to a port binds them.
+    """
+
+    PARAMS = {}            # name -> default (REQUIRED: must be given)
+    PORTS = ()
+    CHILDREN = ()
+
     def __init__(self, **kw):
+        object.__setattr__(self, "_v", dict(self.PARAMS))
         for k, v in kw.items():
-            object.__setattr__(self, k, v)
+            setattr(self, k, v)
+        missing = [k for k, v in self._v.items() if v is REQUIRED]
+        if missing:
+            raise TypeError(f"{type(self).__name__} needs {missing}")
 
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
-        port = Port(self, name)
-        object.__setattr__(self, name, port)
-        return port
+        if name in self._v:
+            return self._v[name]
+        if name in self.PORTS:
+            port = Port(self, name)
+            object.__setattr__(self, name, port)
+            return port
+        raise AttributeError(f"{type(self).__name__} has no {name!r}")
 
     def __setattr__(self, name, value):
-        if isinstance(value, Port):          # gem5's port binding
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        elif name in self.PORTS:
+            if not isinstance(value, Port):
+                raise TypeError(f"{name} needs a port")
             cur = getattr(self, name)
             cur.peers.append(value)
             value.peers.append(cur)
+        elif name in self._v:
+            self._v[name] = value
+        elif isinstance(value, (SimObj, list)) or name in self.CHILDREN:
+            object.__setattr__(self, name, value)       # a child
         else:
-            object.__setattr__(self, name, value)
+            raise AttributeError(f"{type(self).__name__} has no parameter "
+                                 f"{name!r}")
 
 
-class Cache(SimObj):
-    def __init__(self, size, assoc, prefetcher=None, writeback_clean=False,
-                 **kw):
-        super().__init__(size=int(size.rstrip("B")), assoc=assoc,
-                         prefetcher=StridePF() if prefetcher is None
-                         else prefetcher,
-                         writeback_clean=writeback_clean, **kw)
+REQUIRED = object()
 
 
-class StridePF(SimObj):
+class StridePrefetcher(SimObj):
     pass
 
 
-class Core:
-    def __init__(self):
-        self.core = SimObj()
+class Cache(SimObj):
+    PARAMS = {"size": REQUIRED, "assoc": REQUIRED, "tag_latency": REQUIRED,
+              "data_latency": REQUIRED, "response_latency": REQUIRED,
+              "mshrs": REQUIRED, "tgts_per_mshr": REQUIRED,
+              "write_buffers": 8, "demand_mshr_reserve": 1,
+              "is_read_only": False, "prefetcher": NULL,
+              "writeback_clean": False, "clusivity": "mostly_incl",
+              "addr_ranges": ["AllMemory"], "sequential_access": False}
+    PORTS = ("cpu_side", "mem_side")
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self._v["size"] = int(str(self._v["size"]).rstrip("B"))
+
+
+class SnoopFilter(SimObj):
+    PARAMS = {"lookup_latency": 1, "max_capacity": "8MiB"}
+
+
+class _XBar(SimObj):
+    PARAMS = {"width": 16}
+    PORTS = ("cpu_side_ports", "mem_side_ports", "default")
+    CHILDREN = ("badaddr_responder",)
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        object.__setattr__(self, "snoop_filter", SnoopFilter())
+
+
+class SystemXBar(_XBar):
+    pass
+
+
+class L2XBar(_XBar):
+    PARAMS = {"width": 32}
+
+
+class IOXBar(SimObj):
+    PARAMS = {"width": 16}
+    PORTS = ("cpu_side_ports", "mem_side_ports", "default")
+
+
+class BadAddr(SimObj):
+    PORTS = ("pio",)
+
+
+class CommMonitor(SimObj):
+    PARAMS = {"sample_period": "1ms", "read_addr_mask": "MaxAddr",
+              "write_addr_mask": "MaxAddr", "disable_addr_dists": True,
+              "disable_latency_hists": False}
+    PORTS = ("cpu_side_port", "mem_side_port")
+
+
+class CPU(SimObj):
+    PORTS = ("icache_port", "dcache_port")
+
+
+class O3CPU(CPU):
+    PARAMS = {"fetchBufferSize": 64}
+
+
+class SimpleCore:
+    """BaseCPUCore: the BaseCPU is ``core``; the connect_* signatures."""
+
+    def __init__(self, cpu_type):
+        self.core = O3CPU() if cpu_type.name == "O3" else CPU()
         self.links = {}
 
-    def connect_icache(self, p): self.links["icache"] = p
-    def connect_dcache(self, p): self.links["dcache"] = p
-    def connect_walker_ports(self, a, b): self.links["walkers"] = (a, b)
-    def connect_interrupt(self, a, b): self.links["interrupt"] = (a, b)
+    def connect_icache(self, port):
+        self.core.icache_port = port
+
+    def connect_dcache(self, port):
+        self.core.dcache_port = port
+
+    def connect_walker_ports(self, port1, port2):
+        self.links["walkers"] = (port1, port2)
+
+    def connect_interrupt(self, interrupt_requestor=None,
+                          interrupt_responce=None):
+        self.links["interrupt"] = (interrupt_requestor, interrupt_responce)
 
 
-class Hierarchy(SimObj):
-    def __init__(self):
+class SimpleProcessor:
+    def __init__(self, cpu_type, num_cores, isa):
+        self.cpu_type, self.isa = cpu_type, isa
+        self.cores = [SimpleCore(cpu_type) for _ in range(num_cores)]
+
+    def get_cores(self):
+        return self.cores
+
+    def get_num_cores(self):
+        return len(self.cores)
+
+    def get_isa(self):
+        return self.isa
+
+    def incorporate_processor(self, board):
+        board.mem_mode = "atomic" if self.cpu_type.name == "ATOMIC" \
+            else "timing"
+
+
+class SimpleMemory(SimObj):
+    PARAMS = {"latency": "30ns", "latency_var": "0ns",
+              "bandwidth": "12.8GiB/s", "range": None}
+    PORTS = ("port",)
+
+
+class SingleChannelSimpleMemory(SimObj):
+    CHILDREN = ("module",)
+
+    def __init__(self, latency, latency_var, bandwidth, size):
+        super().__init__()
+        self.module = SimpleMemory(latency=latency, latency_var=latency_var,
+                                   bandwidth=bandwidth)
+        self._size = int(size.rstrip("B"))
+
+    def get_size(self):
+        return self._size
+
+    def set_memory_range(self, ranges):
+        assert len(ranges) == 1 and ranges[0] == ("range", self._size)
+        self.module.range = ranges[0]
+
+    def get_mem_ports(self):
+        return [(self.module.range, self.module.port)]
+
+    def incorporate_memory(self, board):
         pass
 
 
-class Processor:
-    def __init__(self, cpu_type, isa, num_cores):
-        self.cpu_type, self._cores = cpu_type, [Core() for _ in
-                                                range(num_cores)]
+class AbstractClassicCacheHierarchy(SimObj):
+    """Its base sets ``_root`` in __init__; subclasses provide the rest."""
 
-    def get_cores(self): return self._cores
-    def get_num_cores(self): return len(self._cores)
+    def __init__(self):
+        super().__init__()
+        self._root = "CacheNode(root)"
+
+    def is_ruby(self):
+        return False
+
+    def incorporate_cache(self, board):
+        raise NotImplementedError
+
+    def get_mem_side_port(self):
+        raise NotImplementedError
+
+    def get_cpu_side_port(self):
+        raise NotImplementedError
 
 
-class Memory(SimObj):
-    def get_mem_ports(self):
-        return [("range", self.port)]
+class X86Board(SimObj):
+    """The v24 order: ranges and I/O set-up in the constructor (which takes
+    the hierarchy's membus ports), components connected in
+    ``_pre_instantiate`` (memory, caches, processor)."""
 
+    PARAMS = {"cache_line_size": 64, "mem_mode": "atomic",
+              "exit_on_work_items": False, "m5ops_base": 0}
+    PORTS = ("system_port",)
+    CHILDREN = ("processor", "memory", "cache_hierarchy", "bridge",
+                "apicbridge", "iobus")
 
-class Board(SimObj):
     def __init__(self, clk_freq, processor, memory, cache_hierarchy):
-        super().__init__(clk_freq=clk_freq, processor=processor,
-                         memory=memory, cache_hierarchy=cache_hierarchy,
-                         mem_ranges=["r"])
+        super().__init__()
+        self._clk_freq = clk_freq
+        self.processor, self.memory = processor, memory
+        self.cache_hierarchy = cache_hierarchy
+        self._checkpoint = None
+        # _setup_memory_ranges
+        memory.set_memory_range([("range", memory.get_size())])
+        self.mem_ranges = ["data", "io"]
+        # _setup_board -> _setup_io_devices
+        self.iobus = IOXBar()
+        self._bridge_peer = cache_hierarchy.get_mem_side_port()
+        self._apicbridge_peer = cache_hierarchy.get_cpu_side_port()
+        self.m5ops_base = 0xFFFF0000
 
-    def connect_system_port(self, p): self.system_port = p
-    def get_processor(self): return self.processor
-    def get_memory(self): return self.memory
-    def has_coherent_io(self): return True
-    def get_mem_side_coherent_io_port(self): return Port(self, "io")
-    def set_kernel_disk_workload(self, **kw): self.workload_kw = kw
+    def get_processor(self):
+        return self.processor
+
+    def get_memory(self):
+        return self.memory
+
+    def get_cache_hierarchy(self):
+        return self.cache_hierarchy
+
+    def get_cache_line_size(self):
+        return self.cache_line_size
+
+    def connect_system_port(self, port):
+        self.system_port = port
+
+    def has_coherent_io(self):
+        return True
+
+    def get_mem_side_coherent_io_port(self):
+        return self.iobus.mem_side_ports
+
+    def _pre_instantiate(self, full_system=None):
+        self.memory.incorporate_memory(self)
+        self.cache_hierarchy.incorporate_cache(self)
+        self.processor.incorporate_processor(self)
+
+    def set_kernel_disk_workload(self, kernel, disk_image, bootloader=None,
+                                 disk_device=None, readfile=None,
+                                 readfile_contents=None, kernel_args=None,
+                                 exit_on_work_items=True, checkpoint=None):
+        self._object_file = kernel.get_local_path()
+        self._command_line = " ".join(kernel_args).format(
+            root_value="/dev/hda" + (disk_image.get_root_partition() or ""),
+            disk_device="/dev/hda")
+        self._disk_file = disk_image.get_local_path()
+        self.exit_on_work_items = exit_on_work_items
+        if checkpoint:
+            if not isinstance(checkpoint, Path):
+                raise Exception("Checkpoints must be passed as a Path or an "
+                                "CheckpointResource.")
+            self._checkpoint = checkpoint
 
 
-def _install_fakes(monkeypatch):
+class FileResource:
+    def __init__(self, local_path, id=None, resource_version=None,
+                 description=None, source=None, downloader=None, **kwargs):
+        self._local_path = local_path
+
+    def get_local_path(self):
+        if not Path(self._local_path).is_file():
+            raise Exception(f"FileResource path specified, "
+                            f"'{self._local_path}', is not a file.")
+        return self._local_path
+
+
+class KernelResource(FileResource):
+    pass
+
+
+class DiskImageResource(FileResource):
+    def __init__(self, local_path, root_partition=None, **kwargs):
+        super().__init__(local_path, **kwargs)
+        self._root_partition = root_partition
+
+    def get_root_partition(self):
+        return self._root_partition
+
+
+def overrides(base):
+    def check(method):
+        assert method.__name__ in dir(base), method.__name__
+        return method
+    return check
+
+
+class ExitEvent(Enum):
+    """gem5/simulate/exit_event.py (names and cause strings used here)."""
+
+    EXIT = "exit"
+    WORKBEGIN = "workbegin"
+    WORKEND = "workend"
+    SWITCHCPU = "switchcpu"
+    FAIL = "fail"
+    CHECKPOINT = "checkpoint"
+    SCHEDULED_TICK = "scheduled tick exit"
+    MAX_TICK = "max tick"
+    USER_INTERRUPT = "user interupt"
+    SIMPOINT_BEGIN = "simpoint begins"
+    MAX_INSTS = "number of instructions reached"
+
+
+CAUSES = {"m5_exit instruction encountered": ExitEvent.EXIT,
+          "m5_fail instruction encountered": ExitEvent.FAIL,
+          "checkpoint": ExitEvent.CHECKPOINT,
+          "simulate() limit reached": ExitEvent.MAX_TICK}
+MAX_TICK = 2**64 - 1
+
+
+class Simulator:
+    """The v24 constructor and run loop, driven by a scripted exit list."""
+
+    script = []            # exit causes, consumed by run()
+
+    def __init__(self, board, full_system=None, on_exit_event=None,
+                 expected_execution_order=None, checkpoint_path=None,
+                 max_ticks=MAX_TICK, id=None):
+        self.board, self.handlers = board, dict(on_exit_event or {})
+        self.max_ticks, self.tick, self.cause = max_ticks, 0, None
+
+    def run(self, max_ticks=None):
+        if max_ticks:
+            self.max_ticks = max_ticks
+        self.board._pre_instantiate()
+        self.restored_from = self.board._checkpoint
+        while True:
+            self.cause = self.script.pop(0)
+            self.tick += 1000
+            handler = self.handlers.get(CAUSES[self.cause])
+            stop = next(handler) if handler else \
+                CAUSES[self.cause] in (ExitEvent.EXIT, ExitEvent.FAIL,
+                                       ExitEvent.MAX_TICK)
+            if stop:
+                return
+
+    def save_checkpoint(self, checkpoint_dir):
+        d = Path(checkpoint_dir)
+        d.mkdir()                       # gem5: only the last component
+        (d / "m5.cpt").write_text("[root]\n")
+
+    def get_last_exit_event_cause(self):
+        return self.cause
+
+    def get_current_tick(self):
+        return self.tick
+
+
+def _install_fakes(monkeypatch, outdir="."):
     mods = {
-        "m5": {}, "m5.objects": dict(
-            NULL=NULL, BadAddr=SimObj, Cache=Cache, CommMonitor=SimObj,
-            L2XBar=SimObj, Port=Port, SystemXBar=SimObj),
+        "m5": {"options": types.SimpleNamespace(outdir=str(outdir)),
+               "MaxTick": MAX_TICK},
+        "m5.objects": dict(
+            BadAddr=BadAddr, Cache=Cache, CommMonitor=CommMonitor,
+            L2XBar=L2XBar, Port=Port, SystemXBar=SystemXBar),
+        "m5.params": {"NULL": NULL, "Port": Port},
         "gem5": {}, "gem5.components": {},
         "gem5.components.boards": {},
-        "gem5.components.boards.abstract_board": {"AbstractBoard": Board},
-        "gem5.components.boards.x86_board": {"X86Board": Board},
+        "gem5.components.boards.abstract_board": {"AbstractBoard": X86Board},
+        "gem5.components.boards.x86_board": {"X86Board": X86Board},
         "gem5.components.cachehierarchies": {},
         "gem5.components.cachehierarchies.classic": {},
         "gem5.components.cachehierarchies.classic."
         "abstract_classic_cache_hierarchy": {
-            "AbstractClassicCacheHierarchy": Hierarchy},
+            "AbstractClassicCacheHierarchy": AbstractClassicCacheHierarchy},
         "gem5.components.memory": {},
         "gem5.components.memory.simple": {
-            "SingleChannelSimpleMemory": Memory},
+            "SingleChannelSimpleMemory": SingleChannelSimpleMemory},
         "gem5.components.processors": {},
         "gem5.components.processors.cpu_types": {"CPUTypes": Enum(
-            "CPUTypes", "ATOMIC TIMING O3 KVM MINOR")},
+            "CPUTypes", "ATOMIC KVM O3 TIMING MINOR")},
         "gem5.components.processors.simple_processor": {
-            "SimpleProcessor": Processor},
+            "SimpleProcessor": SimpleProcessor},
         "gem5.isas": {"ISA": Enum("ISA", "X86 ARM RISCV")},
         "gem5.resources": {},
-        "gem5.resources.resource": {"DiskImageResource": SimObj,
-                                    "KernelResource": SimObj},
-        "gem5.utils": {}, "gem5.utils.override": {
-            "overrides": lambda base: (lambda f: f)},
+        "gem5.resources.resource": {"DiskImageResource": DiskImageResource,
+                                    "KernelResource": KernelResource},
+        "gem5.simulate": {},
+        "gem5.simulate.exit_event": {"ExitEvent": ExitEvent},
+        "gem5.simulate.simulator": {"Simulator": Simulator},
+        "gem5.utils": {}, "gem5.utils.override": {"overrides": overrides},
     }
     for name, attrs in mods.items():
         mod = types.ModuleType(name)
         mod.__dict__.update(attrs)
         monkeypatch.setitem(sys.modules, name, mod)
-    path = ROOT / "configs" / "gem5" / "testbed_components.py"
-    spec = importlib.util.spec_from_file_location("_tc_under_test", path)
-    tc = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tc)
-    return tc
+    # run_fs.py imports these two by their plain names and puts its own
+    # directory on sys.path; both are undone after the test.
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    _load(monkeypatch, "testbed_params", "testbed_params.py")
+    return _load(monkeypatch, "testbed_components", "testbed_components.py")
+
+
+def _load(monkeypatch, name, filename):
+    spec = importlib.util.spec_from_file_location(name, CONFIG / filename)
+    mod = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, mod)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 @pytest.fixture
-def tc(monkeypatch):
-    return _install_fakes(monkeypatch)
+def tc(monkeypatch, tmp_path):
+    return _install_fakes(monkeypatch, tmp_path)
 
 
 def _params(name, cpu="timing", l2=None):
@@ -164,9 +486,12 @@ def _params(name, cpu="timing", l2=None):
 def test_build_and_wire(tc, name, l2):
     prm = _params(name, l2=l2)
     board = tc.build_board(prm)
-    assert board.cache_line_size == 32
     h = board.cache_hierarchy
-    h.incorporate_cache(board)                 # runs check_hierarchy too
+    # The board took the membus ports while it was being constructed.
+    assert board._bridge_peer is h.membus.mem_side_ports
+    assert board._apicbridge_peer is h.membus.cpu_side_ports
+    assert board.cache_line_size == 32
+    board._pre_instantiate()                   # runs check_hierarchy too
     n = prm["processor"]["num_cores"]
     for level in ("l1i", "l1d", "l2"):
         caches = getattr(h, f"{level}caches")
@@ -174,42 +499,157 @@ def test_build_and_wire(tc, name, l2):
         for c in caches:
             assert (c.size, c.assoc) == (prm["caches"][level]["size"],
                                          prm["caches"][level]["assoc"])
-            assert c.prefetcher is NULL
+            assert c.prefetcher is NULL and c.writeback_clean is False
+    assert all(c.is_read_only for c in h.l1icaches)
     mon = h.mem_monitor
     assert mon.read_addr_mask == mon.write_addr_mask == 0xFE0
     assert mon.disable_addr_dists is False
-    assert board.memory.port in mon.mem_side_port.peers
+    assert board.memory.module.port in mon.mem_side_port.peers
     assert h.membus.mem_side_ports in mon.cpu_side_port.peers
+    assert h.membus.mem_side_ports not in board.memory.module.port.peers
     core = board.processor.get_cores()[0]
-    assert core.links["dcache"] is h.l1dcaches[0].cpu_side
+    assert h.l1dcaches[0].cpu_side in core.core.dcache_port.peers
     assert h.l2caches[0].mem_side in h.membus.cpu_side_ports.peers
+    assert core.links["interrupt"] == (h.membus.mem_side_ports,
+                                       h.membus.cpu_side_ports)
+    assert core.links["walkers"] == (h.l2buses[0].cpu_side_ports,) * 2
+    assert h.iocache.prefetcher is NULL
+    assert board.iobus.mem_side_ports in h.iocache.cpu_side.peers
+    assert h.membus.cpu_side_ports in board.system_port.peers
+    cap = prm["membus"]["snoop_filter_max_capacity"]
+    assert h.membus.snoop_filter.max_capacity == f"{cap}B"
+    assert h.membus.width == prm["membus"]["width"]
+
+
+def test_snoop_filter_covers_every_cache(tc):
+    for name in ("ppro4", "piii8"):
+        prm = _params(name, l2="1MiB")
+        above = prm["processor"]["num_cores"] * sum(
+            prm["caches"][lvl]["size"] for lvl in ("l1i", "l1d", "l2"))
+        assert prm["membus"]["snoop_filter_max_capacity"] >= 2 * above
+        assert prm["membus"]["snoop_filter_max_capacity"] >= 8 << 20
 
 
 def test_o3_fetch_buffer(tc):
     prm = _params("ppro4", cpu="o3")
     proc = tc.make_processor(prm["processor"])
     assert all(c.core.fetchBufferSize == 32 for c in proc.get_cores())
+    with pytest.raises(AttributeError):     # only O3 has the parameter
+        tc.make_processor(dict(prm["processor"], stdlib_cpu_type="TIMING"))
 
 
 def test_check_refuses_16way_l2(tc):
     prm = _params("ppro4")
     board = tc.build_board(prm)
+    board._pre_instantiate()
     h = board.cache_hierarchy
-    h.incorporate_cache(board)
     h.l2caches[2].assoc = 16
-    h.l1dcaches[0].prefetcher = StridePF()
+    h.l1dcaches[0].prefetcher = StridePrefetcher()
     with pytest.raises(AssertionError) as e:
         tc.check_hierarchy(h, board)
     assert "l2[2]" in str(e.value) and "16-way" in str(e.value)
     assert "l1d[0] has prefetcher" in str(e.value)
 
 
-def test_workload_restore(tc, tmp_path):
+def test_check_refuses_late_line_size(tc):
     prm = _params("ppro4")
     board = tc.build_board(prm)
+    board.cache_line_size = 64
+    with pytest.raises(AssertionError, match="cache_line_size is 64"):
+        board._pre_instantiate()
+
+
+def test_workload_restore(tc, tmp_path):
+    prm = _params("ppro4")
+    prm["kernel"]["path"] = str(tmp_path / "kernel.elf")
+    Path(prm["kernel"]["path"]).write_bytes(b"\x7fELF")
+    (tmp_path / "disk.img").write_bytes(b"")
+    board = tc.build_board(prm)
     tc.set_workload(board, prm, tmp_path / "disk.img",
-                    checkpoint=tmp_path / "cpt")
-    kw = board.workload_kw
-    assert kw["kernel_args"] == [prm["kernel"]["cmdline"]]
-    assert kw["checkpoint"] == tmp_path / "cpt"
-    assert kw["exit_on_work_items"] is False
+                    checkpoint=str(tmp_path / "cpt"))
+    assert board._command_line == prm["kernel"]["cmdline"]
+    assert board._checkpoint == tmp_path / "cpt"
+    assert board.exit_on_work_items is False
+    assert board._disk_file == str(tmp_path / "disk.img")
+
+
+# -- run_fs.py: phases and exit events ---------------------------------
+
+def _run_fs(monkeypatch, tmp_path, phase, causes, extra=()):
+    outdir = tmp_path / "m5out"
+    outdir.mkdir(exist_ok=True)
+    _install_fakes(monkeypatch, outdir)
+    kernel = tmp_path / "kernel.elf"
+    kernel.write_bytes(b"\x7fELF")
+    m = load_machines()["ppro4"]
+    eng = Gem5Engine()
+    spec = RunSpec(m, parse_variant("vanilla", m), Workload(), engine="gem5")
+    d = eng.spec_dict(spec)
+    d["kernel"]["path"] = str(kernel)
+    spec_path = tmp_path / "gem5_spec.json"
+    spec_path.write_text(json.dumps(d))
+    run_fs = _load(monkeypatch, "_run_fs_under_test", "run_fs.py")
+    monkeypatch.setattr(Simulator, "script", list(causes))
+    seen = {}
+    real_run = Simulator.run
+
+    def spy(self, max_ticks=None):
+        seen["sim"], seen["max_ticks"] = self, max_ticks
+        return real_run(self, max_ticks)
+    monkeypatch.setattr(Simulator, "run", spy)
+    rc = run_fs.main(["--spec", str(spec_path), "--phase", phase, *extra])
+    info = json.loads((outdir / "run_info.json").read_text())
+    return rc, info, seen
+
+
+def test_run_fs_boot_saves_checkpoint(monkeypatch, tmp_path):
+    cpt = tmp_path / "new" / "cpt"
+    rc, info, seen = _run_fs(monkeypatch, tmp_path, "boot", ["checkpoint"],
+                             ["--checkpoint-dir", str(cpt)])
+    assert rc == 0 and (cpt / "m5.cpt").is_file()
+    assert info["checkpoint"] == str(cpt) and info["cpu_type"] == "atomic"
+    assert seen["sim"].board.mem_mode == "atomic"
+    assert seen["sim"].restored_from is None
+
+
+def test_run_fs_boot_without_checkpoint_op(monkeypatch, tmp_path):
+    rc, info, _ = _run_fs(monkeypatch, tmp_path, "boot",
+                          ["m5_exit instruction encountered"],
+                          ["--checkpoint-dir", str(tmp_path / "cpt")])
+    assert rc == 3 and info["checkpoint"] is None
+
+
+def test_run_fs_boot_at_tick(monkeypatch, tmp_path):
+    rc, info, seen = _run_fs(monkeypatch, tmp_path, "boot",
+                             ["simulate() limit reached"],
+                             ["--checkpoint-dir", str(tmp_path / "cpt"),
+                              "--checkpoint-at-tick", "5000"])
+    assert rc == 0 and seen["max_ticks"] == 5000
+    assert (tmp_path / "cpt" / "m5.cpt").is_file()
+
+
+def test_run_fs_measure_restores(monkeypatch, tmp_path):
+    cpt = tmp_path / "cpt"
+    cpt.mkdir()
+    (cpt / "m5.cpt").write_text("")
+    rc, info, seen = _run_fs(
+        monkeypatch, tmp_path, "measure",
+        ["checkpoint", "m5_exit instruction encountered"],
+        ["--cpu", "o3", "--checkpoint-dir", str(cpt)])
+    assert rc == 0 and info["exit"] == "m5_exit instruction encountered"
+    assert seen["sim"].restored_from == cpt
+    assert seen["sim"].board.mem_mode == "timing"
+    assert info["cpu_type"] == "o3" and seen["max_ticks"] is None
+
+
+def test_run_fs_measure_needs_checkpoint(monkeypatch, tmp_path):
+    with pytest.raises(SystemExit) as e:
+        _run_fs(monkeypatch, tmp_path, "measure", [],
+                ["--checkpoint-dir", str(tmp_path / "none")])
+    assert e.value.code == 2
+
+
+def test_run_fs_kernel_panic_is_an_error(monkeypatch, tmp_path):
+    rc, info, _ = _run_fs(monkeypatch, tmp_path, "full",
+                          ["m5_fail instruction encountered"])
+    assert rc == 4 and info["failed"] is True

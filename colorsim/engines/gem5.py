@@ -432,7 +432,8 @@ def describe_params(prm: dict) -> list[str]:
         f"iocache    {format_size(io['size'])} {io['assoc']}-way, "
         f"prefetcher=none (IDE DMA)",
         f"membus     {prm['membus']['kind']} coherent, width "
-        f"{prm['membus']['width']} B [assumed]",
+        f"{prm['membus']['width']} B [assumed], snoop filter max_capacity "
+        f"{format_size(prm['membus']['snoop_filter_max_capacity'])}",
         f"memory     {mem['kind']} {format_size(mem['size'])}, latency "
         f"{mem['latency']} (var {mem['latency_var']}), bandwidth "
         f"{mem['bandwidth']} [bandwidth assumed]",

@@ -61,9 +61,18 @@ def parse_args(argv=None):
                         "needed")
     args = p.parse_args(argv)
     phase = Phase.from_str(args.phase)
-    if phase in (Phase.BOOT, Phase.MEASURE) and not args.checkpoint_dir \
-            and not args.print_params:
+    if args.print_params:
+        return args
+    if phase in (Phase.BOOT, Phase.MEASURE) and not args.checkpoint_dir:
         p.error(f"--phase {phase.value} needs --checkpoint-dir")
+    if args.checkpoint_dir:
+        # gem5 reads and writes checkpoint paths relative to its cwd;
+        # make the one directory unambiguous for both phases.
+        args.checkpoint_dir = os.path.abspath(args.checkpoint_dir)
+    if phase is Phase.MEASURE and not os.path.isfile(
+            os.path.join(args.checkpoint_dir, "m5.cpt")):
+        p.error(f"no checkpoint at {args.checkpoint_dir} (m5.cpt missing); "
+                f"run --phase boot first")
     return args
 
 
@@ -96,10 +105,12 @@ def simulate(params, args):
     restore = args.checkpoint_dir if phase is Phase.MEASURE else None
     set_workload(board, params, disk, checkpoint=restore)
 
-    state = {"exit": None, "checkpoint": None}
+    state = {"exit": None, "checkpoint": None, "failed": False}
 
     def save_and_stop():
         while True:
+            # gem5 creates only the last path component of the directory.
+            os.makedirs(os.path.dirname(args.checkpoint_dir), exist_ok=True)
             simulator.save_checkpoint(args.checkpoint_dir)
             state["checkpoint"] = args.checkpoint_dir
             yield True
@@ -113,7 +124,14 @@ def simulate(params, args):
         while True:
             yield True
 
-    handlers = {ExitEvent.EXIT: stop(), ExitEvent.FAIL: stop()}
+    def fail():
+        # The kernel's panic() issues m5 fail: stop, and exit non-zero so
+        # the host does not read gem5's exit-time stats dump as the ROI.
+        while True:
+            state["failed"] = True
+            yield True
+
+    handlers = {ExitEvent.EXIT: stop(), ExitEvent.FAIL: fail()}
     if phase is Phase.BOOT:
         handlers[ExitEvent.CHECKPOINT] = save_and_stop()
         if args.checkpoint_at_tick is not None:
@@ -139,6 +157,10 @@ def simulate(params, args):
         json.dump(state, f, indent=2)
     print(f"colorsim: {phase.value} ended at tick {state['tick']}: "
           f"{state['exit']}")
+    if state["failed"]:
+        print("colorsim: the kernel issued m5 fail (kernel panic); see "
+              f"{params['console']} in the outdir", file=sys.stderr)
+        return 4
     if phase is Phase.BOOT and state["checkpoint"] is None:
         print("colorsim: the kernel exited before issuing the m5 checkpoint "
               "op (0x43); no checkpoint was written", file=sys.stderr)

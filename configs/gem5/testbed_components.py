@@ -20,7 +20,6 @@ them.
 from pathlib import Path
 
 from m5.objects import (
-    NULL,
     BadAddr,
     Cache,
     CommMonitor,
@@ -28,6 +27,7 @@ from m5.objects import (
     Port,
     SystemXBar,
 )
+from m5.params import NULL
 
 from gem5.components.boards.abstract_board import AbstractBoard
 from gem5.components.boards.x86_board import X86Board
@@ -83,6 +83,11 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         self._monitor = params["monitor"]
         self._line = params["board"]["cache_line_size"]
         self.membus = SystemXBar(width=params["membus"]["width"])
+        # The snoop filter only tracks lines; its capacity is a sanity
+        # bound in lines of the system's line size (8 MiB / 32 B by
+        # default), which eight full 1 MiB L2s plus their L1s exceed.
+        self.membus.snoop_filter.max_capacity = \
+            f"{params['membus']['snoop_filter_max_capacity']}B"
         self.membus.badaddr_responder = BadAddr()
         self.membus.default = self.membus.badaddr_responder.pio
 

@@ -33,6 +33,10 @@ X86BOARD_MAX_MEMORY = 3 * 1024**3
 CMDLINE_MAX = 511
 M5OPS_BASE = 0xFFFF0000
 CONSOLE_FILE = "board.pc.com_1.device"
+# gem5's SnoopFilter default max_capacity; it panics ("snoop filter
+# exceeded capacity") once it tracks more lines than capacity / line size.
+SNOOP_FILTER_DEFAULT = 8 * 1024**2
+IOCACHE_SIZE = 1024
 MONITOR_NAME = "mem_monitor"
 
 # Timing that machines.toml does not describe.  Every value here is an
@@ -217,8 +221,9 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
         },
         "caches": {level: cache_params(level, m["caches"][level], timing)
                    for level in ("l1i", "l1d", "l2")},
-        "iocache": {"size": 1024, "assoc": 8, "prefetcher": None},
-        "membus": {"kind": "SystemXBar", "width": timing["membus_width"]},
+        "iocache": {"size": IOCACHE_SIZE, "assoc": 8, "prefetcher": None},
+        "membus": {"kind": "SystemXBar", "width": timing["membus_width"],
+                   "snoop_filter_max_capacity": snoop_filter_capacity(m)},
         "memory": {
             "kind": "SingleChannelSimpleMemory",
             "size": int(m["memory"]["size"]),
@@ -238,6 +243,20 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
                    "cmdline": spec["kernel"]["cmdline"]},
         "console": CONSOLE_FILE,
     }
+
+
+def snoop_filter_capacity(machine: dict) -> int:
+    """Bytes the membus snoop filter may track: twice every cache above it.
+
+    The filter is exact (a map of lines), so its capacity changes no
+    timing; gem5's 8 MiB default is exactly eight 1 MiB L2s of 32-byte
+    lines, and the L1 lines the L2s no longer hold would overflow it.
+    """
+    caches = machine["caches"]
+    per_cpu = sum(caches[level]["size"] for level in ("l1i", "l1d", "l2"))
+    total = int(machine["processor"]["cpus"]) * per_cpu + IOCACHE_SIZE
+    mib = 1024**2
+    return max(SNOOP_FILTER_DEFAULT, -(-2 * total // mib) * mib)
 
 
 def expected_cache_table(params: dict) -> dict:
