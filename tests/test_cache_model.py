@@ -297,3 +297,53 @@ tramp_end:
     ap_reads = sorted(int(r["offset"]) for r in bus_rows(out)
                       if r["cpu"] == "1" and r["kind"] == "read")
     assert ap_reads == list(range(0, 0x400, 32))
+
+
+@needs_qemu
+def test_guest_smp_locked_rmw(tmp_path):
+    """The AP takes three lines CPU0 holds M: a locked RMW (LOCK prefix,
+    and XCHG with memory) is one RFO although round-robin TCG reports it
+    as a load then a store; a plain RMW is a READ then an INVALIDATE."""
+    elf, _ = build_guest(tmp_path, """
+\tm5 0x40                       /* resetstats */
+\tmovl $1, 0x50000              /* CPU0 holds three lines in M */
+\tmovl $1, 0x50020
+\tmovl $1, 0x50040
+\tmov $tramp, %esi              /* AP trampoline to 0x8000 (vector 8) */
+\tmov $0x8000, %edi
+\tmov $(tramp_end - tramp), %ecx
+\trep movsb
+\tmovl $0, 0xFEE00310
+\tmovl $0xC4500, 0xFEE00300     /* INIT, all excluding self */
+\tmovl $0xC4608, 0xFEE00300     /* SIPI, vector 8 */
+2:\tpause                        /* round-robin: let the AP run */
+\tcmpl $1, 0x50800
+\tjne 2b
+\tm5 0x41                       /* dumpstats */
+""", after="""
+\t.code16
+tramp:                          /* AP in real mode at 0800:0000 */
+\tmov $0x5000, %ax
+\tmov %ax, %ds
+\tlock incl 0x0                 /* locked RMW: one RFO */
+\txchg %eax, 0x20               /* implicitly locked: one RFO */
+\taddl $1, 0x40                 /* plain RMW: READ, then INVALIDATE */
+\tmovl $1, 0x800               /* flag at 0x50800: RFO */
+5:\thlt
+\tjmp 5b
+tramp_end:
+""")
+    out = run_guest(tmp_path, elf)
+    c = counters(out)
+    assert c[(0, 1, "kernel", "bus_rfo")] == 3
+    assert c[(0, 1, "kernel", "bus_read")] == 1
+    assert c[(0, 1, "kernel", "bus_invalidate")] == 1
+    assert c[(0, 1, "kernel", "hitm")] in (3, 4)   # + the flag's, if BIOS
+                                                    # left that line dirty
+    assert c[(0, 1, "kernel", "l1d_read_accesses")] == 3    # the R halves
+    assert c[(0, 1, "kernel", "l1d_write_accesses")] == 4
+    assert c[(0, 1, "kernel", "l1d_write_misses")] == 1     # the flag only
+    ap = sorted((r["kind"], int(r["offset"])) for r in bus_rows(out)
+                if r["cpu"] == "1")
+    assert ap == [("invalidate", 0x40), ("read", 0x40),
+                  ("rfo", 0x0), ("rfo", 0x20), ("rfo", 0x800)]

@@ -88,6 +88,35 @@ static unsigned pc_flags(uint64_t pc)
 	return f;
 }
 
+static int is_legacy_prefix(uint8_t b)
+{
+	return b == 0xf0 || b == 0xf2 || b == 0xf3 || b == 0x2e ||
+	       b == 0x36 || b == 0x3e || b == 0x26 || b == 0x64 ||
+	       b == 0x65 || b == 0x66 || b == 0x67;
+}
+
+/*
+ * Is this x86 instruction a locked RMW: a LOCK prefix, or XCHG with
+ * memory (86/87), which locks implicitly?  Round-robin TCG reports its
+ * access as a load then a store, and the load must already take the line
+ * for ownership (CM_F_LOCKED).  0x40-0x4f is skipped as REX; in 32-bit
+ * code those bytes are whole one-byte instructions with no memory access.
+ */
+static int insn_is_locked(const struct qemu_plugin_insn *insn)
+{
+	const uint8_t *b = qemu_plugin_insn_data(insn);
+	size_t n = qemu_plugin_insn_size(insn), i = 0;
+	int lock = 0;
+
+	if (b == NULL)
+		return 0;
+	for (; i < n && is_legacy_prefix(b[i]); i++)
+		lock |= b[i] == 0xf0;
+	for (; i < n && (b[i] & 0xf0) == 0x40; i++)
+		;
+	return lock || (i < n && (b[i] == 0x86 || b[i] == 0x87));
+}
+
 static void vcpu_tb_exec(unsigned int vcpu, void *udata);
 static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		     uint64_t vaddr, void *udata);
@@ -108,6 +137,8 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		unsigned f = pc_flags(qemu_plugin_insn_vaddr(insn));
 
 		count[(f & CM_F_USER) ? CM_USER : CM_KERNEL]++;
+		if (insn_is_locked(insn))
+			f |= CM_F_LOCKED;
 		qemu_plugin_register_vcpu_mem_cb(insn, vcpu_mem,
 						 QEMU_PLUGIN_CB_NO_REGS,
 						 QEMU_PLUGIN_MEM_RW,
@@ -156,8 +187,9 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (hw == NULL || qemu_plugin_hwaddr_is_io(hw))
 		return;
-	/* Stores, and locked RMW in either form (one RW access or R then
-	 * W), need ownership: cm_access treats store as RFO. */
+	/* Stores need ownership, and so does the load of a locked RMW
+	 * reported as R then W (CM_F_LOCKED, set at translation time); a
+	 * locked RMW reported as one RW access is a store. */
 	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
 		  1u << shift, store, (unsigned)(uintptr_t)udata);
 }

@@ -14,11 +14,13 @@
  *     L2 and its frame state always equals the L2 state of the same line
  *     (a store sets both to M), so a store that hits L1 in E or M needs
  *     no bus traffic and a snoop needs to look only at L2 to know.
- *   - Bus transactions: READ on a load miss, RFO on a store miss,
- *     INVALIDATE on a store to a Shared line, WRITEBACK when a Modified
- *     line leaves L2.  A snoop that hits a remote Modified line (HITM)
- *     supplies the data inside the same transaction: it is counted as
- *     `hitm`, not as another transaction.
+ *   - Bus transactions: READ on a load miss, RFO on a store miss (or a
+ *     locked RMW's load miss), INVALIDATE on a store (or locked load) to
+ *     a Shared line, WRITEBACK when a Modified line leaves L2.  A snoop
+ *     that hits a remote Modified line (HITM) supplies the data inside
+ *     the same transaction: it is counted as `hitm`, not as another
+ *     transaction.  On a READ the owner keeps a clean S copy (memory is
+ *     updated by the implicit write-back), so no WRITEBACK follows.
  *   - The monitor sees what a P6 bus tracer sees: a fill starts its burst
  *     at the critical 8-byte chunk, so READ/RFO are recorded at the
  *     missing access's address rounded down to 8; WRITEBACK/INVALIDATE
@@ -206,17 +208,18 @@ static int snoop(struct cm_model *m, unsigned self, uint64_t lineno,
 	return shared;
 }
 
-/* Start a READ or RFO for the access at paddr; returns the fill state. */
+/* Start a READ, or an RFO if `own`, for the access at paddr; returns the
+ * fill state. */
 static enum cm_state bus_fill(struct cm_model *m, unsigned cpu, unsigned mode,
-			      uint64_t paddr, int store)
+			      uint64_t paddr, int own)
 {
-	enum cm_kind kind = store ? CM_RFO : CM_READ;
+	enum cm_kind kind = own ? CM_RFO : CM_READ;
 	int hitm, shared;
 
 	shared = snoop(m, cpu, paddr >> m->line_shift, kind, &hitm);
 	bus_record(m, cpu, mode, kind, paddr & ~(uint64_t)(CM_CHUNK - 1));
 	m->cpu[cpu].ctr[mode].hitm += hitm;
-	if (store)
+	if (own)
 		return CM_M;
 	return shared ? CM_S : CM_E;
 }
@@ -258,38 +261,38 @@ static struct cm_line *l2_evict(struct cm_model *m, unsigned cpu,
 /*
  * An access that missed L1: look it up in L2, go to the bus if needed,
  * and return the L2 frame now holding the line with enough permission.
+ * `own` asks for ownership (M); `rq` says it is a run-queue-loop load.
  */
 static struct cm_line *l2_access(struct cm_model *m, unsigned cpu,
-				 unsigned mode, uint64_t paddr, int store,
-				 unsigned flags)
+				 unsigned mode, uint64_t paddr, int own,
+				 int rq)
 {
 	struct cm_cpu *p = &m->cpu[cpu];
 	uint64_t lineno = paddr >> m->line_shift;
 	struct cm_line *l2 = cache_find(&p->l2, lineno);
-	int rq = !store && (flags & CM_F_RQLOOP);
 
 	p->ctr[mode].l2_accesses++;
 	p->ctr[mode].rqloop_l2_read_accesses += rq;
 	if (l2 != NULL) {
 		cache_touch(&p->l2, l2);
-		if (store && l2->state == CM_S)
+		if (own && l2->state == CM_S)
 			bus_upgrade(m, cpu, mode, lineno);
-		if (store)
+		if (own)
 			l2->state = CM_M;
 		return l2;
 	}
 	p->ctr[mode].l2_misses++;
 	p->ctr[mode].rqloop_l2_read_misses += rq;
 	l2 = l2_evict(m, cpu, mode, lineno);
-	l2->state = bus_fill(m, cpu, mode, paddr, store);
+	l2->state = bus_fill(m, cpu, mode, paddr, own);
 	l2->lineno = lineno;
 	cache_touch(&p->l2, l2);
 	return l2;
 }
 
-/* A store hit L1 in state `l1->state`: gain ownership if needed. */
-static void l1_store_hit(struct cm_model *m, unsigned cpu, unsigned mode,
-			 struct cm_line *l1)
+/* An access that needs ownership hit L1: gain it if needed. */
+static void l1_own_hit(struct cm_model *m, unsigned cpu, unsigned mode,
+		       struct cm_line *l1)
 {
 	struct cm_line *l2;
 
@@ -303,7 +306,13 @@ static void l1_store_hit(struct cm_model *m, unsigned cpu, unsigned mode,
 		l2->state = CM_M;
 }
 
-/* One access that lies within a single line. */
+/*
+ * One access that lies within a single line.  `store` is the direction,
+ * which the counters follow.  Ownership is wanted by a store and also by
+ * the load of a locked RMW: round-robin TCG reports `lock add` as a load
+ * then a store, yet a P6 takes the line with one read for ownership, so
+ * the load must not fetch it Shared first (READ, then INVALIDATE).
+ */
 static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 			int store, unsigned flags)
 {
@@ -313,6 +322,7 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	uint64_t lineno = paddr >> m->line_shift;
 	struct cm_line *l1 = cache_find(&p->l1, lineno);
 	struct cm_line *l2;
+	int own = store || (flags & CM_F_LOCKED);
 	int rq = !store && (flags & CM_F_RQLOOP);
 
 	if (store)
@@ -322,8 +332,8 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	ctr->rqloop_l1d_read_accesses += rq;
 	if (l1 != NULL) {
 		cache_touch(&p->l1, l1);
-		if (store)
-			l1_store_hit(m, cpu, mode, l1);
+		if (own)
+			l1_own_hit(m, cpu, mode, l1);
 		return;
 	}
 	if (store)
@@ -331,7 +341,7 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	else
 		ctr->l1d_read_misses++;
 	ctr->rqloop_l1d_read_misses += rq;
-	l2 = l2_access(m, cpu, mode, paddr, store, flags);
+	l2 = l2_access(m, cpu, mode, paddr, own, rq);
 	/* The L1 victim needs no work: its state is mirrored in L2. */
 	l1 = cache_victim(&p->l1, lineno);
 	l1->lineno = lineno;
@@ -382,10 +392,13 @@ int cm_init(struct cm_model *m, unsigned ncpus, const struct cm_geom *l1,
 	m->l1g = *l1;
 	m->l2g = *l2;
 	m->cpu = aligned_alloc(64, sizeof(*m->cpu) * ncpus);
-	m->hist = calloc(ncpus, sizeof(*m->hist));
-	if (m->cpu == NULL || m->hist == NULL)
+	if (m->cpu == NULL)
 		goto oom;
+	/* Zeroed at once: cm_free() reads the line pointers on failure. */
 	memset(m->cpu, 0, sizeof(*m->cpu) * ncpus);
+	m->hist = calloc(ncpus, sizeof(*m->hist));
+	if (m->hist == NULL)
+		goto oom;
 	for (unsigned c = 0; c < ncpus; c++)
 		if (cache_init(&m->cpu[c].l1, l1) < 0 ||
 		    cache_init(&m->cpu[c].l2, l2) < 0)

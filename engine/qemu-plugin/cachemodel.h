@@ -31,6 +31,7 @@ enum cm_mode { CM_KERNEL = 0, CM_USER = 1, CM_NMODES };
 /* Access flags (the plugin computes them at translation time). */
 #define CM_F_USER	0x1u	/* instruction PC is in a user range */
 #define CM_F_RQLOOP	0x2u	/* instruction PC is in the run-queue loop */
+#define CM_F_LOCKED	0x4u	/* locked RMW: its load already needs ownership */
 
 #define CM_PAGE_SIZE	4096u
 #define CM_CHUNK	8u	/* bus critical-chunk granularity */
@@ -124,7 +125,8 @@ void cm_reset_stats(struct cm_model *m);
 /*
  * One data access by `cpu` of `size` bytes at physical `paddr`.  An access
  * that straddles line boundaries is split, one access per line.  `store`
- * nonzero means the access needs ownership (stores, locked RMW).
+ * is the direction (a locked RMW reported as one RW access is a store).
+ * Stores and CM_F_LOCKED loads need ownership: they miss with an RFO.
  */
 void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	       unsigned size, int store, unsigned flags);

@@ -86,6 +86,9 @@ uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
 						 size_t idx);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+/* The instruction's opcode bytes (valid only in the translation callback). */
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 
 /* Execution callbacks. */
 void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,

@@ -390,6 +390,208 @@ static void test_reset_and_rqloop(void)
 	cm_free(&m);
 }
 
+/* The bus transactions of both CPUs, all kinds, and their HITMs. */
+static uint64_t all_bus(struct cm_model *m)
+{
+	return total(m, CM_READ) + total(m, CM_RFO) + total(m, CM_WRITEBACK) +
+	       total(m, CM_INVALIDATE);
+}
+
+/*
+ * A locked RMW is one read for ownership whatever form QEMU reports it
+ * in.  Round-robin TCG gives R then W; only the instruction's lock flag
+ * tells its load from a plain load, which would cost a READ and then an
+ * INVALIDATE on a contended (remote M or S) line.
+ */
+static void test_locked_rmw(void)
+{
+	struct cm_model m;
+	const uint64_t L = 0x70010;	/* a spinlock, contended */
+
+	model(&m, 2, &geoms[0], &geoms[1]);
+	context = "locked RMW, remote M, R then W";
+	cm_access(&m, 1, L, 4, 1, 0);		/* CPU1 holds it M */
+	cm_reset_stats(&m);
+	cm_access(&m, 0, L, 4, 0, CM_F_LOCKED);
+	cm_access(&m, 0, L, 4, 1, CM_F_LOCKED);
+	expect_states(&m, L, CM_M, CM_I);
+	EXPECT("one transaction", 1, all_bus(&m));
+	EXPECT("it is an RFO", 1, ctr(&m, 0)->bus[CM_RFO]);
+	EXPECT("no READ", 0, ctr(&m, 0)->bus[CM_READ]);
+	EXPECT("no INVALIDATE", 0, ctr(&m, 0)->bus[CM_INVALIDATE]);
+	EXPECT("hitm", 1, ctr(&m, 0)->hitm);
+	EXPECT("RFO at its critical chunk", 1,
+	       m.hist[0][K][CM_RFO][(L & 0xfff) / 8]);
+	EXPECT("L1 reads (the R)", 1, ctr(&m, 0)->l1d_read_accesses);
+	EXPECT("L1 read misses (the R)", 1, ctr(&m, 0)->l1d_read_misses);
+	EXPECT("L1 writes (the W)", 1, ctr(&m, 0)->l1d_write_accesses);
+	EXPECT("L1 write misses (the W hits M)", 0,
+	       ctr(&m, 0)->l1d_write_misses);
+	EXPECT("L2 accesses", 1, ctr(&m, 0)->l2_accesses);
+
+	context = "locked RMW, remote M, one RW access";
+	cm_reset_stats(&m);
+	cm_access(&m, 1, L, 4, 1, CM_F_LOCKED);	/* MTTCG form */
+	expect_states(&m, L, CM_I, CM_M);
+	EXPECT("one transaction", 1, all_bus(&m));
+	EXPECT("it is an RFO", 1, ctr(&m, 1)->bus[CM_RFO]);
+	EXPECT("hitm", 1, ctr(&m, 1)->hitm);
+
+	context = "locked RMW, remote S";
+	cm_access(&m, 0, L, 4, 0, 0);		/* both S */
+	expect_states(&m, L, CM_S, CM_S);
+	cm_reset_stats(&m);
+	cm_access(&m, 0, L, 4, 0, CM_F_LOCKED);	/* L1 hit in S */
+	cm_access(&m, 0, L, 4, 1, CM_F_LOCKED);
+	expect_states(&m, L, CM_M, CM_I);
+	EXPECT("one transaction", 1, all_bus(&m));
+	EXPECT("it is an INVALIDATE", 1, ctr(&m, 0)->bus[CM_INVALIDATE]);
+	EXPECT("no hitm", 0, ctr(&m, 0)->hitm);
+
+	context = "locked RMW, private E line";
+	cm_access(&m, 0, 0x71000, 4, 0, 0);	/* E */
+	cm_reset_stats(&m);
+	cm_access(&m, 0, 0x71000, 4, 0, CM_F_LOCKED);
+	cm_access(&m, 0, 0x71000, 4, 1, CM_F_LOCKED);
+	EXPECT("E -> M is silent", 0, all_bus(&m));
+	EXPECT("state M", CM_M, cm_l2_state(&m, 0, 0x71000));
+
+	/* A plain (unlocked) RMW such as add %eax,(mem) is a load then a
+	 * store: READ then INVALIDATE, as on a P6. */
+	context = "plain RMW, remote M";
+	cm_access(&m, 1, 0x72000, 4, 1, 0);
+	cm_reset_stats(&m);
+	cm_access(&m, 0, 0x72000, 4, 0, 0);
+	cm_access(&m, 0, 0x72000, 4, 1, 0);
+	EXPECT("READ", 1, ctr(&m, 0)->bus[CM_READ]);
+	EXPECT("INVALIDATE", 1, ctr(&m, 0)->bus[CM_INVALIDATE]);
+	EXPECT("RFO", 0, ctr(&m, 0)->bus[CM_RFO]);
+	EXPECT("hitm", 1, ctr(&m, 0)->hitm);
+	cm_free(&m);
+}
+
+/*
+ * Dirty data has one owner: a HITM READ leaves memory up to date (the
+ * S copies are clean), and a HITM RFO hands the dirt to the new owner.
+ * Each dirty line is written back exactly once.
+ */
+static void test_dirty_ownership(void)
+{
+	struct cm_model m;
+	struct cm_geom l1 = { 64, 1, 32 }, l2 = { 128, 1, 32 };	/* 4 lines */
+	const uint64_t A = 0x1000, A2 = A + 128;	/* same L1 and L2 set */
+
+	context = "dirty: M -> S by READ";
+	model(&m, 2, &l1, &l2);
+	cm_access(&m, 0, A, 4, 1, 0);		/* CPU0: M */
+	cm_access(&m, 1, A, 4, 0, 0);		/* HITM READ: both S */
+	expect_states(&m, A, CM_S, CM_S);
+	cm_access(&m, 0, A2, 4, 0, 0);		/* evicts CPU0's S copy */
+	cm_access(&m, 1, A2, 4, 0, 0);		/* evicts CPU1's S copy */
+	EXPECT("no write-back of S copies", 0, total(&m, CM_WRITEBACK));
+	EXPECT("L2 writebacks", 0, ctr(&m, 0)->l2_writebacks +
+	       ctr(&m, 1)->l2_writebacks);
+	EXPECT("A gone from CPU0", CM_I, cm_l1_state(&m, 0, A));
+	EXPECT("A gone from CPU1", CM_I, cm_l2_state(&m, 1, A));
+	cm_free(&m);
+
+	context = "dirty: M -> I by RFO";
+	model(&m, 2, &l1, &l2);
+	cm_access(&m, 0, A, 4, 1, 0);		/* CPU0: M */
+	cm_access(&m, 1, A, 4, 1, 0);		/* HITM RFO: CPU1 M, CPU0 I */
+	expect_states(&m, A, CM_I, CM_M);
+	cm_access(&m, 0, A2, 4, 0, 0);		/* CPU0's frame was I */
+	EXPECT("no write-back by the old owner", 0,
+	       ctr(&m, 0)->bus[CM_WRITEBACK]);
+	cm_access(&m, 1, A2, 4, 0, 0);		/* evicts CPU1's M copy */
+	EXPECT("one write-back by the new owner", 1,
+	       ctr(&m, 1)->bus[CM_WRITEBACK]);
+	EXPECT("write-backs in all", 1, total(&m, CM_WRITEBACK));
+	EXPECT("write-back at line base", 1,
+	       m.hist[1][K][CM_WRITEBACK][0]);
+	EXPECT("hitm", 1, ctr(&m, 1)->hitm);
+	cm_free(&m);
+
+	/* An M line dropped from L1 stays dirty in L2; back-invalidated from
+	 * L1 by an L2 eviction, it is written back once and refetched E. */
+	context = "dirty: L1 and L2 copies";
+	model(&m, 1, &l1, &l2);
+	cm_access(&m, 0, A, 4, 1, 0);
+	cm_access(&m, 0, A + 64, 4, 0, 0);	/* same L1 set, other L2 set */
+	EXPECT("A left L1", CM_I, cm_l1_state(&m, 0, A));
+	EXPECT("A still M in L2", CM_M, cm_l2_state(&m, 0, A));
+	cm_access(&m, 0, A, 4, 0, 0);		/* L2 hit: L1 gets M back */
+	EXPECT("A M in L1 again", CM_M, cm_l1_state(&m, 0, A));
+	EXPECT("no write-back yet", 0, ctr(&m, 0)->l2_writebacks);
+	cm_access(&m, 0, A2, 4, 0, 0);		/* L2 evicts A */
+	EXPECT("A back-invalidated", CM_I, cm_l1_state(&m, 0, A));
+	EXPECT("one write-back", 1, ctr(&m, 0)->bus[CM_WRITEBACK]);
+	cm_access(&m, 0, A, 4, 0, 0);
+	EXPECT("A refetched E", CM_E, cm_l1_state(&m, 0, A));
+	EXPECT("still one write-back", 1, ctr(&m, 0)->bus[CM_WRITEBACK]);
+	EXPECT("reads", 3, ctr(&m, 0)->bus[CM_READ]);
+	EXPECT("RFOs", 1, ctr(&m, 0)->bus[CM_RFO]);
+
+	/* resetstats keeps dirt: a line written before it is still
+	 * written back after it. */
+	context = "dirty: kept across reset";
+	cm_access(&m, 0, A2, 4, 1, 0);		/* A2 M (evicts clean A) */
+	cm_reset_stats(&m);
+	cm_access(&m, 0, A, 4, 0, 0);		/* evicts A2 */
+	EXPECT("write-back after reset", 1, ctr(&m, 0)->bus[CM_WRITEBACK]);
+	EXPECT("read after reset", 1, ctr(&m, 0)->bus[CM_READ]);
+	cm_free(&m);
+}
+
+/* The Table 2 metric: loop loads that miss L1 are L2 reads; of those,
+ * the ones that miss L2 are L2 read misses.  Nothing else counts. */
+static void test_rqloop_exact(void)
+{
+	struct cm_model m;
+	struct cm_geom l1 = { 64, 1, 32 }, l2 = { 1024, 1, 32 };
+	const unsigned RQ = CM_F_RQLOOP;
+
+	context = "rqloop exact";
+	model(&m, 2, &l1, &l2);
+	cm_access(&m, 0, 0x2000, 4, 0, RQ);	/* L1 miss, L2 miss */
+	cm_access(&m, 0, 0x2004, 4, 0, RQ);	/* L1 hit */
+	cm_access(&m, 0, 0x2040, 4, 0, 0);	/* plain load evicts L1 */
+	cm_access(&m, 0, 0x2008, 4, 0, RQ);	/* L1 miss, L2 hit */
+	cm_access(&m, 0, 0x2100, 4, 1, RQ);	/* a store: not counted */
+	cm_access(&m, 0, 0x2200, 4, 0, RQ | CM_F_USER);	/* user mode */
+	cm_access(&m, 1, 0x2000, 4, 1, 0);	/* remote RFO */
+	cm_access(&m, 0, 0x2000, 4, 0, RQ);	/* miss again: coherence */
+	EXPECT("L1 reads", 4, ctr(&m, 0)->rqloop_l1d_read_accesses);
+	EXPECT("L1 read misses", 3, ctr(&m, 0)->rqloop_l1d_read_misses);
+	EXPECT("L2 reads", 3, ctr(&m, 0)->rqloop_l2_read_accesses);
+	EXPECT("L2 read misses", 2, ctr(&m, 0)->rqloop_l2_read_misses);
+	EXPECT("user L2 reads", 1,
+	       m.cpu[0].ctr[CM_USER].rqloop_l2_read_accesses);
+	EXPECT("user L2 read misses", 1,
+	       m.cpu[0].ctr[CM_USER].rqloop_l2_read_misses);
+	EXPECT("cpu1 nothing", 0, ctr(&m, 1)->rqloop_l1d_read_accesses);
+	cm_free(&m);
+}
+
+/* An access bigger than a line is one access per line it touches. */
+static void test_big_access(void)
+{
+	struct cm_model m;
+
+	context = "big access";
+	model(&m, 1, &geoms[0], &geoms[1]);
+	cm_access(&m, 0, 0x9010, 64, 1, 0);	/* 0x9010..0x904f: 3 lines */
+	EXPECT("L1 writes", 3, ctr(&m, 0)->l1d_write_accesses);
+	EXPECT("RFOs", 3, ctr(&m, 0)->bus[CM_RFO]);
+	EXPECT("RFO at 0x010", 1, m.hist[0][K][CM_RFO][0x010 / 8]);
+	EXPECT("RFO at 0x020", 1, m.hist[0][K][CM_RFO][0x020 / 8]);
+	EXPECT("RFO at 0x040", 1, m.hist[0][K][CM_RFO][0x040 / 8]);
+	cm_access(&m, 0, 0x9ffc, 8, 0, 0);	/* crosses a page */
+	EXPECT("READ at 0xff8", 1, m.hist[0][K][CM_READ][0xff8 / 8]);
+	EXPECT("READ at 0x000", 1, m.hist[0][K][CM_READ][0]);
+	cm_free(&m);
+}
+
 /* Bad geometries are refused with a sentence. */
 static void test_geometry_errors(void)
 {
@@ -436,6 +638,10 @@ int main(void)
 	test_straddle();
 	test_inclusion();
 	test_reset_and_rqloop();
+	test_locked_rmw();
+	test_dirty_ownership();
+	test_rqloop_exact();
+	test_big_access();
 	test_geometry_errors();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
