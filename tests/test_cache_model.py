@@ -251,6 +251,20 @@ user_end:
     assert conf["dumps"] == 2
 
 
+# CPU0 copies the AP's real-mode code (tramp..tramp_end) to 0x8000, starts
+# it with INIT-SIPI, and waits (with pause) for the flag at 0x50800.
+START_AP_AND_WAIT = """\tmov $tramp, %esi              /* AP trampoline to 0x8000 (vector 8) */
+\tmov $0x8000, %edi
+\tmov $(tramp_end - tramp), %ecx
+\trep movsb
+\tmovl $0, 0xFEE00310
+\tmovl $0xC4500, 0xFEE00300     /* INIT, all excluding self */
+\tmovl $0xC4608, 0xFEE00300     /* SIPI, vector 8 */
+2:\tpause                        /* round-robin: let the AP run */
+\tcmpl $1, 0x50800
+\tjne 2b"""
+
+
 @needs_qemu
 def test_guest_smp_hitm(tmp_path):
     """CPU0 dirties 32 lines, wakes the AP, which reads them: 32 HITMs."""
@@ -261,16 +275,7 @@ def test_guest_smp_hitm(tmp_path):
 \tadd $32, %esi
 \tcmp $0x50400, %esi
 \tjb 1b
-\tmov $tramp, %esi              /* AP trampoline to 0x8000 (vector 8) */
-\tmov $0x8000, %edi
-\tmov $(tramp_end - tramp), %ecx
-\trep movsb
-\tmovl $0, 0xFEE00310
-\tmovl $0xC4500, 0xFEE00300     /* INIT, all excluding self */
-\tmovl $0xC4608, 0xFEE00300     /* SIPI, vector 8 */
-2:\tpause                        /* round-robin: let the AP run */
-\tcmpl $1, 0x50800
-\tjne 2b
+""" + START_AP_AND_WAIT + """
 \tm5 0x41                       /* dumpstats */
 """, after="""
 \t.code16
@@ -309,16 +314,7 @@ def test_guest_smp_locked_rmw(tmp_path):
 \tmovl $1, 0x50000              /* CPU0 holds three lines in M */
 \tmovl $1, 0x50020
 \tmovl $1, 0x50040
-\tmov $tramp, %esi              /* AP trampoline to 0x8000 (vector 8) */
-\tmov $0x8000, %edi
-\tmov $(tramp_end - tramp), %ecx
-\trep movsb
-\tmovl $0, 0xFEE00310
-\tmovl $0xC4500, 0xFEE00300     /* INIT, all excluding self */
-\tmovl $0xC4608, 0xFEE00300     /* SIPI, vector 8 */
-2:\tpause                        /* round-robin: let the AP run */
-\tcmpl $1, 0x50800
-\tjne 2b
+""" + START_AP_AND_WAIT + """
 \tm5 0x41                       /* dumpstats */
 """, after="""
 \t.code16
