@@ -13,7 +13,6 @@ struct list64 { struct list64 *next, *prev; };
 
 
 static inline void list32_init(struct list32 *h) { h->next = h->prev = P32(h); }
-static inline bool list32_empty(struct list32 *h) { return h->next == P32(h); }
 
 static inline void __list32_add(struct list32 *n, struct list32 *prev,
                                 struct list32 *next) {
@@ -25,9 +24,6 @@ static inline void __list32_add(struct list32 *n, struct list32 *prev,
 static inline void list32_add(struct list32 *n, struct list32 *head) {
   __list32_add(n, head, PTR(head->next));
 }
-static inline void list32_add_tail(struct list32 *n, struct list32 *head) {
-  __list32_add(n, PTR(head->prev), head);
-}
 static inline void list32_del(struct list32 *e) {
   struct list32 *prev = PTR(e->prev), *next = PTR(e->next);
   prev->next = P32(next);
@@ -35,18 +31,11 @@ static inline void list32_del(struct list32 *e) {
 }
 
 static inline void list64_init(struct list64 *h) { h->next = h->prev = h; }
-static inline bool list64_empty(struct list64 *h) { return h->next == h; }
 static inline void list64_add_tail(struct list64 *n, struct list64 *h) {
   n->prev = h->prev;
   n->next = h;
   h->prev->next = n;
   h->prev = n;
-}
-static inline void list64_add(struct list64 *n, struct list64 *h) {
-  n->next = h->next;
-  n->prev = h;
-  h->next->prev = n;
-  h->next = n;
 }
 static inline void list64_del(struct list64 *e) {
   e->prev->next = e->next;

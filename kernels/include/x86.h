@@ -44,4 +44,3 @@ static inline uint64_t read_rsp(void) {
   __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
   return sp;
 }
-static inline void mb(void) { __asm__ volatile("mfence" ::: "memory"); }
