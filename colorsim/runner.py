@@ -32,8 +32,11 @@ CONSOLE_TAIL = 30
 
 def git_revision() -> dict:
     def git(*args):
-        p = subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
-                           text=True)
+        try:
+            p = subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
+                               text=True)
+        except FileNotFoundError:          # no git: a tarball checkout
+            return ""
         return p.stdout.strip() if p.returncode == 0 else ""
     return {"commit": git("rev-parse", "HEAD") or None,
             "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
