@@ -42,16 +42,12 @@ def git_revision() -> dict:
             "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
-def is_complete(run_dir: Path) -> bool:
-    return (run_dir / "config.json").is_file() and \
-        json.loads((run_dir / "config.json").read_text()).get("complete", False)
-
-
 def stale_reason(run_dir: Path, spec: RunSpec):
     """Why an existing run directory does not stand for ``spec`` (or None)."""
-    if not is_complete(run_dir):
+    cfg = run_dir / "config.json"
+    old = json.loads(cfg.read_text()) if cfg.is_file() else {}
+    if not old.get("complete"):
         return "the earlier run is incomplete"
-    old = json.loads((run_dir / "config.json").read_text())
     now = spec.to_dict()
     for key in ("machine", "variant", "workload", "engine"):
         if old.get(key) != now[key]:

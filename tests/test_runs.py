@@ -119,15 +119,20 @@ def test_eight_cpus_come_online(tmp_path):
     assert_cpus_share_the_time(load_run(r), 8)
 
 
-def test_mp_table_discovery(tmp_path):
+def qemu_command_without_acpi(s, run_dir):
     # gem5's board has an MP table and no MADT: QEMU without ACPI, with one
     # socket per CPU so SeaBIOS lists them all, exercises the same path.
-    s = spec("vanilla", tasks=32, roi_ticks=2)
-    layout = runner.prepare(s, **QUIET)
     from colorsim.engines.qemu import QemuEngine
-    cmd = QemuEngine().command(s, tmp_path, layout, plugin=False)
+    layout = runner.prepare(s, **QUIET)
+    cmd = QemuEngine().command(s, run_dir, layout, plugin=False)
     cmd[cmd.index("pc")] = "pc,acpi=off"
-    cmd[cmd.index("-smp") + 1] = "4,sockets=4"
+    cmd[cmd.index("-smp") + 1] = f"{s.cpus},sockets={s.cpus}"
+    return cmd
+
+
+def test_mp_table_discovery(tmp_path):
+    s = spec("vanilla", tasks=32, roi_ticks=2)
+    cmd = qemu_command_without_acpi(s, tmp_path)
     p = subprocess.run(cmd, timeout=120)
     log = (tmp_path / "console.log").read_text()
     assert p.returncode == 1, log
@@ -199,18 +204,12 @@ def test_gem5_entry_path_on_qemu(tmp_path):
     subprocess.run(["scons", "-Q", "build/tools"], cwd=ROOT, check=True,
                    capture_output=True)
     s = spec("c32", tasks=128, roi_ticks=2)
-    runner.prepare(s, **QUIET)
-    log = tmp_path / "console.log"
-    cmd = ["qemu-system-x86_64", "-display", "none", "-nodefaults",
-           "-machine", "pc,acpi=off", "-m", "640M", "-smp", "4,sockets=4",
-           "-accel", "tcg,thread=single", "-icount", "shift=3,sleep=off",
-           "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
-           "-serial", f"file:{log}",
-           "-kernel", str(ROOT / "build/tools/gem5-loader/loader.elf"),
-           "-initrd", str(s.kernel_elf64),
-           "-append", s.kernel_cmdline(1_000_000_000)]
+    cmd = qemu_command_without_acpi(s, tmp_path)
+    k = cmd.index("-kernel") + 1
+    cmd[k:k + 1] = [str(ROOT / "build/tools/gem5-loader/loader.elf"),
+                    "-initrd", str(s.kernel_elf64)]
     p = subprocess.run(cmd, timeout=120)
-    text = log.read_text()
+    text = (tmp_path / "console.log").read_text()
     assert p.returncode == 1, text
     assert "boot: gem5-zero-page" in text and "tasks=128" in text
     assert "cpus: 4 from MP table" in text and "cpu3: online" in text

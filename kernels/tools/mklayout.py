@@ -84,7 +84,9 @@ def main():
     missing = [s for s in KEY_SYMBOLS if s not in syms]
     if missing:
         raise SystemExit(f"mklayout: symbols missing from the kernel: {missing}")
-    walk = syms["runqueue_walk"]
+    def span(name):
+        return [syms[name]["addr"], syms[name]["addr"] + syms[name]["size"]]
+
     layout = {
         "variant": {"name": v.name, "build_id": v.build_id,
                     "colors": v.colors, "line": v.line,
@@ -98,15 +100,13 @@ def main():
         "scheduler_hot": hot_block(fields, v.line),
         "symbols": {k: syms[k] for k in KEY_SYMBOLS},
         "ranges": {
-            "rqloop": [walk["addr"], walk["addr"] + walk["size"]],
+            "rqloop": span("runqueue_walk"),
             "user": [[syms["__user_text_start"]["addr"],
                       syms["__user_text_end"]["addr"]]],
             # where a lockmeter finds acquisitions and releases of
             # runqueue_lock (symbols.runqueue_lock.addr is the lock word)
-            "spin_lock": [syms["spin_lock"]["addr"],
-                          syms["spin_lock"]["addr"] + syms["spin_lock"]["size"]],
-            "spin_unlock": [syms["spin_unlock"]["addr"],
-                            syms["spin_unlock"]["addr"] + syms["spin_unlock"]["size"]],
+            "spin_lock": span("spin_lock"),
+            "spin_unlock": span("spin_unlock"),
         },
         "images": {"elf64": "kernel.elf", "multiboot": "kernel.mb.elf"},
     }
