@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from colorsim.errors import ResultsError
+from colorsim.rundir import read_config, read_table, verify_run
+
 CONFIG_COLUMNS = ["run", "engine", "machine", "cpus", "l2_size", "l2_assoc",
                   "line", "kernel", "colors", "tasks", "burst", "seed"]
-
-
-class ResultsError(ValueError):
-    """A directory that is not a complete run."""
 
 
 @dataclass
@@ -57,23 +56,69 @@ class Run:
 
 
 def load_run(path) -> Run:
+    """A complete run, checked against the manifest its completion wrote
+    and the schema of every table; a damaged one is refused by name."""
     path = Path(path)
-    cfg = path / "config.json"
-    if not cfg.is_file():
-        hint = " (a failed run: see failure.txt)" if path.name.endswith(".failed") else ""
-        raise ResultsError(f"{path} is not a run directory: no config.json{hint}")
-    config = json.loads(cfg.read_text())
+    config = read_config(path)
     if not config.get("complete"):
         failure = path / "failure.txt"
         if failure.is_file():
-            reason = failure.read_text().splitlines()[0]
+            reason = (failure.read_text(errors="replace").splitlines() or ["?"])[0]
             raise ResultsError(f"{path} is a failed run ({reason}); see "
                                f"{failure}")
+        if path.name.endswith(".failed"):
+            raise ResultsError(f"{path} is a failed run")
         raise ResultsError(f"{path} is an incomplete run")
-    layout = json.loads((path / "layout.json").read_text())
-    offsets = pd.read_csv(path / "bus_offsets.csv")
-    counters = pd.read_csv(path / "counters.csv")
+    verify_run(path, config)
+    layout_path = path / "layout.json"
+    try:
+        layout = json.loads(layout_path.read_text())
+    except FileNotFoundError:
+        raise ResultsError(f"{layout_path} is missing") from None
+    except ValueError as e:
+        raise ResultsError(f"{layout_path} is damaged: not JSON ({e})") from None
+    offsets = read_table(path / "bus_offsets.csv")
+    counters = read_table(path / "counters.csv")
     return Run(path, config, layout, offsets, counters)
+
+
+def find_runs(paths, notice=print) -> list:
+    """The complete runs at or below ``paths``, in order.
+
+    A path that is a run is taken as it is (and refused if it is not
+    complete).  Below a folder, failed (``NAME.failed``) and in-progress
+    (``.NAME.partial``) runs are skipped with one notice that counts them.
+    """
+    found, skipped = [], {"failed": 0, "partial": 0}
+    for p in map(Path, paths):
+        if not p.exists():
+            raise ResultsError(f"{p} does not exist")
+        if (p / "config.json").is_file() or not p.is_dir():
+            found.append(p)
+            continue
+        below = sorted((c.parent for c in p.rglob("config.json")),
+                       key=lambda d: (len(d.parts), d))
+        taken = []                 # run roots; a gem5 run has gem5/config.json
+        for d in below:
+            if any(d.is_relative_to(t) for t in taken):
+                continue
+            taken.append(d)
+            if d.name.startswith("."):
+                skipped["partial"] += 1
+            elif d.name.endswith(".failed"):
+                skipped["failed"] += 1
+            else:
+                found.append(d)
+        if not below:
+            raise ResultsError(f"{p} holds no run directories")
+    skips = (f"skipped {skipped['failed']} failed and {skipped['partial']} "
+             f"unfinished run(s)")
+    if not found:
+        raise ResultsError(f"no complete runs among {', '.join(map(str, paths))} "
+                           f"({skips})")
+    if any(skipped.values()):
+        notice(f"colorsim: {skips}; using {len(found)}")
+    return [load_run(d) for d in found]
 
 
 def _with_config(run: Run, df: pd.DataFrame) -> pd.DataFrame:

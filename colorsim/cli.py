@@ -4,23 +4,29 @@
   build [--kernel K ...]        build the plugin and kernel variants
   run --machine M --kernel K    one run -> runs/<name>/
   plot offsets RUN [RUN ...]    Figure 1: transactions per page offset
+                                (RUN: a run, or a folder of runs)
   summary RUN [RUN ...]         the offset peaks and colored-line sums
   table RUN [RUN ...] -o F      the tidy results table (CSV), config on every row
+  verify RUN [RUN ...]          check runs against the manifests their completion wrote
   figure1                       the README's experiment: vanilla vs c32 + plot
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import traceback
 import warnings
 from pathlib import Path
 
-from .errors import ConfigError, RunError
-from .machine import get_machine, load_machines
+from .errors import ConfigError, Interrupted, ResultsError, RunError
+from .machine import get_machine, read_machines
+from .rundir import check_out_dir, check_run_name, partial_dir
 from .runspec import RunSpec, Workload
 from .units import format_size
-from .variants import parse_variant
+from .variants import colors_rule, parse_variant
 
 
 def _positive_int(text):
@@ -33,42 +39,65 @@ def _positive_int(text):
     return v
 
 
+def _positive_seconds(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive, finite "
+                                         f"number of seconds")
+    return v
+
+
 def add_run_options(p, kernel_required=True):
     p.add_argument("--machine", default="ppro4", help="machine description (configs/machines.toml)")
     p.add_argument("--l2", help="L2 size per CPU, e.g. 512KiB (default: the machine's)")
     p.add_argument("--cpus", type=_positive_int, help="CPUs to use (default: all)")
     if kernel_required:
-        p.add_argument("--kernel", required=True, help="vanilla or cN (N colors: c2..c32)")
+        p.add_argument("--kernel", required=True,
+                       help=f"vanilla, or cN for N colors: {colors_rule(32)}")
     p.add_argument("--tasks", type=_positive_int, default=1024, help="workload tasks (default 1024)")
     p.add_argument("--burst", type=_positive_int, default=Workload.burst, help="compute iterations between sleeps")
     p.add_argument("--warmup", type=_positive_int, default=Workload.warmup_ticks, help="ticks before the region of interest")
     p.add_argument("--roi", type=_positive_int, default=Workload.roi_ticks, help="ticks measured")
     p.add_argument("--seed", type=_positive_int, default=Workload.seed, help="allocation-history seed")
     p.add_argument("--engine", default="qemu", help="qemu (default) or gem5 (needs GEM5=path/to/gem5.opt)")
-    p.add_argument("--timeout", type=float, default=900.0, help="seconds before a run is declared hung")
+    p.add_argument("--timeout", type=_positive_seconds, default=900.0,
+                   help="seconds a run may take before it is stopped as hung (default 900)")
     p.add_argument("--out", type=Path, default=None, help="directory for run directories (default runs/)")
     p.add_argument("--force", action="store_true", help="run again even if a complete run exists")
 
 
 def spec_from_args(a, kernel=None) -> RunSpec:
-    machine = get_machine(a.machine)
-    if a.l2:
-        machine = machine.with_l2(a.l2)
-    if a.cpus:
-        machine = machine.with_cpus(a.cpus)
-    variant = parse_variant(kernel or a.kernel, machine)
-    w = Workload(tasks=a.tasks, burst=a.burst, warmup_ticks=a.warmup,
-                 roi_ticks=a.roi, seed=a.seed)
-    return RunSpec(machine, variant, w, engine=a.engine, timeout_s=a.timeout)
+    """The run the options describe; what-if warnings are shown only for a
+    run that is valid, so a refusal stays one line."""
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always")
+        machine = get_machine(a.machine)
+        if a.l2:
+            machine = machine.with_l2(a.l2)
+        if a.cpus:
+            machine = machine.with_cpus(a.cpus)
+        variant = parse_variant(kernel or a.kernel, machine)
+        w = Workload(tasks=a.tasks, burst=a.burst, warmup_ticks=a.warmup,
+                     roi_ticks=a.roi, seed=a.seed)
+        spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=a.timeout)
+    for n in notes:
+        warnings.warn(n.message)
+    return spec
 
 
 def cmd_machines(a):
-    for name, m in load_machines().items():
+    machines, broken = read_machines()
+    for name, m in machines.items():
         c = m.caches
         print(f"{name:8} {m.processor.cpus} CPUs {m.processor.clock_hz // 10**6} MHz; "
               f"L1D {c.l1d.describe()}; L2 {c.l2.describe()} "
               f"(choices {', '.join(map(format_size, m.l2_choices))}); "
               f"memory {format_size(m.memory.size)} - {m.description}")
+    if broken:
+        raise ConfigError("; ".join(broken.values()))
 
 
 def cmd_build(a):
@@ -83,53 +112,83 @@ def cmd_build(a):
 def cmd_run(a):
     from . import runner
     spec = spec_from_args(a)
+    out = check_out_dir(a.out or runner.RUNS)
+    name = check_run_name(spec.default_name() if a.name is None else a.name)
     if a.dry_run:
-        print(dry_run_text(spec, a.name))
+        print(dry_run_text(spec, name, out))
         return
-    runner.run(spec, name=a.name, out=a.out or runner.RUNS, force=a.force)
+    runner.run(spec, name=name, out=out, force=a.force)
 
 
-def dry_run_text(spec, name=None) -> str:
+def dry_run_text(spec, name, out) -> str:
+    """Exactly what ``run`` would execute: the kernel is built first (its
+    layout gives the plugin's PC ranges), and the paths are the partial
+    directory the real run writes into."""
     from . import runner
     from .engines import get_engine
     engine = get_engine(spec.engine)
-    run_dir = (runner.RUNS / (name or spec.default_name()))
+    partial = partial_dir(out, name)
+    note = (f"writes into {partial}, renamed to {out / name} when complete "
+            f"and verified")
     if spec.engine == "qemu":
-        import json
-        layout = (json.loads(spec.layout_file.read_text())
-                  if spec.layout_file.is_file() else
-                  {"ranges": {"rqloop": [0, 0], "user": []}})
-        return engine.describe(spec, run_dir, layout)
-    return engine.describe(spec, run_dir)
+        layout = runner.prepare(spec, progress=lambda m: print(m, file=sys.stderr))
+        return engine.describe(spec, partial, layout) + f"\nrun: {note}"
+    return engine.describe(spec, partial) + f"\nrun: {note}"
+
+
+def check_output(path: Path, suffixes) -> Path:
+    """An output file we may write: its folder exists, it is not a folder,
+    and its suffix is one we can write."""
+    path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"output {path} is a directory; give a file name")
+    if not path.parent.is_dir():
+        raise ConfigError(f"output {path}: directory {path.parent} does not exist")
+    if not os.access(path.parent, os.W_OK):
+        raise ConfigError(f"output {path}: directory {path.parent} is not writable")
+    if path.suffix.lower().lstrip(".") not in suffixes:
+        raise ConfigError(f"output {path}: unknown suffix {path.suffix or '(none)'!r}; "
+                          f"use one of {', '.join('.' + x for x in sorted(suffixes))}")
+    return path
+
+
+def _runs(paths):
+    from analysis.results import find_runs
+    return find_runs(paths, notice=lambda m: print(m, file=sys.stderr))
 
 
 def cmd_plot(a):
-    from analysis.plots import plot_offsets
-    from analysis.results import load_run
-    runs = [load_run(p) for p in a.runs]
-    out = a.output or (runs[0].path.parent / f"offsets-{'-vs-'.join(r.name for r in runs)[:120]}.png")
+    from analysis.plots import IMAGE_SUFFIXES, plot_offsets
+    if a.output is not None:
+        check_output(a.output, IMAGE_SUFFIXES)
+    runs = _runs(a.runs)
+    out = a.output or (runs[0].path.parent /
+                       f"offsets-{'-vs-'.join(r.name for r in runs)[:120]}.png")
     print(f"plot: {plot_offsets(runs, out, view=a.view)}")
 
 
 def cmd_summary(a):
-    from analysis.results import load_run, offset_summary
-    runs = [load_run(p) for p in a.runs]
-    print_summary(offset_summary(runs, view=a.view))
+    from analysis.results import offset_summary
+    print_summary(offset_summary(_runs(a.runs), view=a.view))
 
 
 def cmd_table(a):
-    from analysis.results import (counters_table, load_run, offset_summary,
-                                  offsets_table)
-    runs = [load_run(p) for p in a.runs]
+    from analysis.results import counters_table, offset_summary, offsets_table
+    if a.output is not None:
+        check_output(a.output, {"csv"})
+    runs = _runs(a.runs)
     make = {"offsets": offsets_table, "counters": counters_table,
             "summary": offset_summary}[a.what]
     df = make(runs)
     if a.output is None:
         print(df.to_csv(index=False), end="")
         return
-    tmp = a.output.with_name(a.output.name + ".tmp")
-    df.to_csv(tmp, index=False)
-    tmp.replace(a.output)
+    tmp = a.output.with_name(f".{a.output.name}.tmp{os.getpid()}")
+    try:
+        df.to_csv(tmp, index=False)
+        tmp.replace(a.output)
+    finally:
+        tmp.unlink(missing_ok=True)
     print(f"table: {len(df)} rows from {len(runs)} runs -> {a.output}")
 
 
@@ -144,20 +203,33 @@ def print_summary(df):
         print(d.to_string(index=False))
 
 
+def cmd_verify(a):
+    runs = _runs(a.runs)
+    for r in runs:
+        files = r.config.get("results")
+        what = (f"{len(files)} files match the manifest" if files
+                else "no manifest (made before manifests existed); tables readable")
+        print(f"ok: {r.path}: {what}")
+
+
 def cmd_figure1(a):
     """Vanilla and N-color runs on one machine, then the offset plot."""
     from analysis.plots import plot_offsets
     from analysis.results import load_run, offset_summary
 
     from . import runner
-    out = a.out or (runner.RUNS / "figure1")
-    runs = []
-    for k in ("vanilla", a.colored):
-        spec = spec_from_args(a, kernel=k)
-        runs.append(load_run(runner.run(spec, out=out, force=a.force)))
-    png = plot_offsets(runs, out / "figure1-offsets.png")
+    out = check_out_dir(a.out or (runner.RUNS / "figure1"))
+    specs = [spec_from_args(a, kernel=k) for k in ("vanilla", a.colored)]
+    runs = [load_run(runner.run(s, out=out, force=a.force)) for s in specs]
+    s = specs[1]
+    tag = (f"{s.machine.name}-{s.cpus}cpu-l2_{s.machine.caches.l2.size // 1024}k-"
+           f"t{s.workload.tasks}-{s.variant.name}")
+    png = plot_offsets(runs, out / f"figure1-{tag}.png")
     df = offset_summary(runs)
-    df.to_csv(out / "figure1-summary.csv", index=False)
+    csv = out / f"figure1-{tag}-summary.csv"
+    tmp = csv.with_name(f".{csv.name}.tmp{os.getpid()}")
+    df.to_csv(tmp, index=False)
+    tmp.replace(csv)
     print_summary(df)
     v, c = df.iloc[0], df.iloc[1]
     print(f"vanilla peak {v.peak_count} at {v.peak_offset:#05x} (first-touched "
@@ -166,12 +238,22 @@ def cmd_figure1(a):
           f"colored-lines sum {c.colored_lines_sum} vs {v.colored_lines_sum} "
           f"({(c.colored_lines_sum - v.colored_lines_sum) / max(v.colored_lines_sum, 1):+.1%})")
     print(f"figure: {png}")
+    print(f"summary: {csv}")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr and status 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)",
+              file=sys.stderr)
+        sys.exit(2)
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(prog="colorsim", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="command", required=True)
+    ap = _Parser(prog="colorsim", description=__doc__,
+                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("machines", help="list machines").set_defaults(func=cmd_machines)
 
     b = sub.add_parser("build", help="build the plugin and kernel variants")
@@ -187,7 +269,7 @@ def build_parser():
     r.set_defaults(func=cmd_run)
 
     p = sub.add_parser("plot", help="figures")
-    psub = p.add_subparsers(dest="figure", required=True)
+    psub = p.add_subparsers(dest="figure", required=True, parser_class=_Parser)
     po = psub.add_parser("offsets", help="bus transactions per page offset")
     po.add_argument("runs", nargs="+", type=Path)
     po.add_argument("--view", choices=["chunk", "line"], default="chunk")
@@ -205,6 +287,10 @@ def build_parser():
     t.add_argument("-o", "--output", type=Path, help="CSV file (default: stdout)")
     t.set_defaults(func=cmd_table)
 
+    v = sub.add_parser("verify", help="check runs against their manifests")
+    v.add_argument("runs", nargs="+", type=Path)
+    v.set_defaults(func=cmd_verify)
+
     f = sub.add_parser("figure1", help="vanilla vs colored offsets + plot")
     add_run_options(f, kernel_required=False)
     f.add_argument("--colored", default="c32", help="colored kernel to compare (default c32)")
@@ -212,20 +298,45 @@ def build_parser():
     return ap
 
 
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"colorsim: warning: {message}", file=sys.stderr)
+
+
+EXIT_USER = 2          # bad input or damaged results: a one-line message
+EXIT_INTERNAL = 70     # a bug in colorsim (EX_SOFTWARE)
+
+
 def main(argv=None):
-    ap = build_parser()
-    a = ap.parse_args(argv)
+    a = build_parser().parse_args(argv)
+    old = {s: signal.signal(s, _raise_interrupted)
+           for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
+            warnings.showwarning = _one_line_warning
             a.func(a)
-    except (ConfigError, RunError) as e:
+    except (ConfigError, RunError, ResultsError) as e:
         print(f"colorsim: error: {e}", file=sys.stderr)
-        return 2
-    except Exception as e:  # analysis errors on bad run directories
-        from analysis.results import ResultsError
-        if isinstance(e, ResultsError):
-            print(f"colorsim: error: {e}", file=sys.stderr)
-            return 2
-        raise
+        return EXIT_USER
+    except (Interrupted, KeyboardInterrupt) as e:
+        name = e.signame if isinstance(e, Interrupted) else "SIGINT"
+        print(f"colorsim: interrupted by {name}; nothing half-written was kept "
+              f"as a result", file=sys.stderr)
+        return 128 + getattr(signal, name)
+    except BrokenPipeError:            # | head
+        sys.stderr.close()
+        return 0
+    except Exception as e:
+        if os.environ.get("COLORSIM_DEBUG"):
+            traceback.print_exc()
+        print(f"colorsim: internal error: {type(e).__name__}: {e} (a bug: "
+              f"COLORSIM_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return EXIT_INTERNAL
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
     return 0

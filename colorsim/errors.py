@@ -1,4 +1,8 @@
-"""One exception type for every user-facing refusal."""
+"""The exception types of every user-facing refusal.
+
+The command line turns each of them into one line on stderr and exit
+status 2; anything else is a bug in the suite.
+"""
 
 
 class ConfigError(ValueError):
@@ -7,3 +11,20 @@ class ConfigError(ValueError):
 
 class RunError(RuntimeError):
     """A run started but did not produce a complete result."""
+
+
+class ResultsError(ValueError):
+    """A directory that is not a complete, undamaged run."""
+
+
+class Interrupted(BaseException):
+    """The process was told to stop (SIGINT, SIGTERM, SIGHUP).
+
+    A BaseException, like KeyboardInterrupt, so that no ``except
+    Exception`` swallows it on the way out: every ``finally`` runs, the
+    emulator is killed and the partial run is recorded as failed.
+    """
+
+    def __init__(self, signame: str):
+        super().__init__(signame)
+        self.signame = signame

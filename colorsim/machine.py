@@ -11,6 +11,8 @@ turned into a dict for a run's configuration.
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import tomllib
 import warnings
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from .errors import ConfigError
 from .units import format_size, is_pow2, parse_freq, parse_size, parse_time_ns
 
 MACHINES_FILE = ROOT / "configs" / "machines.toml"
+MACHINES_ENV = "COLORSIM_MACHINES"      # another machines file, if set
 PAGE_SIZE = 4096
 
 
@@ -139,40 +142,128 @@ class Machine:
 
 
 def _cache(entry, line, where) -> CacheGeometry:
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: expected a table like "
+                          f"{{ size = \"512KiB\", assoc = 4 }}")
     try:
-        return CacheGeometry(parse_size(entry["size"]), int(entry["assoc"]),
-                             int(line))
+        return CacheGeometry(parse_size(entry["size"]), _int(entry["assoc"], "assoc"),
+                             _int(line, "line"))
     except KeyError as e:
         raise ConfigError(f"{where}: missing {e.args[0]!r}") from None
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
+
+
+def _int(value, what) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigError(f"{what} must be an integer, got {value!r}")
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"{what} must be an integer, got {value!r}") from None
 
 
 def machine_from_table(name: str, t: dict) -> Machine:
     """Build a Machine from one table of machines.toml."""
     try:
         c = t["caches"]
-        caches = CacheHierarchy(_cache(c["l1i"], c["line"], f"{name}.l1i"),
-                                _cache(c["l1d"], c["line"], f"{name}.l1d"),
-                                _cache(c["l2"], c["line"], f"{name}.l2"))
-        proc = Processor(int(t["processor"]["cpus"]),
+        caches = CacheHierarchy(_cache(c["l1i"], c["line"], f"machine {name}, cache l1i"),
+                                _cache(c["l1d"], c["line"], f"machine {name}, cache l1d"),
+                                _cache(c["l2"], c["line"], f"machine {name}, cache l2"))
+        proc = Processor(_int(t["processor"]["cpus"], "processor.cpus"),
                          parse_freq(t["processor"]["clock"]))
         mem = Memory(parse_size(t["memory"]["size"]),
                      parse_time_ns(t["memory"]["latency"]))
-        emu = Emulation(int(t["emulation"]["icount_shift"]))
+        emu = Emulation(_int(t["emulation"]["icount_shift"], "emulation.icount_shift"))
+        choices = tuple(parse_size(s) for s in c.get("l2_choices", ()))
     except KeyError as e:
         raise ConfigError(f"machine {name}: missing {e.args[0]!r}") from None
-    choices = tuple(parse_size(s) for s in c.get("l2_choices", ()))
+    except (TypeError, AttributeError):
+        raise ConfigError(f"machine {name}: a section has the wrong shape "
+                          f"(see the other machines in machines.toml)") from None
+    except ConfigError as e:
+        msg = str(e)
+        raise ConfigError(msg if msg.startswith(f"machine {name}")
+                          else f"machine {name}: {msg}") from None
     return Machine(name, t.get("description", name), proc, caches, mem, emu,
                    choices, proc.cpus)
 
 
-def load_machines(path: Path = MACHINES_FILE) -> dict:
-    with open(path, "rb") as f:
-        tables = tomllib.load(f)
-    return {name: machine_from_table(name, t) for name, t in tables.items()}
+_SECTION = re.compile(r"^\s*\[+\s*([A-Za-z0-9_-]+)")
 
 
-def get_machine(name: str, path: Path = MACHINES_FILE) -> Machine:
-    machines = load_machines(path)
+def _sections(text: str) -> list:
+    """(machine name, first line, text) per top-level machine, so that a
+    syntax error in one machine's lines leaves the others readable."""
+    parts, name, start, lines = [], None, 1, []
+    for no, line in enumerate(text.splitlines(keepends=True), 1):
+        m = _SECTION.match(line)
+        if m and m.group(1) != name:
+            parts.append((name, start, "".join(lines)))
+            name, start, lines = m.group(1), no, []
+        lines.append(line)
+    parts.append((name, start, "".join(lines)))
+    return parts
+
+
+def _where(e: Exception, first_line: int) -> str:
+    """'line L, column C: what' with L counted in the whole file."""
+    m = re.search(r"^(.*?)\s*\(at line (\d+), column (\d+)\)", str(e))
+    if not m:
+        return str(e)
+    return (f"line {int(m.group(2)) + first_line - 1}, column {m.group(3)}: "
+            f"{m.group(1)}")
+
+
+def machines_file() -> Path:
+    return Path(os.environ.get(MACHINES_ENV) or MACHINES_FILE)
+
+
+def read_machines(path: Path = None) -> tuple:
+    """({name: Machine}, {name: error}) of a machines file.
+
+    A machine whose table is wrong, or whose lines hold a TOML syntax
+    error, is reported by name without hiding the others.
+    """
+    path = Path(path or machines_file())
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        tables = {n: (1, t) for n, t in tomllib.loads(text).items()}
+        broken = {}
+    except tomllib.TOMLDecodeError:
+        tables, broken = {}, {}
+        for name, first, chunk in _sections(text):
+            try:
+                for n, t in tomllib.loads(chunk).items():
+                    tables[n] = (first, t)
+            except tomllib.TOMLDecodeError as e:
+                where = f"machine {name}" if name else "the preamble"
+                broken[name or "?"] = (f"{path}: TOML syntax error in {where}, "
+                                       f"{_where(e, first)}")
+    machines = {}
+    for name, (_, t) in tables.items():
+        if not isinstance(t, dict):
+            broken[name] = f"{path}: {name} = ... must be a table [{name}]"
+            continue
+        try:
+            machines[name] = machine_from_table(name, t)
+        except ConfigError as e:
+            broken[name] = f"{path}: {e}"
+    return machines, broken
+
+
+def load_machines(path: Path = None) -> dict:
+    """Every good machine (see :func:`read_machines` for the broken ones)."""
+    return read_machines(path)[0]
+
+
+def get_machine(name: str, path: Path = None) -> Machine:
+    machines, broken = read_machines(path)
+    if name in broken:
+        raise ConfigError(broken[name])
     if name not in machines:
         raise ConfigError(f"unknown machine {name!r}; known machines: "
                           f"{', '.join(sorted(machines))}")

@@ -1,12 +1,13 @@
 """Run one experiment and leave one complete run directory, or none.
 
 A run directory holds: config.json (the full configuration, the engine's
-mode and command, the kernel image hash), layout.json (the kernel's), the
-console log, the engine's stats dump (stats.txt) and the two tables every
-engine writes (bus_offsets.csv, counters.csv).  Work happens in a hidden
-``.NAME.partial`` directory that is renamed to ``NAME`` only when the run
-succeeded, so a directory named like a run is always complete.  A failed
-run is kept as ``NAME.failed`` with ``failure.txt`` (reason + console tail).
+mode and command, the kernel image hash, the manifest of its result files),
+layout.json (the kernel's), the console log, the engine's stats dump
+(stats.txt) and the two tables every engine writes (bus_offsets.csv,
+counters.csv).  How a directory named like a run is always a complete,
+verified one is colorsim/rundir.py's job: a lock per name, an emulator that
+dies with its runner, one atomic rename.  A failed run is kept as
+``NAME.failed`` with ``failure.txt`` (reason + console tail).
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ from pathlib import Path
 from . import ROOT
 from .build import PLUGIN, ensure_built
 from .engines import get_engine
-from .errors import ConfigError, RunError
+from .errors import ConfigError, Interrupted, ResultsError, RunError
+from .rundir import (RunLock, check_out_dir, check_results, check_run_name,
+                     partial_dir, publish, read_config, recover, spawn, stop,
+                     verify_run)
 from .runspec import RunSpec, file_sha256
 
 RUNS = ROOT / "runs"
@@ -42,21 +46,52 @@ def git_revision() -> dict:
             "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
-def stale_reason(run_dir: Path, spec: RunSpec):
-    """Why an existing run directory does not stand for ``spec`` (or None)."""
-    cfg = run_dir / "config.json"
-    old = json.loads(cfg.read_text()) if cfg.is_file() else {}
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flat(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def differences(old: dict, spec: RunSpec, identity: dict) -> list:
+    """What makes the complete run ``old`` not a run of ``spec``."""
+    diffs = []
+    now = _flat({k: v for k, v in spec.to_dict().items()})
+    was = _flat({k: old.get(k) for k in ("machine", "variant", "workload",
+                                         "engine")
+                 if isinstance(old.get(k), dict) or k == "engine"})
+    for key in sorted(set(now) | set(was)):
+        if now.get(key) != was.get(key):
+            diffs.append(f"{key} {was.get(key)!r} -> {now.get(key)!r}")
+    for key, what in (("kernel_sha256", "kernel image"),
+                      ("plugin_sha256", "bus-monitor plugin")):
+        if key in identity and old.get(key) != identity[key]:
+            diffs.append(f"the {what} changed since")
+    return diffs
+
+
+def existing_run(final: Path, spec: RunSpec, identity: dict):
+    """(state, detail) of what is at ``final``: absent, same, other or damaged."""
+    if not final.exists():
+        return "absent", None
+    try:
+        old = read_config(final)
+    except ResultsError as e:
+        return "damaged", str(e)
     if not old.get("complete"):
-        return "the earlier run is incomplete"
-    now = spec.to_dict()
-    for key in ("machine", "variant", "workload", "engine"):
-        if old.get(key) != now[key]:
-            return f"its {key} differs"
-    if old.get("kernel_sha256") != file_sha256(spec.kernel_elf64):
-        return "the kernel image changed since"
-    if spec.engine == "qemu" and old.get("plugin_sha256") != file_sha256(PLUGIN):
-        return "the bus-monitor plugin changed since"
-    return None
+        return "damaged", f"{final} is not a complete run"
+    diffs = differences(old, spec, identity)
+    if diffs:
+        return "other", diffs
+    try:
+        verify_run(final, old)
+    except ResultsError as e:
+        return "damaged", str(e)
+    return "same", None
 
 
 def console_tail(run_dir: Path, n: int = CONSOLE_TAIL) -> str:
@@ -74,12 +109,14 @@ def _write_json(path: Path, data) -> None:
 
 
 def _watch(proc, run_dir: Path, timeout_s: float, progress) -> int:
-    """Wait for QEMU, echoing the kernel's region-of-interest lines."""
-    start, seen = time.monotonic(), 0
+    """Wait for the emulator, echoing the kernel's region-of-interest lines;
+    stop it when ``timeout_s`` seconds have passed."""
+    deadline, seen = time.monotonic() + timeout_s, 0
     log = run_dir / "console.log"
     while True:
+        left = deadline - time.monotonic()
         try:
-            return proc.wait(timeout=0.5)
+            return proc.wait(timeout=max(0.0, min(0.5, left)))
         except subprocess.TimeoutExpired:
             pass
         if log.is_file():
@@ -88,26 +125,25 @@ def _watch(proc, run_dir: Path, timeout_s: float, progress) -> int:
                 if line.startswith(("roi:", "workload:", "cpus:")):
                     progress(f"  guest: {line.strip()}")
             seen = len(lines)
-        if time.monotonic() - start > timeout_s:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            raise TimeoutError(f"no result after {timeout_s:.0f} s: the guest "
-                               f"hung or the region of interest is too long")
+        if time.monotonic() >= deadline:
+            stop(proc)
+            raise TimeoutError(f"no result after {timeout_s:g} s (--timeout): "
+                               f"the guest hung or the region of interest is "
+                               f"too long")
 
 
 def _fail(partial: Path, final: Path, reason: str) -> RunError:
+    """Keep a failed attempt as NAME.failed; never touch a complete NAME."""
     failed = final.with_name(final.name + ".failed")
     tail = console_tail(partial)
     (partial / "failure.txt").write_text(f"{reason}\n\nconsole tail:\n{tail}\n")
     if failed.exists():
         shutil.rmtree(failed)
     partial.rename(failed)
+    kept = (f"; the complete run {final} is unchanged" if final.exists() else "")
     return RunError(f"run {final.name} failed: {reason}\n"
-                    f"kept for inspection in {failed}\n--- console tail ---\n{tail}")
+                    f"kept for inspection in {failed}{kept}\n"
+                    f"--- console tail ---\n{tail}")
 
 
 def prepare(spec: RunSpec, progress=print) -> dict:
@@ -119,42 +155,66 @@ def prepare(spec: RunSpec, progress=print) -> dict:
     return json.loads(spec.layout_file.read_text())
 
 
+def identity(spec: RunSpec) -> dict:
+    """The builds a run's result depends on, beside its configuration."""
+    ident = {"kernel_sha256": file_sha256(spec.kernel_elf64)}
+    if spec.engine == "qemu":
+        ident["plugin_sha256"] = file_sha256(PLUGIN)
+    return ident
+
+
+def _refuse_existing(final: Path, state: str, detail) -> ConfigError:
+    if state == "other":
+        return ConfigError(
+            f"run {final.name} already exists in {final.parent} with other "
+            f"settings ({'; '.join(detail)}): choose another --name, or pass "
+            f"--force to replace it (it is kept until the new run completes)")
+    return ConfigError(f"{detail}: pass --force to replace run {final.name} "
+                       f"(or remove {final})")
+
+
 def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
         progress=print) -> Path:
-    """Run ``spec``; return the complete run directory."""
-    name = name or spec.default_name()
-    if "/" in name or name.startswith("."):
-        raise ConfigError(f"run name {name!r} must be a plain directory name")
-    out = Path(out)
+    """Run ``spec``; return the complete run directory.
+
+    A complete run of the same configuration and builds is reused; one of
+    other settings is never replaced without ``force``.
+    """
+    name = check_run_name(name or spec.default_name())
+    out = check_out_dir(out)
     final = out / name
-    layout = prepare(spec, progress)
-    engine = get_engine(spec.engine)
-    if final.exists():
-        stale = stale_reason(final, spec)
-        if not stale and not force:
+    get_engine(spec.engine).check_available()
+    with RunLock(out, name) as lock:
+        recover(out, name)
+        layout = prepare(spec, progress)
+        ident = identity(spec)
+        state, detail = existing_run(final, spec, ident)
+        if state == "same" and not force:
             progress(f"run {name}: already complete in {final} (use --force "
                      f"to run again)")
             return final
-        if stale:
-            progress(f"run {name}: running again: {stale}")
-        shutil.rmtree(final)
-    out.mkdir(parents=True, exist_ok=True)
-    partial = out / f".{name}.partial"
-    if partial.exists():
+        if state in ("other", "damaged") and not force:
+            raise _refuse_existing(final, state, detail)
+        return _run_locked(spec, name, out, layout, ident, lock, progress)
+
+
+def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
+    engine = get_engine(spec.engine)
+    final, partial = out / name, partial_dir(out, name)
+    if partial.exists():                # a killed runner's: its emulator is dead
         shutil.rmtree(partial)
     partial.mkdir()
     shutil.copy(spec.layout_file, partial / "layout.json")
     config = spec.to_dict()
     config.update(name=name, complete=False,
                   kernel_image=str(spec.kernel_elf64.relative_to(ROOT)),
-                  kernel_sha256=file_sha256(spec.kernel_elf64),
                   kernel_cmdline=spec.kernel_cmdline(engine.lapic_hz(spec)),
                   source=git_revision(), host=platform.node(),
-                  started=datetime.datetime.now().isoformat(timespec="seconds"))
+                  started=datetime.datetime.now().isoformat(timespec="seconds"),
+                  **ident)
     if spec.engine == "qemu":
         config["emulation"] = engine.mode(spec)
         config["command"] = engine.command(spec, partial, layout)
-        config["plugin_sha256"] = file_sha256(PLUGIN)
     _write_json(partial / "config.json", config)
 
     progress(f"run {name}: {spec.engine}, {spec.machine.name} {spec.cpus} CPUs, "
@@ -163,31 +223,39 @@ def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
     t0 = time.monotonic()
     try:
         if spec.engine == "qemu":
-            with open(partial / "qemu.log", "w") as qlog:
-                proc = subprocess.Popen(config["command"], stdout=qlog,
-                                        stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL)
-                try:
-                    rc = _watch(proc, partial, spec.timeout_s, progress)
-                finally:                      # Ctrl-C, or any error: no orphan
-                    if proc.poll() is None:
-                        proc.kill()
-                        proc.wait()
-            reason = engine.judge_exit(rc)
-            if reason:
-                qtail = (partial / "qemu.log").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"{reason}" + (f"\nQEMU said: {qtail}" if qtail.strip() else ""))
+            _run_qemu(engine, spec, config["command"], partial, lock, progress)
         else:
             engine.run(spec, partial, timeout_s=spec.timeout_s)
         engine.collect(partial)
-    except (RuntimeError, TimeoutError, FileNotFoundError, OSError) as e:
+        manifest = check_results(partial, engine.result_files,
+                                  engine.dumps_expected)
+    except (RuntimeError, TimeoutError, OSError, ResultsError) as e:
         raise _fail(partial, final, str(e)) from None
-    except BaseException:
-        _fail(partial, final, "interrupted")
+    except Interrupted as e:
+        _fail(partial, final, f"interrupted by {e.signame}")
         raise
-    config.update(complete=True, wall_s=round(time.monotonic() - t0, 2),
+    except BaseException as e:
+        _fail(partial, final, f"interrupted ({type(e).__name__})")
+        raise
+    config.update(complete=True, results=manifest,
+                  wall_s=round(time.monotonic() - t0, 2),
                   finished=datetime.datetime.now().isoformat(timespec="seconds"))
     _write_json(partial / "config.json", config)
-    partial.rename(final)
+    publish(partial, final)
     progress(f"run {name}: done in {config['wall_s']} s -> {final}")
     return final
+
+
+def _run_qemu(engine, spec, command, partial, lock, progress) -> None:
+    with open(partial / "qemu.log", "w") as qlog:
+        proc = spawn(command, stdout=qlog, stderr=subprocess.STDOUT,
+                     stdin=subprocess.DEVNULL)
+        try:
+            lock.record_child(proc.pid, str(partial))
+            rc = _watch(proc, partial, spec.timeout_s, progress)
+        finally:                      # Ctrl-C, SIGTERM, any error: no orphan
+            stop(proc, grace_s=0)
+    reason = engine.judge_exit(rc)
+    if reason:
+        qtail = (partial / "qemu.log").read_text(errors="replace")[-2000:]
+        raise RuntimeError(f"{reason}" + (f"\nQEMU said: {qtail}" if qtail.strip() else ""))

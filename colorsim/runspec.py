@@ -56,6 +56,9 @@ class RunSpec:
         if self.engine not in ENGINES:
             raise ConfigError(f"unknown engine {self.engine!r}; choose one of "
                               f"{', '.join(ENGINES)}")
+        if not 0 < self.timeout_s < float("inf"):
+            raise ConfigError(f"timeout must be a positive number of seconds, "
+                              f"got {self.timeout_s}")
 
     @property
     def cpus(self) -> int:

@@ -1,10 +1,15 @@
 """Kernel variants and the coloring arithmetic (the paper's eq. 1 and 3).
 
 A variant name is ``vanilla`` (one color) or ``cN`` with N colors, a power of
-two from 2 to 32 (wider settings are accepted up to the page limit).  The
-coloring parameters come from the machine's L2: the task structure moves by
-``color x line`` bytes, the color being address bits b .. b+n-1 of the 8 KiB
-block, b = log2(L2 size / associativity).
+two.  The coloring parameters come from the machine's L2: the task structure
+moves by ``color x line`` bytes, the color being address bits b .. b+n-1 of
+the 8 KiB block, b = log2(L2 size / associativity).
+
+How many colors fit is one rule, :func:`max_colors`: the task structure
+shifted by the largest color must still leave the kernel stack its minimum
+in the 8 KiB block, (N - 1) x line + sizeof(task_struct) <= 8 KiB -
+KERNEL_STACK_MIN.  Both sizes are read from the kernel's own headers, the
+place the kernel checks them (kernels/kernel/task.c, task_selfcheck).
 """
 
 from __future__ import annotations
@@ -12,11 +17,43 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from . import ROOT
 from .errors import ConfigError
-from .machine import PAGE_SIZE, Machine
+from .machine import Machine
 from .units import is_pow2
 
-THREAD_SIZE = 8192
+KERNEL_INCLUDE = ROOT / "kernels" / "include"
+
+
+def _kernel_define(header: str, name: str) -> int:
+    text = (KERNEL_INCLUDE / header).read_text()
+    m = re.search(rf"^#define\s+{name}\s+(\d+)\b", text, re.M)
+    if not m:
+        raise RuntimeError(f"{name} is not defined in kernels/include/{header}")
+    return int(m.group(1))
+
+
+THREAD_SIZE = _kernel_define("param.h", "THREAD_SIZE")
+KERNEL_STACK_MIN = _kernel_define("param.h", "KERNEL_STACK_MIN")
+TASK_STRUCT_SIZE = _kernel_define("sched.h", "TASK_STRUCT_SIZE")
+
+
+def max_colors(line: int) -> int:
+    """The most colors (a power of two) whose shifted task structure keeps
+    KERNEL_STACK_MIN bytes of stack in its THREAD_SIZE block."""
+    room = THREAD_SIZE - KERNEL_STACK_MIN - TASK_STRUCT_SIZE
+    c = 1
+    while (2 * c - 1) * line <= room:
+        c *= 2
+    return c
+
+
+def colors_rule(line: int) -> str:
+    """The rule in words, for help texts and refusals."""
+    return (f"N a power of two with (N-1) x {line} B line + "
+            f"{TASK_STRUCT_SIZE} B task_struct <= {THREAD_SIZE - KERNEL_STACK_MIN} B, "
+            f"so that {KERNEL_STACK_MIN} B of the {THREAD_SIZE} B block stay "
+            f"kernel stack: c2..c{max_colors(line)} with {line} B lines")
 SCHEDULERS = ("linux24",)  # the multi-queue scheduler lands later as "mq"
 
 
@@ -31,11 +68,16 @@ class KernelVariant:
         if not is_pow2(self.colors):
             raise ConfigError(f"number of colors must be a power of two, "
                               f"got {self.colors}")
-        if self.colors * self.line > PAGE_SIZE:
+        if self.colors > max_colors(self.line):
+            shift = (self.colors - 1) * self.line
+            left = THREAD_SIZE - shift - TASK_STRUCT_SIZE
+            where = (f"leaving {left} B of kernel stack" if left >= 0 else
+                     f"past the end of its {THREAD_SIZE} B block")
             raise ConfigError(
-                f"{self.colors} colors x {self.line} B lines = "
-                f"{self.colors * self.line} B is wider than the 4 KiB page "
-                f"the task structure must stay in")
+                f"{self.colors} colors do not fit: the last color shifts the "
+                f"{TASK_STRUCT_SIZE} B task_struct by {shift} B, {where} "
+                f"(at least {KERNEL_STACK_MIN} B of stack needed); use "
+                f"c2..c{max_colors(self.line)} with {self.line} B lines")
         if self.way_bits < 13:
             raise ConfigError(f"L2 way size 2^{self.way_bits} B is smaller "
                               f"than the 8 KiB task block: coloring by "
@@ -83,7 +125,7 @@ def parse_variant(name: str, machine: Machine) -> KernelVariant:
     m = _NAME.match(name)
     if not m:
         raise ConfigError(f"unknown kernel {name!r}: use 'vanilla' or 'cN' "
-                          f"with N colors (c2, c4, c8, c16, c32)")
+                          f"with N colors, {colors_rule(machine.caches.l2.line)}")
     colors = 1 if m.group(1) == "vanilla" else int(m.group(2))
     if m.group(2) is not None and colors < 2:
         raise ConfigError(f"kernel {name!r}: a colored kernel needs at least "

@@ -64,7 +64,8 @@ def test_build_id_round_trip():
 
 @pytest.mark.parametrize("kernel,msg", [
     ("c7", "power of two"),
-    ("c256", "wider than the 4 KiB page"),
+    ("c256", "past the end of its 8192 B block"),
+    ("c128", "leaving 2464 B of kernel stack"),
     ("c1", "at least 2 colors"),
     ("colored", "unknown kernel"),
 ])
@@ -82,3 +83,13 @@ def test_bad_machines_are_refused():
         get_machine("ppro4").with_l2("500KiB")
     with pytest.raises(ConfigError, match="power of two"):
         CacheGeometry(3000, 4, 32)
+
+
+def test_the_color_rule_comes_from_the_kernel_headers():
+    from colorsim.variants import (KERNEL_STACK_MIN, TASK_STRUCT_SIZE,
+                                   THREAD_SIZE, colors_rule, max_colors)
+    assert (THREAD_SIZE, KERNEL_STACK_MIN, TASK_STRUCT_SIZE) == (8192, 4096, 1664)
+    # (N-1) x line + 1664 <= 4096
+    assert max_colors(32) == 64 and max_colors(64) == 32 and max_colors(16) == 128
+    assert parse_variant("c64", get_machine("ppro4")).colors == 64
+    assert "c2..c64" in colors_rule(32)

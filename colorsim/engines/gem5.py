@@ -34,6 +34,7 @@ from pathlib import Path
 
 from .. import BUILD, ROOT
 from ..errors import ConfigError, RunError
+from ..rundir import spawn, stop
 from ..runspec import file_sha256
 from ..units import format_size
 
@@ -81,7 +82,7 @@ NO_GEM5_EQUIVALENT = {
     "run-queue-loop misses": "no PC filter on cache misses in gem5 stats",
     "critical-chunk offsets": "gem5 classic caches fill whole, "
                               "line-aligned blocks",
-    "lockmeter": "QEMU-only for now",
+    "lockmeter": "not built on either engine yet",
 }
 
 _COMPONENTS = {
@@ -117,6 +118,12 @@ class Gem5Engine:
     """
 
     name = "gem5"
+
+    # What a complete run's manifest covers; gem5 appends its own exit
+    # dump after the kernel's dumpstats, so the count is not fixed.
+    result_files = ("layout.json", "console.log", f"{OUTDIR}/stats.txt",
+                    "bus_offsets.csv", "counters.csv")
+    dumps_expected = None
 
     def __init__(self, cpu: str = "timing", checkpoint: bool = True,
                  checkpoint_root: Path = CHECKPOINT_ROOT) -> None:
@@ -310,12 +317,16 @@ class Gem5Engine:
         tmp = final.parent.with_name(final.parent.name + f".tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         (tmp / "m5out").mkdir(parents=True)
-        self._call(self.boot_command(spec, run_dir, tmp / "cpt"),
-                   tmp / "m5out", timeout_s)
-        if not (tmp / "cpt" / "m5.cpt").is_file():
-            raise RunError(f"gem5 boot wrote no checkpoint in {tmp}: the "
-                           f"kernel must issue the m5 checkpoint op (0x43) "
-                           f"after boot; or run without checkpoints")
+        try:
+            self._call(self.boot_command(spec, run_dir, tmp / "cpt"),
+                       tmp / "m5out", timeout_s)
+            if not (tmp / "cpt" / "m5.cpt").is_file():
+                raise RunError(f"gem5 boot wrote no checkpoint: the kernel "
+                               f"must issue the m5 checkpoint op (0x43) "
+                               f"after boot; or run without checkpoints")
+        except BaseException:          # a failed boot leaves no .tmp behind
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         if final.parent.exists():      # another run finished first
             shutil.rmtree(tmp, ignore_errors=True)
             return
@@ -327,12 +338,15 @@ class Gem5Engine:
         outdir.mkdir(parents=True, exist_ok=True)
         with open(outdir / "simout.txt", "w") as so, \
                 open(outdir / "simerr.txt", "w") as se:
+            proc = spawn(cmd, stdout=so, stderr=se, cwd=ROOT,
+                         stdin=subprocess.DEVNULL)
             try:
-                rc = subprocess.run(cmd, stdout=so, stderr=se, cwd=ROOT,
-                                    timeout=timeout_s).returncode
+                rc = proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 raise RunError(f"gem5 timed out after {timeout_s} s: "
                                f"{shlex.join(cmd)}") from None
+            finally:               # timeout, Ctrl-C, SIGTERM: no orphan gem5
+                stop(proc)
         if rc != 0:
             tail = (outdir / "simerr.txt").read_text()[-2000:]
             raise RunError(f"gem5 exited with status {rc}: "

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..build import PLUGIN
 from ..errors import ConfigError
+from ..rundir import MANIFEST_FILES
 from ..runspec import RunSpec
 
 QEMU = "qemu-system-x86_64"
@@ -28,6 +29,8 @@ EXIT_PANIC = 5             # code 2: the kernel panicked
 
 class QemuEngine:
     name = "qemu"
+    result_files = MANIFEST_FILES     # what a complete run's manifest covers
+    dumps_expected = 1                # the kernel's one dumpstats
 
     def check_available(self) -> None:
         if not shutil.which(QEMU):

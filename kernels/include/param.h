@@ -6,6 +6,8 @@
 #define PAGE_SIZE     4096
 #define PAGE_SHIFT    12
 #define THREAD_SIZE   8192     // task_union: task_struct + kernel stack
+#define KERNEL_STACK_MIN 4096  // stack a colored task_struct must leave free
+                               // (colorsim/variants.py reads this line)
 #define MAX_ORDER     11       // buddy orders 0..10 (4 KiB .. 4 MiB)
 #define MAX_PHYS      (2UL << 30)  // RAM above 2 GiB is ignored
 

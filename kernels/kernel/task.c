@@ -30,7 +30,7 @@ task_selfcheck(struct task_struct *p)
   uint64_t block = block_of_task(p);
   BUG_ON(block & (THREAD_SIZE - 1));
   BUG_ON(task_of_block(block) != p);
-  BUG_ON(block + THREAD_SIZE - ((uint64_t)p + sizeof *p) < 4096);  // stack room
+  BUG_ON(block + THREAD_SIZE - ((uint64_t)p + sizeof *p) < KERNEL_STACK_MIN);
 }
 
 static void

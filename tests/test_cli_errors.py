@@ -1,0 +1,205 @@
+"""Every command-line mistake: exit status 2, one line on stderr, no
+traceback, nothing written.
+
+Cases go through the real command line (``colorsim.cli.main`` with argv,
+argparse included).  A case that ends in a traceback makes main() return
+70 ("internal error"), so a new unhandled class fails here.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from colorsim import ROOT, runner
+from colorsim.cli import main as cli_main
+from colorsim.machine import MACHINES_ENV
+
+RUN = ["run", "--tasks", "16", "--roi", "2", "--warmup", "2"]
+MACHINES = (ROOT / "configs" / "machines.toml").read_text()
+
+
+def check_refused(argv, expect, capsys, watch: Path):
+    before = sorted(p.name for p in watch.rglob("*"))
+    try:
+        rc = cli_main(argv)
+    except SystemExit as e:              # argparse
+        rc = e.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert rc == 2, (argv, rc, err)
+    assert len(lines) == 1, (argv, err)
+    assert "Traceback" not in err and "internal error" not in err
+    assert expect in lines[0], (argv, lines[0])
+    assert sorted(p.name for p in watch.rglob("*")) == before, "wrote something"
+
+
+# (argv, what the one line must say); OUT is the test's output folder.
+BAD_RUNS = [
+    (["--kernel", "c7"], "power of two"),
+    (["--kernel", "c128"], "colors do not fit"),
+    (["--kernel", "c2048"], "past the end of its 8192 B block"),
+    (["--kernel", "c1"], "at least 2 colors"),
+    (["--kernel", "c0"], "at least 2 colors"),
+    (["--kernel", "cfoo"], "unknown kernel"),
+    (["--kernel", "c32", "--cpus", "9"], "cannot run with 9"),
+    (["--kernel", "c32", "--cpus", "0"], "must be at least 1"),
+    (["--kernel", "c32", "--machine", "vax"], "unknown machine"),
+    (["--kernel", "c32", "--l2", "384KiB"], "power of two"),
+    (["--kernel", "c32", "--l2", "12XB"], "unknown size unit"),
+    (["--kernel", "c32", "--l2", "4KiB"], "smaller than the 8 KiB task block"),
+    (["--kernel", "c32", "--timeout", "0"], "positive"),
+    (["--kernel", "c32", "--timeout", "-3"], "positive"),
+    (["--kernel", "c32", "--timeout", "nan"], "positive"),
+    (["--kernel", "c32", "--timeout", "inf"], "positive"),
+    (["--kernel", "c32", "--timeout", "soon"], "not a number"),
+    (["--kernel", "c32", "--tasks", "5000"], "between 1 and 4096"),
+    (["--kernel", "c32", "--tasks", "x"], "not an integer"),
+    (["--kernel", "c32", "--roi", "0"], "at least 1"),
+    (["--kernel", "c32", "--engine", "bochs"], "unknown engine"),
+    (["--kernel", "c32", "--name", "a/b"], "may hold only"),
+    (["--kernel", "c32", "--name", ".hidden"], "may hold only"),
+    (["--kernel", "c32", "--name", "x" * 300], "characters long"),
+    (["--kernel", "c32", "--name", ""], "empty"),
+    (["--kernel", "c32", "--name", "r.failed"], "suffix"),
+    (["--machine", "ppro4"], "--kernel"),
+    (["--kernel", "c32", "--bogus"], "unrecognized arguments"),
+]
+
+
+@pytest.mark.parametrize("args,expect", BAD_RUNS,
+                         ids=[" ".join(a)[:40] for a, _ in BAD_RUNS])
+def test_run_refuses(args, expect, capsys, tmp_path):
+    check_refused(RUN + args + ["--out", str(tmp_path)], expect, capsys, tmp_path)
+
+
+def test_run_out_is_a_file(capsys, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    check_refused(RUN + ["--kernel", "c32", "--out", str(f)], "is a file",
+                  capsys, tmp_path)
+    check_refused(RUN + ["--kernel", "c32", "--out", str(f / "sub")], "is a file",
+                  capsys, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory):
+    from test_integrity import _small
+    out = tmp_path_factory.mktemp("one")
+    return runner.run(_small(16), name="r", out=out,
+                      progress=lambda *_: None)
+
+
+def _damaged_dirs(base: Path, good: Path) -> dict:
+    """Folders that look like runs and are not."""
+    d = {}
+    d["empty"] = base / "empty"
+    d["empty"].mkdir(parents=True)
+    d["nojson"] = base / "nojson"
+    shutil.copytree(good, d["nojson"])
+    (d["nojson"] / "config.json").write_text("{oops")
+    d["nocsv"] = base / "nocsv"
+    shutil.copytree(good, d["nocsv"])
+    (d["nocsv"] / "counters.csv").unlink()
+    d["failed"] = base / "only" / "x.failed"
+    d["failed"].mkdir(parents=True)
+    (d["failed"] / "config.json").write_text(json.dumps({"complete": False}))
+    return d
+
+
+def test_analysis_commands_refuse(one_run, capsys, tmp_path):
+    bad = _damaged_dirs(tmp_path / "bad", one_run)
+    png = tmp_path / "o.png"
+    cases = [
+        (["summary", str(tmp_path / "nope")], "does not exist"),
+        (["summary", str(bad["empty"])], "holds no run directories"),
+        (["summary", str(bad["nojson"])], "config.json is damaged: not JSON"),
+        (["summary", str(bad["nocsv"])], "counters.csv is missing"),
+        (["summary", str(bad["failed"].parent)], "no complete runs"),
+        (["summary", str(bad["failed"])], "failed run"),
+        (["plot", "offsets", str(one_run), "-o", str(tmp_path)], "is a directory"),
+        (["plot", "offsets", str(one_run), "-o", str(tmp_path / "no" / "o.png")],
+         "does not exist"),
+        (["plot", "offsets", str(one_run), "-o", str(tmp_path / "o.bmpx")],
+         "unknown suffix"),
+        (["plot", "offsets", str(one_run), "-o", str(tmp_path / "o")],
+         "unknown suffix"),
+        (["plot", "offsets", str(one_run), "--view", "pixel", "-o", str(png)],
+         "invalid choice"),
+        (["table", str(one_run), "-o", str(tmp_path)], "is a directory"),
+        (["table", str(one_run), "-o", str(tmp_path / "no" / "t.csv")],
+         "does not exist"),
+        (["table", str(one_run), "-o", str(tmp_path / "t.txt")], "unknown suffix"),
+        (["table", str(one_run), "--what", "everything"], "invalid choice"),
+        (["verify", str(bad["nojson"])], "config.json is damaged"),
+        (["plot"], "required"),
+        (["frobnicate"], "invalid choice"),
+    ]
+    for argv, expect in cases:
+        check_refused(argv, expect, capsys, tmp_path)
+
+
+def test_many_run_commands_find_runs_below_a_folder(one_run, capsys, tmp_path):
+    base = tmp_path / "runs"
+    shutil.copytree(one_run, base / "fig" / "r")
+    (base / "fig" / "r2.failed").mkdir()
+    (base / "fig" / "r2.failed" / "config.json").write_text('{"complete": false}')
+    (base / ".r3.partial").mkdir()
+    (base / ".r3.partial" / "config.json").write_text('{"complete": false}')
+    out = tmp_path / "t.csv"
+    assert cli_main(["table", str(base), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "skipped 1 failed and 1 unfinished run(s); using 1" in err
+    assert out.is_file()
+
+
+@pytest.mark.parametrize("edit,broken,expect", [
+    (lambda t: t.replace('l2 = { size = "1MiB", assoc = 4 }',
+                         'l2 = { size = "1MiB" assoc = 4 }'),
+     "piii8", "TOML syntax error in machine piii8, line 45"),
+    (lambda t: t.replace('l2 = { size = "512KiB", assoc = 4 }',
+                         'l2 = { size = "384KiB", assoc = 4 }'),
+     "ppro4", "machine ppro4, cache l2: cache size must be a power of two"),
+    (lambda t: t.replace('cpus = 8', 'cpus = "eight"'),
+     "piii8", "machine piii8: processor.cpus must be an integer"),
+    (lambda t: t.replace('[ppro4.memory]\nsize = "640MiB"', '[ppro4.memory]\nsize = "lots"'),
+     "ppro4", "machine ppro4: cannot read size"),
+])
+def test_a_broken_machine_does_not_break_the_others(edit, broken, expect,
+                                                    monkeypatch, capsys, tmp_path):
+    f = tmp_path / "machines.toml"
+    f.write_text(edit(MACHINES))
+    assert f.read_text() != MACHINES
+    monkeypatch.setenv(MACHINES_ENV, str(f))
+    other = {"ppro4": "piii8", "piii8": "ppro4"}[broken]
+    check_refused(RUN + ["--machine", broken, "--kernel", "c32",
+                         "--out", str(tmp_path / "o")], expect, capsys, tmp_path)
+    # the other machine still works
+    assert cli_main(["run", "--machine", other, "--kernel", "c32", "--dry-run",
+                     "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr()
+    assert "command: qemu-system-x86_64" in out.out
+    check_refused(["machines"], expect, capsys, tmp_path)
+
+
+def test_dry_run_prints_the_real_command(tmp_path, capsys):
+    argv = RUN + ["--kernel", "c8", "--name", "d", "--out", str(tmp_path)]
+    assert cli_main(argv + ["--dry-run"]) == 0
+    printed = next(line for line in capsys.readouterr().out.splitlines()
+                   if line.startswith("command: "))
+    assert not (tmp_path / "d").exists()
+    assert cli_main(argv) == 0
+    cfg = json.loads((tmp_path / "d" / "config.json").read_text())
+    import shlex
+    assert shlex.split(printed[len("command: "):]) == cfg["command"]
+    assert "rqloop=0x0-0x0" not in printed and "user=0x" in printed
+
+
+def test_small_timeouts_are_enforced(tmp_path, capsys):
+    argv = ["run", "--kernel", "vanilla", "--tasks", "64", "--roi", "600",
+            "--timeout", "0.5", "--name", "t", "--out", str(tmp_path)]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert "no result after 0.5 s" in err
+    assert not (tmp_path / "t").exists() and (tmp_path / "t.failed").is_dir()
