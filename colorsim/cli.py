@@ -16,6 +16,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from . import compare
 from .errors import ConfigError, RunError
 from .machine import get_machine, load_machines
 from .runspec import RunSpec, Workload
@@ -209,6 +210,7 @@ def build_parser():
     add_run_options(f, kernel_required=False)
     f.add_argument("--colored", default="c32", help="colored kernel to compare (default c32)")
     f.set_defaults(func=cmd_figure1)
+    compare.add_parser(sub)
     return ap
 
 
