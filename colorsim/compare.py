@@ -160,8 +160,38 @@ def comparison(qemu_dir, gem5_dir, gem5_view=None, kinds="all",
              sched),
         _row("all offsets", float(hq.sum()), float(hg.sum()), sched),
     ]
+    kinds_rows = [_row(k, bus_requests(q).get(k, float("nan")),
+                       bus_requests(g).get(k, float("nan")), sched)
+                  for k in BUS_KINDS]
     return {"qemu": q, "gem5": g, "gem5_view": view, "kinds": kinds,
-            "schedules": sched, "rows": rows, "totals": totals}
+            "schedules": sched, "rows": rows, "totals": totals,
+            "bus_kinds": kinds_rows}
+
+
+BUS_KINDS = ("bus_read", "bus_rfo", "bus_writeback", "bus_invalidate")
+
+
+def bus_requests(run) -> dict:
+    """Run-wide bus requests by kind in the region, all offsets.
+
+    QEMU: the plugin's per-CPU ``bus_*`` counters.  gem5: the ``bus_*``
+    counters the collect step takes from the memory bus's transaction
+    distribution (every request on the bus, whoever serves it); for a run
+    collected before they existed, read from its ``gem5/stats.txt``.
+    """
+    from analysis.results import ROI_DUMP
+    c = run.counters
+    c = c[(c["dump"] == ROI_DUMP) & c["stat"].isin(BUS_KINDS)]
+    if c.empty and run.config.get("engine") == "gem5":
+        stats = run.path / "gem5" / "stats.txt"
+        if stats.is_file():
+            from analysis.statstxt import parse_stats
+
+            from .engines.gem5 import global_rows
+            return {r[3]: float(r[4]) for r in global_rows(parse_stats(stats))
+                    if r[0] == ROI_DUMP and r[3] in BUS_KINDS}
+        return {}
+    return {k: float(v) for k, v in c.groupby("stat")["value"].sum().items()}
 
 
 def _row(key, cq, cg, sched) -> dict:
@@ -202,6 +232,9 @@ def format_comparison(c: dict) -> str:
     out += [line(r) for r in c["rows"]]
     out.append("")
     out += [line(r) for r in c["totals"]]
+    out += ["", "run-wide bus requests by kind, all offsets (QEMU: busmon "
+            "counters; gem5: memory-bus transDist, whoever answered):"]
+    out += [line(r).replace("nan", "  -") for r in c["bus_kinds"]]
     return "\n".join(out)
 
 

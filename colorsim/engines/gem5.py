@@ -99,6 +99,7 @@ _COMPONENTS = {
 }
 _MONITOR = (r"\.{name}s?(\d*)\.(?P<kind>read|write)AddrDist$")
 _BUS_MONITOR = (r"\.{name}(\d*)\.(?P<kind>read|write)AddrDist$")
+_TRANS_DIST = "board.cache_hierarchy.membus.transDist::"
 # Run-wide stats (cpu -1): our stat -> gem5 stats summed (a missing one
 # counts as 0 when any of them is present).  The membus transaction
 # distribution counts every request on the bus by command, whoever answers
@@ -539,8 +540,13 @@ def global_rows(dumps, roi: dict = None) -> list[list]:
     for d in dumps:
         values = d.as_dict()
         found = {}
+        # transDist carries `nozero`: with the bus in the dump, a command
+        # that never occurred counts 0.
+        has_bus = any(n.startswith(_TRANS_DIST) for n in values)
         for stat, names in GLOBAL_MAP:
             present = [values[n] for n in names if n in values]
+            if not present and has_bus and names[0].startswith(_TRANS_DIST):
+                present = [0]
             if present:
                 total = sum(present)
                 found[stat] = int(total) if total == int(total) else total
