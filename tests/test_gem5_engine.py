@@ -249,3 +249,60 @@ def test_dry_run_lists_bus_view(capsys):
     assert "bus view   4 x CommMonitor l2_monitors[i]" in out
     assert "read_addr_mask=0xfe0" in out
     assert "mem view   CommMonitor mem_monitor" in out
+
+
+def test_analysis_prefers_bus_view_and_normalizes(tmp_path):
+    """A gem5 run with both views: the figures' histogram is the bus view
+    (per-CPU rows summed); per-schedule columns divide by the console's
+    schedule() count, which collect put into counters.csv."""
+    import json
+
+    from analysis.results import (bus_views, counters_table_per, load_run,
+                                  offset_histogram, offset_histogram_per,
+                                  offset_summary_per, work_units)
+    from colorsim.build import ensure_built
+
+    spec = _spec()
+    ensure_built([spec.variant.build_id], plugin=False, progress=lambda *_: None)
+    eng = Gem5Engine()
+    eng.write_inputs(spec, tmp_path)
+    text = SAMPLE.read_text()
+    end = text.index("---------- End Simulation Statistics")
+    extra = ("board.cache_hierarchy.l2_monitors0.readAddrDist::1664 7000 "
+             "1% 1% # x (Count)\n"
+             "board.cache_hierarchy.l2_monitors1.readAddrDist::1664 9000 "
+             "1% 1% # x (Count)\n")
+    (tmp_path / "gem5" / "stats.txt").write_text(text[:end] + extra +
+                                                 text[end:])
+    (tmp_path / "gem5" / "board.pc.com_1.device").write_text(
+        "roi: begin at jiffies 19, nr_running 1022\n"
+        "roi: end at jiffies 29: schedules 400 switches 401 recalcs 0 "
+        "nr_running 1022\n")
+    summary = eng.collect(tmp_path)
+    assert summary["views"] == ["bus", "memory"]
+    assert summary["schedule_calls"] == 400
+    shutil.copy(spec.layout_file, tmp_path / "layout.json")
+    cfg = spec.to_dict()
+    cfg.update(name="g", complete=True)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    run = load_run(tmp_path)
+    assert bus_views(run) == ["bus", "memory"]
+    h = offset_histogram(run)
+    assert h[1664] == 16000 and h.sum() == 16000       # bus view only
+    o = run.offsets
+    mem = o[(o["view"] == "memory") & (o["dump"] == 0) & (o["offset"] == 1664)]
+    assert 20500 in set(mem["count"])
+    assert offset_histogram_per(run, which="memory")[1664] == \
+        mem["count"].sum() / 400
+    assert offset_histogram_per(run)[1664] == 16000 / 400
+    u = work_units(run)
+    assert u["schedule"] == 400 and u["kinst"] == (4123456 + 3987654) / 1000
+    s = offset_summary_per([run], view="line").iloc[0]
+    assert s["total_per_schedule"] == 16000 / 400 and s["schedules"] == 400
+    c = counters_table_per([run], per="kinst")
+    row = c[(c["stat"] == "insts") & (c["cpu"] == 0) & (c["dump"] == 0)]
+    assert float(row["value_per_kinst"].iloc[0]) == pytest.approx(
+        4123456 / u["kinst"])
+    from analysis.results import ResultsError
+    with pytest.raises(ResultsError, match="per must be"):
+        counters_table_per([run], per="tick")
