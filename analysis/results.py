@@ -148,7 +148,7 @@ def offset_histogram(run: Run, view: str = "chunk", dump: int = ROI_DUMP) -> pd.
     view "chunk": fills keyed by the 8-byte critical chunk that missed, as a
     P6 bus tracer sees them; "line": every transaction at its line base.
     """
-    df = run.offsets
+    df = select_bus_view(run.offsets)
     df = df[df["dump"] == dump]
     if df.empty:
         return pd.Series(dtype="int64")
@@ -206,3 +206,114 @@ def counter_totals(run: Run, dump: int = ROI_DUMP) -> pd.Series:
     """Counters summed over CPUs and modes, by stat name."""
     df = run.counters
     return df[df["dump"] == dump].groupby("stat")["value"].sum()
+
+
+# -- which traffic: the bus view or the memory view ---------------------
+# bus_offsets.csv may carry a "view" column: "bus" counts every request a
+# CPU's cache puts on the shared bus (the QEMU plugin; gem5's per-L2
+# monitors), "memory" only what memory serves (gem5's monitor before the
+# memory).  Runs written before the column existed hold one view: QEMU's is
+# the bus, gem5's the memory.
+
+def bus_views(run: Run) -> list:
+    """The views a run's bus_offsets.csv holds, bus first."""
+    if "view" in run.offsets.columns:
+        have = set(run.offsets["view"].dropna())
+    else:
+        have = {"memory" if run.config.get("engine") == "gem5" else "bus"}
+    return [v for v in ("bus", "memory") if v in have]
+
+
+def select_bus_view(df: pd.DataFrame, which: str = None) -> pd.DataFrame:
+    """Rows of one view: ``which``, else the bus view where present, else
+    the memory view.  A table without a view column is returned unchanged
+    (it holds one view only)."""
+    if "view" not in df.columns:
+        return df
+    have = set(df["view"].dropna())
+    if which is None:
+        which = "bus" if "bus" in have or not have else "memory"
+    if which not in ("bus", "memory"):
+        raise ResultsError(f"bus view must be 'bus' or 'memory', not {which!r}")
+    return df[df["view"] == which]
+
+
+# -- normalisation: per schedule() and per unit of work -----------------
+# "schedule": per schedule() call in the region (the kernel prints the count
+# on the console; both engines' collect steps put it into counters.csv as
+# stat schedule_calls, cpu -1).  "kinst": per 1000 committed instructions
+# (all CPUs).  "sim_second": per modeled second of the region.
+PER_UNITS = ("schedule", "kinst", "sim_second")
+HZ = 100
+
+
+def work_units(run: Run, dump: int = ROI_DUMP) -> dict:
+    """The run's units of work in the region: schedule() calls, committed
+    instructions (thousands) and modeled seconds (NaN where unknown)."""
+    df = run.counters
+    df = df[df["dump"] == dump]
+    glob = df[df["cpu"] == -1].groupby("stat")["value"].sum()
+    sched = glob.get("schedule_calls")
+    jiffies = glob.get("roi_jiffies")
+    if sched is None:            # a run collected before the stat existed
+        from colorsim.console import roi_counters
+        roi = roi_counters(run.path / "console.log")
+        sched, jiffies = roi.get("schedule_calls"), roi.get("roi_jiffies")
+    insts = df[(df["stat"] == "insts") & (df["cpu"] >= 0)]["value"].sum()
+    seconds = glob.get("sim_seconds")
+    if seconds is None and jiffies is not None:
+        seconds = jiffies / HZ
+    nan = float("nan")
+    return {"schedule": float(sched) if sched is not None else nan,
+            "kinst": insts / 1000 if insts else nan,
+            "sim_second": float(seconds) if seconds is not None else nan}
+
+
+def normalize(df: pd.DataFrame, runs, per: str = "schedule",
+              columns=None) -> pd.DataFrame:
+    """Add ``<column>_per_<per>`` columns: each count divided by its run's
+    units of work (:func:`work_units`).  ``df`` needs a ``run`` column;
+    ``columns`` defaults to every numeric column that is not configuration.
+    """
+    if per not in PER_UNITS:
+        raise ResultsError(f"per must be one of {', '.join(PER_UNITS)}, "
+                           f"not {per!r}")
+    units = {r.name: work_units(r)[per] for r in runs}
+    if columns is None:
+        columns = [c for c in df.columns if c not in CONFIG_COLUMNS
+                   and c not in ("dump", "cpu", "offset", "first_touched",
+                                 "peak_offset")
+                   and pd.api.types.is_numeric_dtype(df[c])]
+    df = df.copy()
+    div = df["run"].map(units)
+    df[f"{per}s" if per == "schedule" else f"{per}_units"] = div
+    for c in columns:
+        df[f"{c}_per_{per}"] = df[c] / div
+    return df
+
+
+def offset_summary_per(runs, view: str = "chunk",
+                       per: str = "schedule") -> pd.DataFrame:
+    """:func:`offset_summary` with peak, colored-lines and total counts per
+    schedule() (or per unit of work ``per``)."""
+    return normalize(offset_summary(runs, view), runs, per,
+                     ["peak_count", "colored_lines_sum", "total"])
+
+
+def counters_table_per(runs, per: str = "schedule") -> pd.DataFrame:
+    """:func:`counters_table` with ``value_per_<per>``."""
+    return normalize(counters_table(runs), runs, per, ["value"])
+
+
+def offset_histogram_per(run: Run, view: str = "chunk",
+                         per: str = "schedule",
+                         which: str = None) -> pd.Series:
+    """:func:`offset_histogram` of one bus view, divided by the run's
+    units of work: transactions per page offset per schedule()."""
+    if per not in PER_UNITS:
+        raise ResultsError(f"per must be one of {', '.join(PER_UNITS)}, "
+                           f"not {per!r}")
+    if which is not None:
+        run = Run(run.path, run.config, run.layout,
+                  select_bus_view(run.offsets, which), run.counters)
+    return offset_histogram(run, view) / work_units(run)[per]

@@ -21,6 +21,7 @@ import traceback
 import warnings
 from pathlib import Path
 
+from . import compare
 from .errors import ConfigError, Interrupted, ResultsError, RunError
 from .machine import get_machine, read_machines
 from .rundir import check_out_dir, check_run_name, partial_dir
@@ -295,6 +296,7 @@ def build_parser():
     add_run_options(f, kernel_required=False)
     f.add_argument("--colored", default="c32", help="colored kernel to compare (default c32)")
     f.set_defaults(func=cmd_figure1)
+    compare.add_parser(sub)
     return ap
 
 

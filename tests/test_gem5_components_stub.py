@@ -509,7 +509,15 @@ def test_build_and_wire(tc, name, l2):
     assert h.membus.mem_side_ports not in board.memory.module.port.peers
     core = board.processor.get_cores()[0]
     assert h.l1dcaches[0].cpu_side in core.core.dcache_port.peers
-    assert h.l2caches[0].mem_side in h.membus.cpu_side_ports.peers
+    # The bus view: L2 -> its own monitor -> membus, for every CPU.
+    assert h.l2caches[0].mem_side not in h.membus.cpu_side_ports.peers
+    assert len(h.l2_monitors) == n
+    for i, bmon in enumerate(h.l2_monitors):
+        assert bmon.cpu_side_port.peers == [h.l2caches[i].mem_side]
+        assert bmon.mem_side_port in h.membus.cpu_side_ports.peers
+        assert bmon.read_addr_mask == bmon.write_addr_mask == 0xFE0
+        assert bmon.disable_addr_dists is False
+        assert bmon.disable_latency_hists is True
     assert core.links["interrupt"] == (h.membus.mem_side_ports,
                                        h.membus.cpu_side_ports)
     assert core.links["walkers"] == (h.l2buses[0].cpu_side_ports,) * 2
@@ -549,6 +557,35 @@ def test_check_refuses_16way_l2(tc):
         tc.check_hierarchy(h, board)
     assert "l2[2]" in str(e.value) and "16-way" in str(e.value)
     assert "l1d[0] has prefetcher" in str(e.value)
+
+
+def test_bus_view_monitors_checked(tc):
+    prm = _params("ppro4")
+    assert prm["bus_monitors"]["count"] == 4
+    board = tc.build_board(prm)
+    board._pre_instantiate()
+    h = board.cache_hierarchy
+    h.l2_monitors[1].read_addr_mask = 0xFFF
+    with pytest.raises(AssertionError, match="bus-view monitor 1"):
+        tc.check_hierarchy(h, board)
+    h.l2_monitors[1].read_addr_mask = 0xFE0
+    h.l2_monitors = h.l2_monitors[:3]
+    with pytest.raises(AssertionError, match="3 bus-view monitors for 4"):
+        tc.check_hierarchy(h, board)
+
+
+def test_dry_run_shows_bus_view(tc):
+    """The dry run's system text names the monitors the stand-ins built."""
+    from colorsim.engines.gem5 import describe_params
+    prm = _params("piii8")
+    board = tc.build_board(prm)
+    board._pre_instantiate()
+    text = "\n".join(describe_params(prm))
+    n = len(board.cache_hierarchy.l2_monitors)
+    assert n == 8
+    assert f"bus view   {n} x CommMonitor l2_monitors[i]" in text
+    assert "l2caches[i].mem_side -> monitor -> membus.cpu_side_ports" in text
+    assert "mem view   CommMonitor mem_monitor" in text
 
 
 def test_check_refuses_late_line_size(tc):

@@ -124,9 +124,9 @@ def test_write_inputs(tmp_path):
 
 def test_bus_rows_from_sample():
     rows = bus_rows(parse_stats(SAMPLE))
-    assert [0, -1, "all", "read", 1664, 20500] in rows
-    assert [0, -1, "all", "writeback", 4032, 200] in rows
-    assert [1, -1, "all", "read", 1664, 3] in rows
+    assert [0, -1, "all", "read", 1664, 20500, "memory"] in rows
+    assert [0, -1, "all", "writeback", 4032, 200, "memory"] in rows
+    assert [1, -1, "all", "read", 1664, 3, "memory"] in rows
     assert all(r[4] % 32 == 0 and 0 <= r[4] <= 0xFE0 for r in rows)
     assert sum(r[5] for r in rows if r[0] == 0 and r[3] == "read") == 27230
 
@@ -162,8 +162,8 @@ def test_collect_writes_engine_tables(tmp_path):
     with open(tmp_path / "bus_offsets.csv") as f:
         bus = list(csv.reader(f))
     assert bus[0] == BUS_HEADER == ["dump", "cpu", "mode", "kind", "offset",
-                                    "count"]
-    assert ["0", "-1", "all", "read", "1664", "20500"] in bus
+                                    "count", "view"]
+    assert ["0", "-1", "all", "read", "1664", "20500", "memory"] in bus
     with open(tmp_path / "counters.csv") as f:
         ctr = list(csv.reader(f))
     assert ctr[0] == COUNTER_HEADER == ["dump", "cpu", "mode", "stat",
@@ -219,3 +219,90 @@ def test_gem5_run_directory_feeds_the_same_analysis(tmp_path):
     assert 20500 in set(rows[(rows["dump"] == 0) & (rows["kind"] == "read")]["count"])
     assert set(offsets_table([run])["engine"]) == {"gem5"}
     assert plot_offsets([run], tmp_path / "g.png").stat().st_size > 10000
+
+
+def test_bus_rows_bus_view_per_cpu():
+    """Per-CPU monitors between each L2 and the bus give view 'bus' rows."""
+    extra = "".join(
+        f"board.cache_hierarchy.l2_monitors{cpu}.{kind}AddrDist::{key} "
+        f"{n} 1.0% 1.0% # x (Count)\n"
+        for cpu, kind, key, n in ((0, "read", 32, 700), (1, "read", 32, 300),
+                                  (1, "write", 4064, 9)))
+    extra += ("board.cache_hierarchy.l2_monitors1.readAddrDist::samples 300 "
+              "# x (Count)\n")
+    text = SAMPLE.read_text()
+    first_end = text.index("---------- End Simulation Statistics")
+    rows = bus_rows(parse_stats(text[:first_end] + extra + text[first_end:]))
+    bus = [r for r in rows if r[6] == "bus"]
+    assert bus == [[0, 0, "all", "read", 32, 700, "bus"],
+                   [0, 1, "all", "read", 32, 300, "bus"],
+                   [0, 1, "all", "writeback", 4064, 9, "bus"]]
+    memory = [r for r in rows if r[6] == "memory"]
+    assert memory == [r for r in bus_rows(parse_stats(SAMPLE))]
+
+
+def test_dry_run_lists_bus_view(capsys):
+    from colorsim.cli import main
+    assert main(["run", "--machine", "ppro4", "--l2", "512KiB", "--kernel",
+                 "c32", "--engine", "gem5", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "bus view   4 x CommMonitor l2_monitors[i]" in out
+    assert "read_addr_mask=0xfe0" in out
+    assert "mem view   CommMonitor mem_monitor" in out
+
+
+def test_analysis_prefers_bus_view_and_normalizes(tmp_path):
+    """A gem5 run with both views: the figures' histogram is the bus view
+    (per-CPU rows summed); per-schedule columns divide by the console's
+    schedule() count, which collect put into counters.csv."""
+    import json
+
+    from analysis.results import (bus_views, counters_table_per, load_run,
+                                  offset_histogram, offset_histogram_per,
+                                  offset_summary_per, work_units)
+    from colorsim.build import ensure_built
+
+    spec = _spec()
+    ensure_built([spec.variant.build_id], plugin=False, progress=lambda *_: None)
+    eng = Gem5Engine()
+    eng.write_inputs(spec, tmp_path)
+    text = SAMPLE.read_text()
+    end = text.index("---------- End Simulation Statistics")
+    extra = ("board.cache_hierarchy.l2_monitors0.readAddrDist::1664 7000 "
+             "1% 1% # x (Count)\n"
+             "board.cache_hierarchy.l2_monitors1.readAddrDist::1664 9000 "
+             "1% 1% # x (Count)\n")
+    (tmp_path / "gem5" / "stats.txt").write_text(text[:end] + extra +
+                                                 text[end:])
+    (tmp_path / "gem5" / "board.pc.com_1.device").write_text(
+        "roi: begin at jiffies 19, nr_running 1022\n"
+        "roi: end at jiffies 29: schedules 400 switches 401 recalcs 0 "
+        "nr_running 1022\n")
+    summary = eng.collect(tmp_path)
+    assert summary["views"] == ["bus", "memory"]
+    assert summary["schedule_calls"] == 400
+    shutil.copy(spec.layout_file, tmp_path / "layout.json")
+    cfg = spec.to_dict()
+    cfg.update(name="g", complete=True)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    run = load_run(tmp_path)
+    assert bus_views(run) == ["bus", "memory"]
+    h = offset_histogram(run)
+    assert h[1664] == 16000 and h.sum() == 16000       # bus view only
+    o = run.offsets
+    mem = o[(o["view"] == "memory") & (o["dump"] == 0) & (o["offset"] == 1664)]
+    assert 20500 in set(mem["count"])
+    assert offset_histogram_per(run, which="memory")[1664] == \
+        mem["count"].sum() / 400
+    assert offset_histogram_per(run)[1664] == 16000 / 400
+    u = work_units(run)
+    assert u["schedule"] == 400 and u["kinst"] == (4123456 + 3987654) / 1000
+    s = offset_summary_per([run], view="line").iloc[0]
+    assert s["total_per_schedule"] == 16000 / 400 and s["schedules"] == 400
+    c = counters_table_per([run], per="kinst")
+    row = c[(c["stat"] == "insts") & (c["cpu"] == 0) & (c["dump"] == 0)]
+    assert float(row["value_per_kinst"].iloc[0]) == pytest.approx(
+        4123456 / u["kinst"])
+    from analysis.results import ResultsError
+    with pytest.raises(ResultsError, match="per must be"):
+        counters_table_per([run], per="tick")

@@ -160,20 +160,22 @@ def _truncate(p: Path):
     p.write_bytes(b[: len(b) // 2])
 
 
-def _bump_count(p: Path):
+def _edit_first_row(p: Path, column: str, edit):
     lines = p.read_text().splitlines()
-    cols = lines[1].split(",")
-    cols[-1] = str(int(cols[-1]) + 1)
+    header, cols = lines[0].split(","), lines[1].split(",")
+    i = header.index(column)
+    cols[i] = edit(cols[i])
     lines[1] = ",".join(cols)
     p.write_text("\n".join(lines) + "\n")
+
+
+def _bump_count(p: Path):
+    column = "count" if p.name == "bus_offsets.csv" else "value"
+    _edit_first_row(p, column, lambda v: str(int(float(v)) + 1))
 
 
 def _out_of_page(p: Path):
-    lines = p.read_text().splitlines()
-    cols = lines[1].split(",")
-    cols[4] = "70000"
-    lines[1] = ",".join(cols)
-    p.write_text("\n".join(lines) + "\n")
+    _edit_first_row(p, "offset", lambda v: "70000")
 
 
 DAMAGE = [

@@ -17,6 +17,13 @@ Flow of one measured run (see ``configs/gem5/README.md``):
    interest (resetstats ... dumpstats), stop on m5 exit.
 3. :meth:`Gem5Engine.collect` turns ``stats.txt`` into ``bus_offsets.csv``
    and ``counters.csv``, the same tables the QEMU engine writes.
+
+Two views of the bus traffic land in ``bus_offsets.csv``, told apart by its
+``view`` column: ``bus`` (one CommMonitor per CPU between its L2 and the
+memory bus: every request the L2 puts on the bus, per CPU, as the paper's
+front-side-bus tracer saw it) and ``memory`` (the CommMonitor between the bus
+and memory, cpu -1: only what memory serves).  Runs recorded before the bus
+view have the memory view only.
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ OUTDIR = "gem5"                      # gem5's --outdir inside the run dir
 CHECKPOINT_ROOT = BUILD / "gem5-checkpoints"
 CONSOLE_LOG = "console.log"
 
-BUS_HEADER = ["dump", "cpu", "mode", "kind", "offset", "count"]
+BUS_HEADER = ["dump", "cpu", "mode", "kind", "offset", "count", "view"]
 COUNTER_HEADER = ["dump", "cpu", "mode", "stat", "value"]
 
 # Per-CPU counters: (our stat, component, alternatives).  The first
@@ -92,6 +99,25 @@ _COMPONENTS = {
     "l2": r"board\.cache_hierarchy\.l2caches(\d*)\.",
 }
 _MONITOR = (r"\.{name}s?(\d*)\.(?P<kind>read|write)AddrDist$")
+_BUS_MONITOR = (r"\.{name}(\d*)\.(?P<kind>read|write)AddrDist$")
+_TRANS_DIST = "board.cache_hierarchy.membus.transDist::"
+# Run-wide stats (cpu -1): our stat -> gem5 stats summed (a missing one
+# counts as 0 when any of them is present).  The membus transaction
+# distribution counts every request on the bus by command, whoever answers
+# it: the kinds of the QEMU plugin's bus_* counters.
+GLOBAL_MAP = (
+    ("sim_seconds", ("simSeconds",)),
+    ("host_seconds", ("hostSeconds",)),
+    ("bus_read", ("board.cache_hierarchy.membus.transDist::ReadSharedReq",
+                  "board.cache_hierarchy.membus.transDist::ReadCleanReq",
+                  "board.cache_hierarchy.membus.transDist::ReadReq")),
+    ("bus_rfo", ("board.cache_hierarchy.membus.transDist::ReadExReq",)),
+    ("bus_invalidate", ("board.cache_hierarchy.membus.transDist::UpgradeReq",
+                        "board.cache_hierarchy.membus.transDist::SCUpgradeReq",
+                        "board.cache_hierarchy.membus.transDist::InvalidateReq")),
+    ("bus_writeback", ("board.cache_hierarchy.membus.transDist::"
+                       "WritebackDirty",)),
+)
 
 
 def params_module():
@@ -383,17 +409,22 @@ class Gem5Engine:
         dumps = parse_stats(stats)
         if not dumps:
             raise RunError(f"{stats} holds no Begin/End statistics block")
-        monitor_name = params_module().MONITOR_NAME
-        bus = bus_rows(dumps, monitor_name)
-        counters = counter_rows(dumps)
-        _write_csv(run_dir / "bus_offsets.csv", BUS_HEADER, bus)
-        _write_csv(run_dir / "counters.csv", COUNTER_HEADER, counters)
-        console = out / params_module().CONSOLE_FILE
+        p = params_module()
+        bus = bus_rows(dumps, p.MONITOR_NAME, p.BUS_MONITOR_NAME)
+        console = out / p.CONSOLE_FILE
         if console.is_file():
             shutil.copyfile(console, run_dir / CONSOLE_LOG)
+        from ..console import roi_counters
+        roi = roi_counters(run_dir / CONSOLE_LOG)
+        counters = counter_rows(dumps) + global_rows(dumps, roi)
+        _write_csv(run_dir / "bus_offsets.csv", BUS_HEADER, bus)
+        _write_csv(run_dir / "counters.csv", COUNTER_HEADER, counters)
         checks = self._check_config(run_dir)
+        views = sorted({r[6] for r in bus})
         return {"dumps": len(dumps), "roi_dump": 0, "bus_rows": len(bus),
-                "counter_rows": len(counters), "config_checks": checks}
+                "views": views, "counter_rows": len(counters),
+                "schedule_calls": roi.get("schedule_calls"),
+                "config_checks": checks}
 
     def _check_config(self, run_dir) -> list[str]:
         spec_path = run_dir / SPEC_FILE
@@ -402,11 +433,16 @@ class Gem5Engine:
             return ["config.json or gem5_spec.json absent: not checked"]
         p = params_module()
         prm = p.gem5_params(json.loads(spec_path.read_text()))
-        problems = check_config_json(json.loads(cfg_path.read_text()), prm)
+        config = json.loads(cfg_path.read_text())
+        problems = check_config_json(config, prm)
         if problems:
             raise RunError("gem5 built a different machine than the spec:\n  "
                            + "\n  ".join(problems))
-        return ["config.json matches the spec"]
+        checks = ["config.json matches the spec"]
+        if not bus_view_built(config, prm):
+            checks.append("no bus-view monitors in config.json (recorded "
+                          "before the bus view): memory view only")
+        return checks
 
 
 # -- pure helpers (tested without gem5) ---------------------------------
@@ -420,8 +456,8 @@ def show_command(cmd: list[str]) -> str:
 
 def describe_params(prm: dict) -> list[str]:
     """One line per component of a gem5 parameter dict."""
-    b, pr, mem, mon = (prm["board"], prm["processor"], prm["memory"],
-                       prm["monitor"])
+    b, pr, mem, mon, bmon = (prm["board"], prm["processor"], prm["memory"],
+                             prm["monitor"], prm["bus_monitors"])
     lines = [
         f"board      X86Board clk_freq={b['clk_freq']} "
         f"({b['clock_hz'] / 1e6:g} MHz), cache_line_size={b['cache_line_size']}"
@@ -451,32 +487,95 @@ def describe_params(prm: dict) -> list[str]:
         f"memory     {mem['kind']} {format_size(mem['size'])}, latency "
         f"{mem['latency']} (var {mem['latency_var']}), bandwidth "
         f"{mem['bandwidth']} [bandwidth assumed]",
-        f"monitor    CommMonitor {mon['placement']}: disable_addr_dists="
+        f"bus view   {bmon['count']} x CommMonitor {bmon['name']}[i], "
+        f"{bmon['placement']}: disable_addr_dists="
+        f"{bmon['disable_addr_dists']}, read_addr_mask="
+        f"{bmon['read_addr_mask']:#x}, write_addr_mask="
+        f"{bmon['write_addr_mask']:#x} (per CPU, summed in analysis; "
+        f"view=bus)",
+        f"mem view   CommMonitor {mon['name']}, {mon['placement']}: "
+        f"disable_addr_dists="
         f"{mon['disable_addr_dists']}, read_addr_mask="
         f"{mon['read_addr_mask']:#x}, write_addr_mask="
-        f"{mon['write_addr_mask']:#x} (keys 0..{mon['max_key']} < 1e6)",
+        f"{mon['write_addr_mask']:#x} (keys 0..{mon['max_key']} < 1e6; "
+        f"view=memory)",
     ]
     return lines
 
 
-def bus_rows(dumps, monitor_name: str = "mem_monitor") -> list[list]:
-    """bus_offsets rows from the monitor's SparseHistograms."""
+def bus_rows(dumps, monitor_name: str = "mem_monitor",
+             bus_monitor_name: str = "l2_monitors") -> list[list]:
+    """bus_offsets rows from the monitors' SparseHistograms.
+
+    The memory-side monitor gives rows with cpu -1 and view ``memory``; the
+    per-CPU monitors between each L2 and the bus give rows with cpu i and
+    view ``bus``.  Rows are sorted by dump, view, cpu, kind, offset.
+    """
     import re
 
-    pat = re.compile(_MONITOR.format(name=re.escape(monitor_name)))
+    pats = ((re.compile(_MONITOR.format(name=re.escape(monitor_name))),
+             "memory"),
+            (re.compile(_BUS_MONITOR.format(name=re.escape(bus_monitor_name))),
+             "bus"))
     rows = []
     for d in dumps:
         for s in d.stats:
-            m = pat.search(s.base)
+            for pat, view in pats:
+                m = pat.search(s.base)
+                if m:
+                    break
             if not m or s.key in (None, "samples") or s.key_value is None:
                 continue
             if not s.key_exact:
                 raise RunError(f"{s.name}: key printed inexactly (>= 1e6); "
                                f"the monitor mask must keep keys below 1e6")
             kind = "read" if m.group("kind") == "read" else "writeback"
-            rows.append([d.index, -1, "all", kind, int(s.key_value),
-                         int(s.value)])
-    rows.sort(key=lambda r: (r[0], r[3], r[4]))
+            cpu = -1 if view == "memory" else int(m.group(1) or 0)
+            rows.append([d.index, cpu, "all", kind, int(s.key_value),
+                         int(s.value), view])
+    rows.sort(key=lambda r: (r[0], r[6], r[1], r[3], r[4]))
+    return rows
+
+
+def global_rows(dumps, roi: dict = None) -> list[list]:
+    """Run-wide counters rows (cpu -1, mode ``all``) of every dump.
+
+    * :data:`GLOBAL_MAP` stats (modeled and host seconds, bus requests by
+      kind from the membus transaction distribution);
+    * ``host_mips``: committed instructions of all cores (per-core
+      ``commitStats0.numInsts``; gem5 v24's ``simInsts`` and
+      ``hostInstRate`` count every instruction twice) per host second;
+    * from the console (``roi``, dump 0 only): ``schedule_calls`` and the
+      kernel's other region numbers, and ``schedules_per_sim_second``, the
+      work done per modeled second.
+    """
+    per_cpu = counter_rows(dumps)
+    rows = []
+    for d in dumps:
+        values = d.as_dict()
+        found = {}
+        # transDist carries `nozero`: with the bus in the dump, a command
+        # that never occurred counts 0.
+        has_bus = any(n.startswith(_TRANS_DIST) for n in values)
+        for stat, names in GLOBAL_MAP:
+            present = [values[n] for n in names if n in values]
+            if not present and has_bus and names[0].startswith(_TRANS_DIST):
+                present = [0]
+            if present:
+                total = sum(present)
+                found[stat] = int(total) if total == int(total) else total
+        insts = sum(r[4] for r in per_cpu if r[0] == d.index and
+                    r[3] == "insts")
+        if insts and found.get("host_seconds"):
+            found["host_mips"] = round(insts / found["host_seconds"] / 1e6, 4)
+        if d.index == 0 and roi:
+            found.update(roi)
+            if roi.get("schedule_calls") is not None and \
+                    found.get("sim_seconds"):
+                found["schedules_per_sim_second"] = round(
+                    roi["schedule_calls"] / found["sim_seconds"], 3)
+        rows += [[d.index, -1, "all", stat, value]
+                 for stat, value in found.items()]
     return rows
 
 
@@ -563,7 +662,32 @@ def check_config_json(config: dict, prm: dict) -> list[str]:
             problems.append("monitor address distributions are disabled")
     else:
         problems.append("no memory-side CommMonitor in config.json")
+    bus = prm["bus_monitors"]
+    mons = ch.get(bus["name"])
+    if isinstance(mons, dict):
+        mons = [mons]
+    if mons:                  # absent in runs recorded before the bus view
+        if len(mons) != cores:
+            problems.append(f"{len(mons)} bus-view monitors for {cores} "
+                            f"CPUs")
+        for i, m in enumerate(mons):
+            for k in ("read_addr_mask", "write_addr_mask"):
+                if m.get(k) not in (None, bus[k]):
+                    problems.append(f"bus-view monitor {i} {k} {m.get(k)} "
+                                    f"!= {bus[k]}")
+            if m.get("disable_addr_dists") is True:
+                problems.append(f"bus-view monitor {i} address "
+                                f"distributions are disabled")
     return problems
+
+
+def bus_view_built(config: dict, prm: dict) -> bool:
+    """Whether gem5's ``config.json`` holds the per-CPU bus-view monitors."""
+    ch = config.get("board", {}).get("cache_hierarchy", {})
+    mons = ch.get(prm["bus_monitors"]["name"])
+    if isinstance(mons, dict):
+        mons = [mons]
+    return bool(mons)
 
 
 def _write_csv(path: Path, header, rows) -> None:

@@ -95,11 +95,20 @@ class QemuEngine:
         return f"QEMU exited with status {returncode}"
 
     def collect(self, run_dir: Path) -> None:
-        """The plugin writes the tables itself; check they are there."""
+        """The plugin writes the tables itself; check they are there, and add
+        the view column (``bus``: busmon sees every request on the bus) to
+        ``bus_offsets.csv`` and the kernel's region numbers
+        (``schedule_calls``, cpu -1) from the console to ``counters.csv``."""
+        from ..console import roi_counters
+        from ..tables import add_to_counters, add_view_column
         for f in ("stats.txt", "bus_offsets.csv", "counters.csv"):
             if not (run_dir / f).is_file():
                 raise FileNotFoundError(f"the bus monitor wrote no {f}: the "
                                         f"region of interest never ended")
+        add_view_column(run_dir / "bus_offsets.csv", "bus")
+        roi = roi_counters(run_dir / "console.log")
+        if roi:
+            add_to_counters(run_dir / "counters.csv", roi)
         busmon = run_dir / "busmon.json"
         if busmon.is_file():
             json.loads(busmon.read_text())

@@ -69,10 +69,15 @@ def _has_no_prefetcher(cache) -> bool:
 
 class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
     """Each core has a private L1I, L1D and L2; the L2s share one coherent
-    SystemXBar, and a CommMonitor sits between that bus and memory.
+    SystemXBar.  Two views of the traffic, both CommMonitors whose address
+    distributions are masked to the page offset at line granularity:
 
-    The monitor's address distributions, masked to the page offset at line
-    granularity, are the GATES-style bus measurement.
+    * the bus view (the paper's GATES tracer on the front-side bus): one
+      monitor per CPU between its L2 and the bus (``l2_monitors``), so every
+      request an L2 puts on the bus is counted, also the fills another
+      CPU's cache serves;
+    * the memory view: one monitor between the bus and memory
+      (``mem_monitor``), which sees only what memory serves.
     """
 
     def __init__(self, params: dict) -> None:
@@ -81,6 +86,7 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         self._caches = params["caches"]
         self._iocache = params["iocache"]
         self._monitor = params["monitor"]
+        self._bus_monitor = params["bus_monitors"]
         self._line = params["board"]["cache_line_size"]
         self.membus = SystemXBar(width=params["membus"]["width"])
         # The snoop filter only tracks lines; its capacity is a sanity
@@ -108,6 +114,15 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         self.l1dcaches = [make_cache(self._caches["l1d"]) for _ in range(n)]
         self.l2caches = [make_cache(self._caches["l2"]) for _ in range(n)]
         self.l2buses = [L2XBar() for _ in range(n)]
+        bus = self._bus_monitor
+        # No latency histograms: the monitor then adds no sender state to
+        # packets that a peer cache may answer.
+        monitors = [CommMonitor(disable_addr_dists=bus["disable_addr_dists"],
+                                read_addr_mask=bus["read_addr_mask"],
+                                write_addr_mask=bus["write_addr_mask"],
+                                disable_latency_hists=True)
+                    for _ in range(n)]
+        setattr(self, bus["name"], monitors)
         if board.has_coherent_io():
             self._setup_io_cache(board)
         for i, core in enumerate(board.get_processor().get_cores()):
@@ -115,7 +130,8 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         check_hierarchy(self, board)
 
     def _connect_core(self, i, core) -> None:
-        """CPU -> L1I/L1D (+ page walkers) -> private L2 bus -> L2 -> membus."""
+        """CPU -> L1I/L1D (+ page walkers) -> private L2 bus -> L2 ->
+        bus-view monitor -> membus."""
         core.connect_icache(self.l1icaches[i].cpu_side)
         core.connect_dcache(self.l1dcaches[i].cpu_side)
         self.l1icaches[i].mem_side = self.l2buses[i].cpu_side_ports
@@ -124,7 +140,9 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         core.connect_walker_ports(self.l2buses[i].cpu_side_ports,
                                   self.l2buses[i].cpu_side_ports)
         self.l2buses[i].mem_side_ports = self.l2caches[i].cpu_side
-        self.membus.cpu_side_ports = self.l2caches[i].mem_side
+        monitor = getattr(self, self._bus_monitor["name"])[i]
+        monitor.cpu_side_port = self.l2caches[i].mem_side
+        self.membus.cpu_side_ports = monitor.mem_side_port
         core.connect_interrupt(self.membus.mem_side_ports,
                                self.membus.cpu_side_ports)
 
@@ -182,6 +200,17 @@ def check_hierarchy(hierarchy: TestbedCacheHierarchy, board) -> None:
                                 f"{cache.prefetcher}")
             if bool(cache.writeback_clean):
                 problems.append(f"{level}[{i}] writes back clean lines")
+    bus = hierarchy._bus_monitor
+    monitors = getattr(hierarchy, bus["name"], [])
+    if len(monitors) != len(hierarchy.l2caches):
+        problems.append(f"{len(monitors)} bus-view monitors for "
+                        f"{len(hierarchy.l2caches)} L2 caches")
+    for i, mon in enumerate(monitors):
+        masks = (int(mon.read_addr_mask), int(mon.write_addr_mask))
+        if masks != (bus["read_addr_mask"], bus["write_addr_mask"]) or \
+                bool(mon.disable_addr_dists):
+            problems.append(f"bus-view monitor {i} does not count page "
+                            f"offsets with mask {bus['read_addr_mask']:#x}")
     if problems:
         raise AssertionError("built cache hierarchy does not match the "
                              "machine description:\n  "

@@ -13,7 +13,8 @@ pipeline latencies, MSHRs, bus width, memory bandwidth) is listed in
 an assumption wherever it is shown.
 
 The parameters are a plain dict with one entry per stdlib component
-(``board``, ``processor``, ``caches``, ``membus``, ``memory``, ``monitor``)
+(``board``, ``processor``, ``caches``, ``membus``, ``memory``, ``monitor``
+for the memory-side view, ``bus_monitors`` for the per-CPU bus view)
 plus the ``kernel`` and the ``console`` file name.
 """
 
@@ -38,6 +39,10 @@ CONSOLE_FILE = "board.pc.com_1.device"
 SNOOP_FILTER_DEFAULT = 8 * 1024**2
 IOCACHE_SIZE = 1024
 MONITOR_NAME = "mem_monitor"
+# One CommMonitor per CPU between its L2 and the memory bus: the bus view
+# (every request an L2 puts on the bus, whoever serves it).  Stats are
+# "<hierarchy>.l2_monitors<i>.readAddrDist" (no index with one CPU).
+BUS_MONITOR_NAME = "l2_monitors"
 
 # Timing that machines.toml does not describe.  Every value here is an
 # assumption of this testbed, not a number from the paper; the host copies
@@ -234,6 +239,16 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
         "monitor": {
             "name": MONITOR_NAME,
             "placement": "membus.mem_side_ports -> monitor -> memory port",
+            "disable_addr_dists": False,
+            "read_addr_mask": mask,
+            "write_addr_mask": mask,
+            "max_key": mask,
+        },
+        "bus_monitors": {
+            "name": BUS_MONITOR_NAME,
+            "count": int(m["processor"]["cpus"]),
+            "placement": "l2caches[i].mem_side -> monitor -> "
+                         "membus.cpu_side_ports",
             "disable_addr_dists": False,
             "read_addr_mask": mask,
             "write_addr_mask": mask,

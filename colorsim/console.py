@@ -1,0 +1,58 @@
+"""What the testbed kernel prints about its measured region, as counters.
+
+At the end of the region of interest the kernel prints (``kernels/kernel/
+roi.c``)::
+
+    roi: end at jiffies 29: schedules 368 switches 369 recalcs 0 nr_running 1022
+
+Both engines carry these numbers into ``counters.csv`` as rows of the region's
+dump with cpu -1 (all CPUs) and mode ``all``: ``schedule_calls`` (the unit of
+work every cross-engine comparison divides by), ``context_switches``,
+``counter_recalcs`` and ``roi_jiffies``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROI_END = re.compile(r"roi: end at jiffies (?P<end>\d+): schedules (?P<schedules>\d+)"
+                     r" switches (?P<switches>\d+) recalcs (?P<recalcs>\d+)")
+ROI_BEGIN = re.compile(r"roi: begin at jiffies (?P<begin>\d+)")
+# stat name -> regex group
+STATS = {"schedule_calls": "schedules", "context_switches": "switches",
+         "counter_recalcs": "recalcs"}
+ALL_CPUS, ALL_MODES, ROI_DUMP = -1, "all", 0
+
+
+def parse_roi(text: str) -> dict:
+    """The region's numbers from a console log ({} if it never ended).
+
+    :returns: ``{"schedule_calls": n, "context_switches": n,
+        "counter_recalcs": n, "roi_jiffies": n}`` (the last only when the
+        begin line is there too).
+    """
+    text = text.replace("\r", "")
+    ends = list(ROI_END.finditer(text))
+    if not ends:
+        return {}
+    m = ends[-1]
+    out = {stat: int(m.group(g)) for stat, g in STATS.items()}
+    begins = list(ROI_BEGIN.finditer(text, 0, m.start()))
+    if begins:
+        out["roi_jiffies"] = int(m.group("end")) - int(begins[-1].group("begin"))
+    return out
+
+
+def roi_counters(console: Path) -> dict:
+    """:func:`parse_roi` of a console file ({} if the file is missing)."""
+    console = Path(console)
+    if not console.is_file():
+        return {}
+    return parse_roi(console.read_text(errors="replace"))
+
+
+def counter_rows(values: dict, dump: int = ROI_DUMP) -> list[list]:
+    """``counters.csv`` rows (dump, -1, all, stat, value) for ``values``."""
+    return [[dump, ALL_CPUS, ALL_MODES, stat, value]
+            for stat, value in values.items()]

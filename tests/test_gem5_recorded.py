@@ -1,0 +1,371 @@
+"""The gem5 path on real gem5 outputs: every run folder under ../shared/gem5/.
+
+The folders were recorded with gem5 v24.0.0.1 (see that directory's
+README.md).  Every folder holding ``gem5/stats.txt`` is tested, so a new
+recording is tested as it is.  The numbers checked against come from the
+recordings' README table ("All runs at a glance"), read at test time; a
+folder without a row there gets every check that needs no such number.
+"""
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis.results import (bus_views, load_run, offset_histogram,
+                              offset_summary, work_units)
+from analysis.statstxt import parse_stats
+from colorsim import ROOT
+from colorsim.console import parse_roi
+from colorsim.engines.gem5 import Gem5Engine, counter_rows
+
+RECORDED = ROOT.parent / "shared" / "gem5"
+README = RECORDED / "README.md"
+
+
+def _run_folders():
+    if not RECORDED.is_dir():
+        return []
+    return sorted(p for p in RECORDED.iterdir()
+                  if (p / "gem5" / "stats.txt").is_file())
+
+
+FOLDERS = _run_folders()
+NO_RECORDINGS = pytest.mark.skip(
+    reason=f"no recorded gem5 outputs: {RECORDED} is absent or holds no "
+           f"run folder with gem5/stats.txt")
+RUN_PARAMS = ([pytest.param(p, id=p.name) for p in FOLDERS] or
+              [pytest.param(None, marks=NO_RECORDINGS, id="no-recordings")])
+
+
+def _number(text):
+    return float(text.replace(",", "").strip())
+
+
+def readme_table() -> dict:
+    """{folder: {column: number}} from the README's "at a glance" table."""
+    if not README.is_file():
+        return {}
+    lines = README.read_text().splitlines()
+    out, header = {}, None
+    for line in lines:
+        if not line.startswith("|"):
+            header = None if out else header
+            continue
+        cells = [c.strip().replace("`", "") for c in line.strip("|").split("|")]
+        if cells[0] == "run folder":
+            header = cells
+            continue
+        if header is None or set(cells[0]) <= {"-"}:
+            continue
+        if len(cells) == len(header) and cells[0] in {p.name for p in FOLDERS}:
+            row = {}
+            for h, c in zip(header[1:], cells[1:]):
+                try:
+                    row[h] = _number(c)
+                except ValueError:
+                    pass
+            out[cells[0]] = row
+    return out
+
+
+TABLE = readme_table()
+
+
+def _col(folder, prefix):
+    """The README number of ``folder`` in the column starting ``prefix``."""
+    row = TABLE.get(folder.name)
+    if row is None:
+        pytest.skip(f"{folder.name} has no row in {README}")
+    for h, v in row.items():
+        if h.startswith(prefix):
+            return v
+    pytest.skip(f"{README} has no column {prefix!r}")
+
+
+def _config(folder):
+    return json.loads((folder / "config.json").read_text())
+
+
+def _per_core_insts(dump, cpus):
+    names = [f"board.processor.cores{i if cpus > 1 else ''}.core."
+             f"commitStats0.numInsts" for i in range(cpus)]
+    values = [dump.get(n) for n in names]
+    assert None not in values, f"missing per-core numInsts in {names}"
+    return values
+
+
+def _read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def test_readme_table_covers_the_runs():
+    if not FOLDERS:
+        pytest.skip(f"no recorded gem5 outputs under {RECORDED}")
+    assert TABLE, f"no 'run folder' table read from {README}"
+    for name, row in TABLE.items():
+        assert "schedule() calls" in row and "per schedule()" in row, row
+
+
+# -- the stats parser on both dumps -------------------------------------
+
+@pytest.mark.parametrize("folder", RUN_PARAMS)
+def test_stats_parser_both_dumps(folder):
+    cfg = _config(folder)
+    cpus = cfg["machine"]["processor"]["cpus"]
+    dumps = parse_stats(folder / "gem5" / "stats.txt")
+    assert len(dumps) == 2, "kernel's dumpstats, then gem5's exit dump"
+    roi_s = cfg["workload"]["roi_ticks"] / 100          # HZ = 100
+    for d in dumps:
+        stats = d.as_dict()
+        assert len(stats) > 1000
+        insts = _per_core_insts(d, cpus)
+        assert all(v > 0 for v in insts)
+        # The SparseHistogram keys add up to the printed sample count.
+        for kind in ("read", "write"):
+            base = f"board.cache_hierarchy.mem_monitor.{kind}AddrDist"
+            keys = [s for s in d.stats if s.base == base and
+                    s.key_value is not None and s.key != "samples"]
+            assert all(s.key_exact and s.key_value % 32 == 0 and
+                       0 <= s.key_value <= 0xFE0 for s in keys)
+            assert sum(s.value for s in keys) == stats[f"{base}::samples"]
+    # Dump 0 is the region of interest: roi_ticks of modeled time.
+    assert dumps[0].get("simSeconds") == pytest.approx(roi_s, rel=0.02)
+    # The kernel's dumpstats does not reset: gem5's exit dump holds the
+    # region plus the few instructions between dumpstats and exit.
+    first, last = (sum(_per_core_insts(d, cpus)) for d in dumps)
+    assert first <= last < 1.01 * first
+    assert dumps[0].get("simSeconds") <= dumps[1].get("simSeconds")
+
+
+# -- the collect step reproduces the recorded tables --------------------
+
+@pytest.fixture
+def recollected(request, tmp_path):
+    folder = request.param
+    copy = tmp_path / folder.name
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("boot"))
+    for f in ("bus_offsets.csv", "counters.csv", "console.log"):
+        (copy / f).unlink()
+    summary = Gem5Engine().collect(copy)
+    return folder, copy, summary
+
+
+@pytest.mark.parametrize("recollected", RUN_PARAMS, indirect=True)
+def test_collect_reproduces_recorded_tables(recollected):
+    folder, copy, summary = recollected
+    assert summary["config_checks"][0] == "config.json matches the spec"
+    # bus_offsets.csv: the recorded columns and rows, in order.
+    old_h, old = _read_csv(folder / "bus_offsets.csv")
+    new_h, new = _read_csv(copy / "bus_offsets.csv")
+    assert new_h[:len(old_h)] == old_h
+    if "view" not in old_h:           # recorded before the bus view
+        assert set(summary["views"]) <= {"memory", "bus"}
+        new = [r for r in new if r[new_h.index("view")] == "memory"]
+    cols = [new_h.index(c) for c in old_h]
+    assert [[r[i] for i in cols] for r in new] == old
+    # counters.csv: every recorded row; new stats only add rows.
+    old_h, old = _read_csv(folder / "counters.csv")
+    new_h, new = _read_csv(copy / "counters.csv")
+    assert new_h == old_h
+    known = {(r[0], r[1], r[3]) for r in old}
+    assert [r for r in new if (r[0], r[1], r[3]) in known] == old
+    assert (copy / "console.log").read_bytes() == \
+        (folder / "console.log").read_bytes()
+
+
+@pytest.mark.parametrize("recollected", RUN_PARAMS, indirect=True)
+def test_collect_adds_work_and_speed(recollected):
+    folder, copy, summary = recollected
+    _, rows = _read_csv(copy / "counters.csv")
+    glob = {r[3]: float(r[4]) for r in rows if r[0] == "0" and r[1] == "-1"}
+    roi = parse_roi((folder / "console.log").read_text())
+    assert glob["schedule_calls"] == roi["schedule_calls"] == \
+        summary["schedule_calls"]
+    dumps = parse_stats(folder / "gem5" / "stats.txt")
+    insts = sum(float(r[4]) for r in rows
+                if r[0] == "0" and r[3] == "insts" and r[1] != "-1")
+    assert glob["host_mips"] == pytest.approx(
+        insts / dumps[0].get("hostSeconds") / 1e6, rel=1e-3)
+    assert glob["schedules_per_sim_second"] == pytest.approx(
+        roi["schedule_calls"] / dumps[0].get("simSeconds"), rel=1e-3)
+    # Every request on the bus (by kind) is at least what memory served.
+    run = load_run(copy)
+    memory_reads = run.offsets[(run.offsets["dump"] == 0) &
+                               (run.offsets["kind"] == "read")]["count"].sum()
+    assert glob["bus_read"] + glob["bus_rfo"] >= memory_reads
+
+
+# -- console parsing ------------------------------------------------------
+
+@pytest.mark.parametrize("folder", RUN_PARAMS)
+def test_console_schedule_count(folder):
+    roi = parse_roi((folder / "console.log").read_text())
+    assert roi["roi_jiffies"] == _config(folder)["workload"]["roi_ticks"]
+    assert roi["context_switches"] >= roi["schedule_calls"] - 1
+    assert roi["schedule_calls"] == _col(folder, "schedule() calls")
+    # The analysis finds the same count (console fallback for old runs).
+    assert work_units(load_run(folder))["schedule"] == roi["schedule_calls"]
+
+
+def test_console_parser_edges():
+    text = ("roi: begin at jiffies 19, nr_running 1022\r\n"
+            "roi: end at jiffies 29: schedules 368 switches 369 recalcs 0 "
+            "nr_running 1022\r\n")
+    assert parse_roi(text) == {"schedule_calls": 368, "context_switches": 369,
+                               "counter_recalcs": 0, "roi_jiffies": 10}
+    assert parse_roi("boot: ok\nroi: begin at jiffies 3\n") == {}
+
+
+# -- speed figures --------------------------------------------------------
+
+@pytest.mark.parametrize("folder", RUN_PARAMS)
+def test_speed_figures(folder):
+    cpus = _config(folder)["machine"]["processor"]["cpus"]
+    d0 = parse_stats(folder / "gem5" / "stats.txt")[0]
+    insts = sum(_per_core_insts(d0, cpus))
+    # v24's simInsts counts each instruction about twice; per-core
+    # commitStats0.numInsts is the count (README).
+    assert 1.9 < d0.get("simInsts") / insts < 2.05
+    assert d0.get("hostInstRate") > 1.8 * insts / d0.get("hostSeconds")
+    assert insts / 1e6 == pytest.approx(_col(folder, "committed insts"),
+                                        abs=0.051)
+    assert d0.get("hostSeconds") == pytest.approx(
+        _col(folder, "host s"), abs=0.051)
+
+
+def test_speed_ppro4_512k_vanilla():
+    """README: about 55.8 M instructions in 26.6 s, about 2.1 M inst/s."""
+    folder = RECORDED / "ppro4-l2_512k-vanilla-t1024"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not recorded")
+    d0 = parse_stats(folder / "gem5" / "stats.txt")[0]
+    insts = sum(_per_core_insts(d0, 4))
+    assert insts / 1e6 == pytest.approx(55.8, abs=0.05)
+    mips = insts / d0.get("hostSeconds") / 1e6
+    assert mips == pytest.approx(2.1, abs=0.05)
+    rows = counter_rows(parse_stats(folder / "gem5" / "stats.txt"))
+    per_core = [r[4] for r in rows if r[0] == 0 and r[3] == "insts"]
+    assert len(per_core) == 4 and sum(per_core) == insts
+
+
+# -- the analysis on recorded runs ------------------------------------------
+
+def _colored_span():
+    """[lo, hi) of the README's "colored lines 0xA–0xB" column."""
+    for h in next(iter(TABLE.values()), {}):
+        m = re.match(r"colored lines (0x[0-9a-f]+)\W+(0x[0-9a-f]+)", h)
+        if m:
+            return int(m.group(1), 16), int(m.group(2), 16) + 1
+    pytest.skip(f"{README} has no 'colored lines 0x..-0x..' column")
+
+
+@pytest.mark.parametrize("folder", RUN_PARAMS)
+def test_colored_lines_per_schedule(folder):
+    run = load_run(folder)
+    assert bus_views(run)[0] in ("bus", "memory")
+    lo, hi = _colored_span()
+    h = offset_histogram(run, "line")
+    colored = h[(h.index >= lo) & (h.index < hi)].sum()
+    assert colored == _col(folder, "colored lines")
+    s = offset_summary([run], view="line").iloc[0]
+    assert h.sum() == s["total"]
+    per = colored / work_units(run)["schedule"]
+    want = _col(folder, "per schedule()")
+    assert per == pytest.approx(want, abs=0.051 if want < 10 else 0.51)
+    assert offset_histogram(run).sum() == s["total"]
+
+
+# -- the cross-engine comparison, on fresh QEMU runs ---------------------
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "colorsim", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope="module")
+def qemu_512k(tmp_path_factory):
+    """Fresh QEMU runs of the recorded 512 KiB configuration."""
+    if not shutil.which("qemu-system-x86_64"):
+        pytest.skip("qemu-system-x86_64 is not installed (scripts/setup.sh)")
+    out = tmp_path_factory.mktemp("qemu")
+    runs = {}
+    for kernel in ("vanilla", "c32"):
+        p = _cli("run", "--machine", "ppro4", "--l2", "512KiB", "--kernel",
+                 kernel, "--tasks", "1024", "--out", out, "--name", kernel)
+        assert p.returncode == 0, p.stderr
+        runs[kernel] = out / kernel
+    return runs
+
+
+def _gem5_512k(kernel):
+    folder = RECORDED / f"ppro4-l2_512k-{kernel}-t1024"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is not recorded")
+    return folder
+
+
+def _totals(stdout):
+    """{label: (qemu, qemu/sched, gem5, gem5/sched, ratio)} of the totals."""
+    out = {}
+    for line in stdout.splitlines():
+        m = re.match(r"\s*(colored lines \S+|all offsets)\s+(\S+)\s+(\S+)\s+"
+                     r"(\S+)\s+(\S+)\s+(\S+)$", line)
+        if m:
+            out[m.group(1).split()[0]] = tuple(float(x) for x in m.groups()[1:])
+    return out
+
+
+@pytest.mark.parametrize("kernel", ["vanilla", "c32"])
+def test_compare_recorded_gem5_with_fresh_qemu(qemu_512k, kernel):
+    gem5 = _gem5_512k(kernel)
+    qemu = qemu_512k[kernel]
+    # The QEMU collect step put the kernel's count into counters.csv.
+    q = load_run(qemu)
+    c = q.counters
+    sched = c[(c["stat"] == "schedule_calls") & (c["cpu"] == -1)]["value"]
+    assert list(sched) == [parse_roi((qemu / "console.log").read_text())
+                           ["schedule_calls"]]
+    assert set(q.offsets["view"]) == {"bus"}
+    p = _cli("compare", qemu, gem5)
+    assert p.returncode == 0, p.stderr
+    totals = _totals(p.stdout)
+    qn, qps, gn, gps, ratio = totals["colored"]
+    g_sched = _col(gem5, "schedule() calls")
+    assert gn == _col(gem5, "colored lines")
+    assert gps == pytest.approx(gn / g_sched, abs=0.006)
+    assert qps == pytest.approx(qn / float(sched.iloc[0]), abs=0.006)
+    assert ratio == pytest.approx(gps / qps, abs=0.002)
+    # Per-offset rows add up to the totals.
+    rows = [line.split() for line in p.stdout.splitlines()
+            if re.match(r"\s+0x[0-9a-f]{4}\s", line)]
+    assert sum(float(r[1]) for r in rows) == totals["all"][0]
+    assert sum(float(r[3]) for r in rows) == totals["all"][2]
+    if kernel == "vanilla":
+        # The engines agree per schedule() for vanilla (README: within 2 %).
+        assert 0.95 < ratio < 1.05
+
+
+def test_compare_refuses_other_configurations(qemu_512k):
+    gem5_c32 = _gem5_512k("c32")
+    for args, what in (((qemu_512k["vanilla"], gem5_c32), "variant"),
+                       ((qemu_512k["vanilla"], qemu_512k["c32"]), "one QEMU"),
+                       ((qemu_512k["c32"], RECORDED / "nonexistent"),
+                        "not a run directory")):
+        p = _cli("compare", *args)
+        assert p.returncode == 2, p.stdout
+        assert "Traceback" not in p.stderr
+        assert p.stderr.startswith("colorsim: error:") and what in p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1
+    other_l2 = RECORDED / "ppro4-l2_256k-c32-t1024"
+    if other_l2.is_dir():
+        p = _cli("compare", qemu_512k["c32"], other_l2)
+        assert p.returncode == 2 and "l2 (524288" in p.stderr
