@@ -306,3 +306,21 @@ def test_analysis_prefers_bus_view_and_normalizes(tmp_path):
     from analysis.results import ResultsError
     with pytest.raises(ResultsError, match="per must be"):
         counters_table_per([run], per="tick")
+
+
+def test_failed_boot_leaves_no_checkpoint_tmp(tmp_path, monkeypatch):
+    """A gem5 that fails while booting leaves no <key>.tmp<pid> folder."""
+    fake = tmp_path / "gem5.opt"
+    fake.write_text("#!/bin/sh\necho 'fatal: boot failed' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("GEM5", str(fake))
+    root = tmp_path / "ckpt"
+    eng = Gem5Engine(checkpoint_root=root)
+    spec = _spec(kernel="vanilla")
+    if not spec.kernel_elf64.is_file():
+        pytest.skip("kernel not built")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with pytest.raises(RunError, match="exited with status 1"):
+        eng.run(spec, run_dir, timeout_s=30)
+    assert not root.exists() or not any(root.iterdir()), list(root.rglob("*"))
