@@ -56,6 +56,11 @@ def stale_reason(run_dir: Path, spec: RunSpec):
         return "the kernel image changed since"
     if spec.engine == "qemu" and old.get("plugin_sha256") != file_sha256(PLUGIN):
         return "the bus-monitor plugin changed since"
+    if spec.engine == "qemu":
+        now_version = get_engine("qemu").version()
+        if old.get("engine_version") != now_version:
+            return (f"it was made by QEMU {old.get('engine_version') or '7.2 or older'}, "
+                    f"not {now_version}")
     return None
 
 
@@ -153,6 +158,7 @@ def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
                   started=datetime.datetime.now().isoformat(timespec="seconds"))
     if spec.engine == "qemu":
         config["emulation"] = engine.mode(spec)
+        config["engine_version"] = engine.version()
         config["command"] = engine.command(spec, partial, layout)
         config["plugin_sha256"] = file_sha256(PLUGIN)
     _write_json(partial / "config.json", config)

@@ -8,7 +8,6 @@
 """
 import csv
 import json
-import shutil
 import signal
 import subprocess
 import time
@@ -16,13 +15,24 @@ from pathlib import Path
 
 import pytest
 
+from colorsim.engines.qemu import firmware_dirs, qemu_binary
+from colorsim.errors import ConfigError
+
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "build" / "engine" / "busmon.so"
 TEST_CACHE = ROOT / "build" / "engine" / "test_cache"
-QEMU = "qemu-system-x86_64"
 
-needs_qemu = pytest.mark.skipif(shutil.which(QEMU) is None,
-                                reason=f"{QEMU} not installed")
+
+def _qemu():
+    try:
+        return qemu_binary()
+    except ConfigError:
+        return None
+
+
+QEMU = _qemu()
+needs_qemu = pytest.mark.skipif(QEMU is None, reason="QEMU >= 10.1 not "
+                                "built (scripts/setup.sh)")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -35,7 +45,8 @@ def built():
 
 
 def qemu_cmd(plugin_args, *extra):
-    return [QEMU, "-display", "none", "-nodefaults", "-machine", "pc",
+    fw = [a for d in firmware_dirs(QEMU) for a in ("-L", str(d))]
+    return [str(QEMU), *fw, "-display", "none", "-nodefaults", "-machine", "pc",
             "-m", "64", "-serial", "null",
             "-accel", "tcg,thread=single", "-icount", "shift=3,sleep=off",
             *extra, "-plugin", ",".join([str(PLUGIN), *plugin_args])]
@@ -71,6 +82,7 @@ def test_cache_model_unit():
     (["out=/tmp", "user=0x2000-0x1000"], "busmon: bad value in 'user=0x2000-0x1000'"),
     (["out=/tmp", "rqloop=12"], "busmon: bad value in 'rqloop=12'"),
     (["out=/tmp", "colour=3"], "busmon: unknown option 'colour=3'"),
+    (["out=/tmp", "publish=0x60004"], "busmon: bad value in 'publish=0x60004'"),
 ])
 def test_option_errors(args, message):
     r = subprocess.run(qemu_cmd(args), capture_output=True, text=True,
@@ -154,12 +166,13 @@ def build_guest(tmp_path, body, after=""):
     return elf, syms
 
 
-def run_guest(tmp_path, elf, *plugin_args):
+def run_guest(tmp_path, elf, *plugin_args, qemu_args=()):
     out = tmp_path / "out"
     out.mkdir()
     cmd = qemu_cmd([f"out={out}", *plugin_args], "-smp", "2",
                    "-kernel", str(elf),
-                   "-device", "isa-debug-exit,iobase=0xf4,iosize=4")
+                   "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+                   *qemu_args)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
     assert r.returncode == 1, (r.returncode, r.stderr)   # (0 << 1) | 1
     return out
@@ -343,3 +356,46 @@ tramp_end:
                 if r["cpu"] == "1")
     assert ap == [("invalidate", 0x40), ("read", 0x40),
                   ("rfo", 0x0), ("rfo", 0x20), ("rfo", 0x800)]
+
+
+@needs_qemu
+def test_guest_reads_what_the_plugin_writes(tmp_path):
+    """publish=ADDR: at every TB start the plugin writes the CPU's
+    instruction count into guest RAM (qemu_plugin_write_memory_hwaddr, API
+    version 5), under round-robin -icount.  The guest overwrites the slot
+    with a sentinel, reads it back at the next TB, spins 99 two-instruction
+    TBs, reads again, and sends both values out through port 0xe9."""
+    elf, _ = build_guest(tmp_path, """
+\t.macro emit reg               /* 4 raw bytes of reg to port 0xe9 */
+\tmov \\reg, %eax
+\tmov $0xe9, %dx
+\t.rept 4
+\toutb %al, %dx
+\tshr $8, %eax
+\t.endr
+\t.endm
+\tmovl $0xdeadbeef, 0x60000    /* CPU0's slot: low word */
+\tjmp 1f
+1:\tmov 0x60000, %ebx            /* TB A: 4 instructions */
+\tmov $100, %ecx
+2:\tdec %ecx                      /* TB B: 2 instructions, 99 times */
+\tjnz 2b
+\tmov 0x60000, %esi            /* TB C: 2 instructions */
+\tjmp 3f
+3:\temit %ebx
+\temit %esi
+""")
+    con = tmp_path / "debugcon.bin"
+    out = run_guest(tmp_path, elf, "publish=0x60000",
+                    qemu_args=("-debugcon", f"file:{con}"))
+    raw = con.read_bytes()
+    assert len(raw) == 8, raw
+    v1, v2 = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:], "little")
+    assert v1 != 0xdeadbeef and v1 > 0           # the plugin's write arrived
+    # Counts are added at TB start, before the write: v2 includes TB B's
+    # 99 runs and TB C itself.  The run is deterministic, so this is exact.
+    assert v2 - v1 == 99 * 2 + 2, (v1, v2)
+    conf = json.loads((out / "busmon.json").read_text())
+    assert conf["publish"] == "0x60000" and conf["publish_errors"] == 0
+    assert conf["qemu_plugin_api"] == 5
+    assert v2 < conf["insts_since_start"]

@@ -1,5 +1,12 @@
 """The embedded engine: QEMU full-system emulation + our bus-monitor plugin.
 
+The QEMU is ours: scripts/build-qemu.sh (run by scripts/setup.sh) builds
+qemu-system-x86_64 >= 10.1 from Debian's source package into a cache outside
+the checkout, $COLORSIM_QEMU_CACHE (default /var/cache/colorsim), and names
+the build in its ``current`` file.  COLORSIM_QEMU may name a binary instead.
+The guest firmware is Debian's SeaBIOS, passed with -L.  Every run records
+the binary's exact version, and a run made by another version is stale.
+
 QEMU runs round-robin TCG with ``-icount shift=N,sleep=off``: one host
 thread runs every vCPU in turn and each instruction advances virtual time by
 2^N ns, so a run repeats exactly (same interleaving, same counts) and the
@@ -11,9 +18,12 @@ makes QEMU exit with status (code << 1) | 1.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import re
 import shlex
-import shutil
+import subprocess
 from pathlib import Path
 
 from ..build import PLUGIN
@@ -21,18 +31,81 @@ from ..errors import ConfigError
 from ..runspec import RunSpec
 
 QEMU = "qemu-system-x86_64"
+CACHE = Path(os.environ.get("COLORSIM_QEMU_CACHE", "/var/cache/colorsim"))
+MIN_VERSION = (10, 1)      # plugin API 5: the plugin can write guest memory
+SEABIOS = Path("/usr/share/seabios")   # Debian's seabios package
 LAPIC_HZ = 1_000_000_000   # QEMU's APIC timer counts virtual nanoseconds
 EXIT_OK = 1                # isa-debug-exit with code 0
 EXIT_PANIC = 5             # code 2: the kernel panicked
+
+
+def qemu_binary() -> Path:
+    """The qemu-system-x86_64 the suite runs, or a one-line ConfigError."""
+    env = os.environ.get("COLORSIM_QEMU")
+    if env:
+        path = Path(env)
+        where = f"COLORSIM_QEMU={env}"
+    else:
+        cur = CACHE / "current"
+        name = cur.read_text().strip() if cur.is_file() else ""
+        path = CACHE / name / "bin" / QEMU
+        where = str(path) if name else f"{CACHE}/qemu-*/bin/{QEMU}"
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise ConfigError(f"QEMU >= {MIN_VERSION[0]}.{MIN_VERSION[1]} is not "
+                          f"built ({where} is missing): run scripts/setup.sh")
+    return path
+
+
+@functools.lru_cache(maxsize=None)
+def _version_of(path: str, mtime: float) -> str:
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True,
+                             text=True, timeout=30).stdout
+    except OSError as e:
+        raise ConfigError(f"{path} does not run ({e}): run scripts/setup.sh")
+    first = out.splitlines()[0] if out else ""
+    m = re.match(r"QEMU emulator version (\d+)\.(\d+)\S* ?(.*)$", first)
+    if not m:
+        raise ConfigError(f"{path} --version said {first!r}, not a QEMU "
+                          f"version: run scripts/setup.sh")
+    if (int(m.group(1)), int(m.group(2))) < MIN_VERSION:
+        raise ConfigError(f"{path} is {first[len('QEMU emulator version '):]}; "
+                          f"the suite needs >= {MIN_VERSION[0]}.{MIN_VERSION[1]}: "
+                          f"run scripts/setup.sh")
+    return first[len("QEMU emulator version "):]
+
+
+def qemu_version() -> str:
+    """The exact version: QEMU's own, the Debian source package build-qemu.sh
+    built it from, and our patches, e.g. '10.2.2 (Debian source
+    1:10.2.2+ds-1 + 0001-plugin-cpu-index-under-round-robin.patch)'."""
+    path = qemu_binary()
+    version = _version_of(str(path), path.stat().st_mtime)
+    deb = path.parent.parent / "debian-version"     # written by build-qemu.sh
+    if deb.is_file():
+        source, *patches = deb.read_text().split()
+        version += f" (Debian source {source}" + \
+            "".join(f" + {p}" for p in patches) + ")"
+    return version
+
+
+def firmware_dirs(binary: Path) -> list:
+    """-L directories: our option ROMs (built with QEMU), then SeaBIOS."""
+    return [binary.parent.parent / "share" / "qemu", SEABIOS]
 
 
 class QemuEngine:
     name = "qemu"
 
     def check_available(self) -> None:
-        if not shutil.which(QEMU):
-            raise ConfigError(f"{QEMU} is not installed: run scripts/setup.sh "
-                              f"(it installs Debian's qemu-system-x86)")
+        qemu_version()
+        if not (SEABIOS / "bios-256k.bin").is_file():
+            raise ConfigError(f"Debian's SeaBIOS is missing "
+                              f"({SEABIOS}/bios-256k.bin): run scripts/setup.sh")
+
+    def version(self) -> str:
+        """Recorded in every run's config.json as engine_version."""
+        return qemu_version()
 
     def lapic_hz(self, spec: RunSpec) -> int:
         return LAPIC_HZ
@@ -58,7 +131,11 @@ class QemuEngine:
     def command(self, spec: RunSpec, run_dir: Path, layout: dict,
                 plugin: bool = True) -> list:
         m = spec.machine
-        cmd = [QEMU, "-display", "none", "-nodefaults", "-machine", "pc",
+        binary = qemu_binary()
+        cmd = [str(binary)]
+        for d in firmware_dirs(binary):
+            cmd += ["-L", str(d)]
+        cmd += ["-display", "none", "-nodefaults", "-machine", "pc",
                "-m", f"{m.memory.size // 2**20}M",
                "-smp", f"{spec.cpus}",
                "-accel", "tcg,thread=single",
@@ -75,7 +152,7 @@ class QemuEngine:
 
     def describe(self, spec: RunSpec, run_dir: Path, layout: dict) -> str:
         c = spec.machine.caches
-        lines = [f"engine: QEMU ({QEMU}), round-robin TCG, icount shift "
+        lines = [f"engine: QEMU {qemu_version()}, round-robin TCG, icount shift "
                  f"{spec.machine.emulation.icount_shift}, deterministic",
                  f"cpus: {spec.cpus}; memory {spec.machine.memory.size // 2**20} MiB",
                  f"L1D: {c.l1d.describe()}; L2: {c.l2.describe()} (private, MESI bus)",

@@ -1,5 +1,6 @@
 /*
- * busmon.c - QEMU 7.2 TCG plugin: a software "GATES bus monitor".
+ * busmon.c - QEMU TCG plugin (API version 5, QEMU >= 10.1): a software
+ * "GATES bus monitor".
  *
  * Feeds every guest data access into cachemodel.c (per-CPU L1D and L2,
  * MESI over one bus) and writes, on each gem5-style m5 "dumpstats", the
@@ -28,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BUSMON_VERSION "1.0.0"
+#define BUSMON_VERSION "2.0.0"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -58,6 +59,7 @@ static struct config {
 	struct range rqloop[MAX_RANGES];
 	unsigned nrqloop;
 	uint64_t m5base;
+	uint64_t publish;		/* guest physical address, or 0 */
 	int argc;
 	char **argv;			/* valid for the plugin's lifetime */
 } cfg;
@@ -66,6 +68,18 @@ static struct cm_model model;
 static unsigned ndumps;			/* dumps written so far */
 static int m5_exit_seen;
 static uint64_t insts_since_start;  /* never reset: guest MIPS for benchmarks */
+
+/*
+ * publish=ADDR: after each TB start, the CPU's own instruction count since
+ * QEMU started goes to guest physical ADDR + 8 * cpu, so the guest can read
+ * what the plugin knows.  This proves the write path (API version 5) that
+ * modelled time will use.  The byte array points at static storage: the hot
+ * path allocates nothing.
+ */
+static uint64_t cpu_insts[MAX_CPUS];
+static uint64_t publish_buf;
+static GByteArray publish_bytes = { (uint8_t *)&publish_buf, sizeof(publish_buf) };
+static unsigned publish_errors;
 
 /* ---- translation time ------------------------------------------------- */
 
@@ -99,17 +113,16 @@ static int is_legacy_prefix(uint8_t b)
  * Is this x86 instruction a locked RMW: a LOCK prefix, or XCHG with
  * memory (86/87), which locks implicitly?  Round-robin TCG reports its
  * access as a load then a store, and the load must already take the line
- * for ownership (CM_F_LOCKED).  0x40-0x4f is skipped as REX; in 32-bit
+ * for ownership (CM_F_LOCKED).  QEMU >= 9.2 reports it as a load then a
+ * store under MTTCG too, so the flag covers both modes.  0x40-0x4f is skipped as REX; in 32-bit
  * code those bytes are whole one-byte instructions with no memory access.
  */
 static int insn_is_locked(const struct qemu_plugin_insn *insn)
 {
-	const uint8_t *b = qemu_plugin_insn_data(insn);
-	size_t n = qemu_plugin_insn_size(insn), i = 0;
+	uint8_t b[16];			/* an x86 instruction is <= 15 bytes */
+	size_t n = qemu_plugin_insn_data(insn, b, sizeof(b)), i = 0;
 	int lock = 0;
 
-	if (b == NULL)
-		return 0;
 	for (; i < n && is_legacy_prefix(b[i]); i++)
 		lock |= b[i] == 0xf0;
 	for (; i < n && (b[i] & 0xf0) == 0x40; i++)
@@ -162,9 +175,19 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 	uint64_t packed = (uintptr_t)udata;
 	unsigned cpu = cpu_of(vcpu);
 
+	uint64_t n = (packed & 0xffffffffu) + (packed >> 32);
+
 	cm_add_insts(&model, cpu, CM_KERNEL, packed & 0xffffffffu);
 	cm_add_insts(&model, cpu, CM_USER, packed >> 32);
-	insts_since_start += (packed & 0xffffffffu) + (packed >> 32);
+	insts_since_start += n;
+	cpu_insts[cpu] += n;
+	if (cfg.publish != 0) {
+		publish_buf = cpu_insts[cpu];	/* x86 guest: little endian */
+		if (qemu_plugin_write_memory_hwaddr(cfg.publish + 8 * cpu,
+						    &publish_bytes) !=
+		    QEMU_PLUGIN_HWADDR_OPERATION_OK)
+			publish_errors++;
+	}
 }
 
 static void m5op(unsigned func);
@@ -187,9 +210,8 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (hw == NULL || qemu_plugin_hwaddr_is_io(hw))
 		return;
-	/* Stores need ownership, and so does the load of a locked RMW
-	 * reported as R then W (CM_F_LOCKED, set at translation time); a
-	 * locked RMW reported as one RW access is a store. */
+	/* Stores need ownership, and so does the load of a locked RMW,
+	 * which arrives as R then W (CM_F_LOCKED, set at translation time). */
 	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
 		  1u << shift, store, (unsigned)(uintptr_t)udata);
 }
@@ -493,6 +515,10 @@ static void fill_json(FILE *f)
 	json_ranges(f, "rqloop", cfg.rqloop, cfg.nrqloop);
 	fprintf(f, "  \"m5base\": \"0x%" PRIx64 "\",\n", cfg.m5base);
 	fprintf(f, "  \"m5window\": %u,\n", M5_WINDOW);
+	if (cfg.publish != 0)
+		fprintf(f, "  \"publish\": \"0x%" PRIx64 "\",\n"
+			"  \"publish_errors\": %u,\n", cfg.publish,
+			publish_errors);
 	fprintf(f, "  \"offset_bucket_bytes\": %u,\n", CM_CHUNK);
 	fprintf(f, "  \"args\": [");
 	for (int i = 0; i < cfg.argc; i++) {
@@ -642,9 +668,14 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &cfg.m5base, NULL, 1) < 0 ||
 		    cfg.m5base > UINT64_MAX - M5_WINDOW)
 			goto bad;
+	} else if (KEY("publish")) {
+		if (parse_u64(val, &cfg.publish, NULL, 1) < 0 ||
+		    cfg.publish == 0 || cfg.publish % 8 != 0 ||
+		    cfg.publish > UINT64_MAX - 8 * MAX_CPUS)
+			goto bad;
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
-			"l2, cpus, user, rqloop, m5base)\n", arg);
+			"l2, cpus, user, rqloop, m5base, publish)\n", arg);
 		return -1;
 	}
 	return 0;
