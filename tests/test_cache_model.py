@@ -83,6 +83,9 @@ def test_cache_model_unit():
     (["out=/tmp", "rqloop=12"], "busmon: bad value in 'rqloop=12'"),
     (["out=/tmp", "colour=3"], "busmon: unknown option 'colour=3'"),
     (["out=/tmp", "publish=0x60004"], "busmon: bad value in 'publish=0x60004'"),
+    (["out=/tmp", "l1i=8192:4:64"],
+     "The L1I line size (64) and the L2 line size (32) must be equal."),
+    (["out=/tmp", "l1i=0:4:32"], "busmon: bad value in 'l1i=0:4:32'"),
 ])
 def test_option_errors(args, message):
     r = subprocess.run(qemu_cmd(args), capture_output=True, text=True,
@@ -399,3 +402,38 @@ def test_guest_reads_what_the_plugin_writes(tmp_path):
     assert conf["publish"] == "0x60000" and conf["publish_errors"] == 0
     assert conf["qemu_plugin_api"] == 5
     assert v2 < conf["insts_since_start"]
+
+
+@needs_qemu
+def test_guest_instruction_fetches(tmp_path):
+    """l1i=: every TB execution fetches the lines its code touches.  After
+    resetstats the guest runs, in one 32-byte line, a TB (mov; dec; jnz)
+    once, the loop TB (dec; jnz) 999 times and a jmp TB once, then a TB in
+    the next line holding dumpstats.  Without l1i= nothing is fetched."""
+    body = """
+\tm5 0x40                       /* resetstats */
+\tjmp 3f
+\t.balign 32
+3:\tmov $1000, %ecx              /* line A: TB (mov; dec; jnz), once */
+4:\tdec %ecx                      /* TB (dec; jnz), 999 times */
+\tjnz 4b
+\tjmp 5f                       /* TB (jmp), once */
+\t.balign 32
+5:\tm5 0x41                       /* line B: TB (dumpstats; jmp) */
+\tjmp 6f
+6:
+"""
+    elf, s = build_guest(tmp_path, body)
+    out = run_guest(tmp_path, elf, "l1i=8192:4:32")
+    c = counters(out)
+    assert c[(0, 0, "kernel", "l1i_accesses")] == 1 + 999 + 1 + 1
+    assert c[(0, 0, "kernel", "l1i_misses")] == 2
+    # The two code misses reach the unified L2 like data misses.
+    assert c[(0, 0, "kernel", "l2_accesses")] == 2 + c[(0, 0, "kernel", "l1d_read_misses")] \
+        + c[(0, 0, "kernel", "l1d_write_misses")]
+    assert json.loads((out / "busmon.json").read_text())["l1i"] == \
+        {"size": 8192, "assoc": 4, "line": 32, "sets": 64}
+    assert "system.cpu0.l1i.misses::kernel" in (out / "stats.txt").read_text()
+    (tmp_path / "out").rename(tmp_path / "out-l1i")
+    plain = counters(run_guest(tmp_path, elf))
+    assert not any(k[3].startswith("l1i") for k in plain)

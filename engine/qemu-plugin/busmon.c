@@ -52,6 +52,7 @@ struct range {
 static struct config {
 	char out[PATH_MAX];		/* absolute, so a chdir cannot hurt */
 	struct cm_geom l1, l2;
+	struct cm_geom l1i;		/* size 0: no L1I, no fetches */
 	unsigned ncpus;
 	int smp_vcpus;
 	struct range user[MAX_RANGES];
@@ -131,8 +132,61 @@ static int insn_is_locked(const struct qemu_plugin_insn *insn)
 }
 
 static void vcpu_tb_exec(unsigned int vcpu, void *udata);
+static void vcpu_fetch(unsigned int vcpu, void *udata);
 static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		     uint64_t vaddr, void *udata);
+
+/*
+ * Instruction fetches, per TB execution: every line the TB's code touches
+ * is fetched once when the TB starts.  A fetch callback's userdata packs
+ * one physically contiguous code range: physical address (bits 0-39),
+ * length (bits 40-62) and user mode (bit 63).  QEMU finds TBs by physical
+ * PC, so the translation-time physical address stays right for every
+ * execution of the TB.
+ */
+#define FETCH_ADDR_BITS	40
+#define FETCH_LEN_MAX	((1u << 23) - 1)
+#define FETCH_USER	(1ull << 63)
+
+static void fetch_range(struct qemu_plugin_tb *tb, uint64_t pa, uint64_t len,
+			int user)
+{
+	if (len == 0 || len > FETCH_LEN_MAX || pa >> FETCH_ADDR_BITS)
+		return;
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_fetch,
+		QEMU_PLUGIN_CB_NO_REGS,
+		(void *)(uintptr_t)(pa | len << FETCH_ADDR_BITS |
+				    (user ? FETCH_USER : 0)));
+}
+
+/* One callback per physically contiguous run of the TB's code (usually
+ * one; two when the TB crosses into another page). */
+static void tb_fetches(struct qemu_plugin_tb *tb, size_t n)
+{
+	uint64_t start = 0, end = 0;
+	int user = 0, open = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uint64_t va = qemu_plugin_insn_vaddr(insn), pa;
+		size_t len = qemu_plugin_insn_size(insn);
+
+		if (!qemu_plugin_translate_vaddr(va, &pa))
+			continue;	/* unmapped: nothing to count */
+		if (open && pa == end) {
+			end += len;
+			continue;
+		}
+		if (open)
+			fetch_range(tb, start, end - start, user);
+		start = pa;
+		end = pa + len;
+		user = (pc_flags(va) & CM_F_USER) != 0;
+		open = 1;
+	}
+	if (open)
+		fetch_range(tb, start, end - start, user);
+}
 
 /*
  * Classify every instruction by its PC once, here, and hand the result
@@ -160,6 +214,8 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
 		QEMU_PLUGIN_CB_NO_REGS,
 		(void *)(uintptr_t)(count[CM_KERNEL] | count[CM_USER] << 32));
+	if (model.has_l1i)
+		tb_fetches(tb, n);
 }
 
 /* ---- execution time ---------------------------------------------------- */
@@ -188,6 +244,16 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 		    QEMU_PLUGIN_HWADDR_OPERATION_OK)
 			publish_errors++;
 	}
+}
+
+static void vcpu_fetch(unsigned int vcpu, void *udata)
+{
+	uint64_t packed = (uintptr_t)udata;
+
+	cm_fetch(&model, cpu_of(vcpu),
+		 packed & ((1ull << FETCH_ADDR_BITS) - 1),
+		 (unsigned)((packed & ~FETCH_USER) >> FETCH_ADDR_BITS),
+		 (packed & FETCH_USER) ? CM_F_USER : 0);
 }
 
 static void m5op(unsigned func);
@@ -368,7 +434,12 @@ static void stats_cpu(FILE *f, unsigned c)
 		   IDX(l1d_write_accesses), -1);
 	stat_modes(f, c, "l1d.writeMisses", "L1D write misses",
 		   IDX(l1d_write_misses), -1);
-	stat_modes(f, c, "l2.accesses", "L2 accesses (L1D misses)",
+	if (model.has_l1i) {
+		stat_modes(f, c, "l1i.accesses", "L1I accesses (lines fetched)",
+			   IDX(l1i_accesses), -1);
+		stat_modes(f, c, "l1i.misses", "L1I misses", IDX(l1i_misses), -1);
+	}
+	stat_modes(f, c, "l2.accesses", "L2 accesses (L1D and L1I misses)",
 		   IDX(l2_accesses), -1);
 	stat_modes(f, c, "l2.misses", "L2 misses", IDX(l2_misses), -1);
 	stat_modes(f, c, "l2.writebacks", "L2 dirty evictions written back",
@@ -458,6 +529,8 @@ static void fill_counters_csv(FILE *f)
 	for (unsigned c = 0; c < model.ncpus; c++)
 		for (unsigned md = 0; md < CM_NMODES; md++)
 			for (unsigned i = 0; i < CM_NCOUNTERS; i++)
+				if (model.has_l1i || (i != (unsigned)IDX(l1i_accesses) &&
+						      i != (unsigned)IDX(l1i_misses)))
 				fprintf(f, "%u,%u,%s,%s,%" PRIu64 "\n", ndumps, c,
 					cm_mode_name[md], cm_counter_name[i],
 					cm_counter_get(&model.cpu[c].ctr[md], i));
@@ -510,6 +583,10 @@ static void fill_json(FILE *f)
 		cfg.ncpus, cfg.smp_vcpus);
 	json_geom(f, "l1d", &cfg.l1);
 	json_geom(f, "l2", &cfg.l2);
+	if (cfg.l1i.size != 0)
+		json_geom(f, "l1i", &cfg.l1i);
+	else
+		fprintf(f, "  \"l1i\": null,\n");
 	fprintf(f, "  \"coherence\": \"MESI\",\n  \"replacement\": \"LRU\",\n");
 	json_ranges(f, "user", cfg.user, cfg.nuser);
 	json_ranges(f, "rqloop", cfg.rqloop, cfg.nrqloop);
@@ -654,6 +731,9 @@ static int parse_option(const char *arg)
 	} else if (KEY("l2")) {
 		if (parse_geom(val, &cfg.l2) < 0)
 			goto bad_geom;
+	} else if (KEY("l1i")) {
+		if (parse_geom(val, &cfg.l1i) < 0 || cfg.l1i.size == 0)
+			goto bad_geom;
 	} else if (KEY("cpus")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v < 1 || v > MAX_CPUS)
 			goto bad;
@@ -675,7 +755,7 @@ static int parse_option(const char *arg)
 			goto bad;
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
-			"l2, cpus, user, rqloop, m5base, publish)\n", arg);
+			"l2, l1i, cpus, user, rqloop, m5base, publish)\n", arg);
 		return -1;
 	}
 	return 0;
@@ -763,6 +843,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			" l2=%" PRIu64 ":%" PRIu64 ":%" PRIu64 ": %s\n",
 			cfg.l1.size, cfg.l1.assoc, cfg.l1.line,
 			cfg.l2.size, cfg.l2.assoc, cfg.l2.line, err);
+		return -1;
+	}
+	if (cfg.l1i.size != 0 &&
+	    cm_enable_l1i(&model, &cfg.l1i, err, sizeof(err)) < 0) {
+		fprintf(stderr, "busmon: l1i=%" PRIu64 ":%" PRIu64 ":%" PRIu64
+			": %s\n", cfg.l1i.size, cfg.l1i.assoc, cfg.l1i.line, err);
+		cm_free(&model);
 		return -1;
 	}
 	remove_old_outputs();

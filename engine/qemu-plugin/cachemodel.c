@@ -14,6 +14,9 @@
  *     L2 and its frame state always equals the L2 state of the same line
  *     (a store sets both to M), so a store that hits L1 in E or M needs
  *     no bus traffic and a snoop needs to look only at L2 to know.
+ *   - The optional L1I is inclusive in L2 too, and never dirty: its lines
+ *     are only valid (S) or invalid.  A snooped RFO or INVALIDATE, and a
+ *     store by the CPU itself (self-modifying code), invalidate a copy.
  *   - Bus transactions: READ on a load miss, RFO on a store miss (or a
  *     locked RMW's load miss), INVALIDATE on a store (or locked load) to
  *     a Shared line, WRITEBACK when a Modified line leaves L2.  A snoop
@@ -47,9 +50,10 @@ const char *const cm_counter_name[CM_NCOUNTERS] = {
 	"hitm",
 	"rqloop_l1d_read_accesses", "rqloop_l1d_read_misses",
 	"rqloop_l2_read_accesses", "rqloop_l2_read_misses",
+	"l1i_accesses", "l1i_misses",
 };
 
-_Static_assert(CM_NCOUNTERS == 17, "cm_counter_name out of date");
+_Static_assert(CM_NCOUNTERS == 19, "cm_counter_name out of date");
 
 static int is_pow2(uint64_t x)
 {
@@ -172,6 +176,15 @@ static void bus_record(struct cm_model *m, unsigned cpu, unsigned mode,
 	m->hist[cpu][mode][kind][(addr & (CM_PAGE_SIZE - 1)) / CM_CHUNK]++;
 }
 
+/* Drop lineno from a CPU's L1I, if it has one and holds the line. */
+static void l1i_drop(struct cm_cpu *p, uint64_t lineno)
+{
+	struct cm_line *l;
+
+	if (p->l1i.lines != NULL && (l = cache_find(&p->l1i, lineno)) != NULL)
+		l->state = CM_I;
+}
+
 /* Set other CPUs' copies of lineno to `to` (CM_S or CM_I) in L1 and L2. */
 static void snoop_set(struct cm_cpu *o, uint64_t lineno, struct cm_line *l2,
 		      enum cm_state to)
@@ -181,6 +194,8 @@ static void snoop_set(struct cm_cpu *o, uint64_t lineno, struct cm_line *l2,
 	l2->state = to;
 	if (l1 != NULL)
 		l1->state = to;
+	if (to == CM_I)
+		l1i_drop(o, lineno);	/* a READ leaves the clean copy */
 }
 
 /*
@@ -250,6 +265,7 @@ static struct cm_line *l2_evict(struct cm_model *m, unsigned cpu,
 	l1 = cache_find(&p->l1, v->lineno);
 	if (l1 != NULL)
 		l1->state = CM_I;	/* inclusion */
+	l1i_drop(p, v->lineno);
 	if (v->state == CM_M) {
 		p->ctr[mode].l2_writebacks++;
 		bus_record(m, cpu, mode, CM_WRITEBACK, v->lineno << m->line_shift);
@@ -325,6 +341,8 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	int own = store || (flags & CM_F_LOCKED);
 	int rq = !store && (flags & CM_F_RQLOOP);
 
+	if (own)
+		l1i_drop(p, lineno);	/* the P6 snoops its own L1I on stores */
 	if (store)
 		ctr->l1d_write_accesses++;
 	else
@@ -362,6 +380,46 @@ void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
 
 		access_line(m, cpu, paddr, store, flags);
 		if (next <= paddr)	/* wrapped at the top of the space */
+			break;
+		paddr = next;
+	}
+}
+
+/* One fetch within a single line. */
+static void fetch_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
+		       unsigned flags)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	unsigned mode = (flags & CM_F_USER) ? CM_USER : CM_KERNEL;
+	uint64_t lineno = paddr >> m->line_shift;
+	struct cm_line *l = cache_find(&p->l1i, lineno);
+
+	p->ctr[mode].l1i_accesses++;
+	if (l != NULL) {
+		cache_touch(&p->l1i, l);
+		return;
+	}
+	p->ctr[mode].l1i_misses++;
+	l2_access(m, cpu, mode, paddr, 0, 0);
+	l = cache_victim(&p->l1i, lineno);
+	l->lineno = lineno;
+	l->state = CM_S;
+	cache_touch(&p->l1i, l);
+}
+
+void cm_fetch(struct cm_model *m, unsigned cpu, uint64_t paddr,
+	      unsigned size, unsigned flags)
+{
+	uint64_t line = 1ull << m->line_shift;
+	uint64_t end = paddr + (size ? size : 1);
+
+	if (!m->has_l1i)
+		return;
+	while (paddr < end) {
+		uint64_t next = (paddr | (line - 1)) + 1;
+
+		fetch_line(m, cpu, paddr, flags);
+		if (next <= paddr)
 			break;
 		paddr = next;
 	}
@@ -410,12 +468,35 @@ oom:
 	return -1;
 }
 
+int cm_enable_l1i(struct cm_model *m, const struct cm_geom *g,
+		  char *err, size_t errlen)
+{
+	if (cm_geom_check("L1I", g, err, errlen) < 0)
+		return -1;
+	if (g->line != m->l2g.line) {
+		snprintf(err, errlen, "The L1I line size (%llu) and the L2 line "
+			 "size (%llu) must be equal.",
+			 (unsigned long long)g->line,
+			 (unsigned long long)m->l2g.line);
+		return -1;
+	}
+	for (unsigned c = 0; c < m->ncpus; c++)
+		if (cache_init(&m->cpu[c].l1i, g) < 0) {
+			snprintf(err, errlen, "Out of memory allocating the caches.");
+			return -1;
+		}
+	m->l1ig = *g;
+	m->has_l1i = 1;
+	return 0;
+}
+
 void cm_free(struct cm_model *m)
 {
 	if (m->cpu != NULL)
 		for (unsigned c = 0; c < m->ncpus; c++) {
 			free(m->cpu[c].l1.lines);
 			free(m->cpu[c].l2.lines);
+			free(m->cpu[c].l1i.lines);
 		}
 	free(m->cpu);
 	free(m->hist);
@@ -457,4 +538,12 @@ enum cm_state cm_l2_state(const struct cm_model *m, unsigned cpu,
 	struct cm_line *l = cache_find(&m->cpu[cpu].l2, paddr >> m->line_shift);
 
 	return l ? (enum cm_state)l->state : CM_I;
+}
+
+int cm_l1i_holds(const struct cm_model *m, unsigned cpu, uint64_t paddr)
+{
+	const struct cm_cpu *p = &m->cpu[cpu];
+
+	return p->l1i.lines != NULL &&
+	       cache_find(&p->l1i, paddr >> m->line_shift) != NULL;
 }

@@ -1,6 +1,7 @@
 /*
- * cachemodel.h - per-CPU L1D + private L2 caches kept coherent with MESI
- * over one shared bus, with a bus monitor that records page offsets.
+ * cachemodel.h - per-CPU L1D, optional L1I, and a private unified L2, kept
+ * coherent with MESI over one shared bus, with a bus monitor that records
+ * page offsets.
  *
  * Pure C, no QEMU dependency, so tests/test_cache.c can drive it directly.
  * Addresses are guest physical.  Functional only: no timing.
@@ -64,6 +65,9 @@ struct cm_counters {
 	uint64_t rqloop_l1d_read_misses;
 	uint64_t rqloop_l2_read_accesses;
 	uint64_t rqloop_l2_read_misses;
+	/* Instruction fetches (only with an L1I, cm_enable_l1i()). */
+	uint64_t l1i_accesses;		/* lines fetched, per TB execution */
+	uint64_t l1i_misses;
 };
 
 #define CM_NCOUNTERS (sizeof(struct cm_counters) / sizeof(uint64_t))
@@ -93,6 +97,7 @@ struct cm_cache {
 struct cm_cpu {
 	struct cm_cache l1;
 	struct cm_cache l2;
+	struct cm_cache l1i;	/* lines == NULL without an L1I */
 	struct cm_counters ctr[CM_NMODES];
 } __attribute__((aligned(64)));
 
@@ -102,7 +107,8 @@ typedef uint64_t cm_hist_t[CM_NMODES][CM_NKINDS][CM_NCHUNKS];
 struct cm_model {
 	unsigned ncpus;
 	unsigned line_shift;
-	struct cm_geom l1g, l2g;
+	struct cm_geom l1g, l2g, l1ig;
+	int has_l1i;
 	struct cm_cpu *cpu;	/* [ncpus] */
 	cm_hist_t *hist;	/* [ncpus] */
 };
@@ -119,6 +125,14 @@ int cm_init(struct cm_model *m, unsigned ncpus, const struct cm_geom *l1,
 	    const struct cm_geom *l2, char *err, size_t errlen);
 void cm_free(struct cm_model *m);
 
+/*
+ * Give every CPU an L1I of geometry g (same line size as L2).  Fetches then
+ * compete with data in the unified L2.  Call once, after cm_init(); on
+ * error writes a sentence into err and returns -1.
+ */
+int cm_enable_l1i(struct cm_model *m, const struct cm_geom *g,
+		  char *err, size_t errlen);
+
 /* Zero all counters and histograms; cache contents are kept. */
 void cm_reset_stats(struct cm_model *m);
 
@@ -130,6 +144,15 @@ void cm_reset_stats(struct cm_model *m);
  */
 void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	       unsigned size, int store, unsigned flags);
+
+/*
+ * An instruction fetch by `cpu` of the `size` code bytes at physical
+ * `paddr`: one L1I access per line they touch.  A miss looks up L2 and
+ * goes to the bus as a READ (recorded at the fetch address's chunk) like a
+ * load miss.  Only CM_F_USER is looked at in flags.  Needs an L1I.
+ */
+void cm_fetch(struct cm_model *m, unsigned cpu, uint64_t paddr,
+	      unsigned size, unsigned flags);
 
 static inline void cm_add_insts(struct cm_model *m, unsigned cpu,
 				unsigned mode, uint64_t n)
@@ -151,5 +174,7 @@ enum cm_state cm_l1_state(const struct cm_model *m, unsigned cpu,
 			  uint64_t paddr);
 enum cm_state cm_l2_state(const struct cm_model *m, unsigned cpu,
 			  uint64_t paddr);
+/* Whether paddr's line is in the CPU's L1I (0 without an L1I). */
+int cm_l1i_holds(const struct cm_model *m, unsigned cpu, uint64_t paddr);
 
 #endif /* CACHEMODEL_H */

@@ -592,6 +592,81 @@ static void test_big_access(void)
 	cm_free(&m);
 }
 
+/* The L1I: fetches per line, unified-L2 competition, coherence. */
+static void test_l1i(void)
+{
+	struct cm_model m;
+	char err[256];
+	/* L1I 1 KiB 2-way (16 sets), L2 4 KiB direct-mapped (128 sets). */
+	struct cm_geom l1i = { 1024, 2, 32 }, l1d = { 1024, 2, 32 },
+		l2 = { 4096, 1, 32 };
+
+	context = "L1I fetches";
+	model(&m, 2, &l1d, &l2);
+	EXPECT("fetch without L1I is ignored", 0,
+	       (cm_fetch(&m, 0, 0x1000, 4, 0), ctr(&m, 0)->l1i_accesses));
+	EXPECT("enable", 0, cm_enable_l1i(&m, &l1i, err, sizeof(err)));
+	cm_fetch(&m, 0, 0x1010, 40, 0);		/* 0x1010..0x1037: 2 lines */
+	EXPECT("accesses", 2, ctr(&m, 0)->l1i_accesses);
+	EXPECT("misses", 2, ctr(&m, 0)->l1i_misses);
+	EXPECT("L2 accesses (unified)", 2, ctr(&m, 0)->l2_accesses);
+	EXPECT("bus reads", 2, ctr(&m, 0)->bus[CM_READ]);
+	EXPECT("first READ at the fetch chunk 0x010", 1,
+	       m.hist[0][K][CM_READ][0x010 / 8]);
+	EXPECT("second READ at its line 0x020", 1,
+	       m.hist[0][K][CM_READ][0x020 / 8]);
+	EXPECT("no L1D traffic", 0, ctr(&m, 0)->l1d_read_accesses);
+	cm_fetch(&m, 0, 0x1000, 64, CM_F_USER);	/* the same 2 lines, user */
+	EXPECT("user accesses", 2, m.cpu[0].ctr[CM_USER].l1i_accesses);
+	EXPECT("user misses", 0, m.cpu[0].ctr[CM_USER].l1i_misses);
+	EXPECT("L1D holds no code", CM_I, cm_l1_state(&m, 0, 0x1000));
+	EXPECT("L2 holds code E", CM_E, cm_l2_state(&m, 0, 0x1000));
+
+	/* Unified L2: a load 4 KiB away takes the code line's only L2 way,
+	 * and inclusion takes it out of the L1I too. */
+	context = "L1I unified L2";
+	cm_access(&m, 0, 0x2000, 4, 0, 0);
+	EXPECT("code line left L2", CM_I, cm_l2_state(&m, 0, 0x1000));
+	EXPECT("and the L1I", 0, cm_l1i_holds(&m, 0, 0x1000));
+	EXPECT("other code line stays", 1, cm_l1i_holds(&m, 0, 0x1020));
+	cm_fetch(&m, 0, 0x1000, 4, 0);
+	EXPECT("refetch misses", 3, ctr(&m, 0)->l1i_misses);
+	EXPECT("and evicts the data line", CM_I, cm_l2_state(&m, 0, 0x2000));
+
+	/* L1I replacement is LRU within its 2 ways (set 0: 0x1000, 0x1200,
+	 * 0x1400 all map there with 16 sets of 32 bytes). */
+	context = "L1I LRU";
+	cm_reset_stats(&m);
+	cm_fetch(&m, 0, 0x1200, 4, 0);		/* set 0 now: 0x1000, 0x1200 */
+	cm_fetch(&m, 0, 0x1000, 4, 0);		/* hit; 0x1200 is LRU */
+	cm_fetch(&m, 0, 0x1400, 4, 0);		/* evicts 0x1200 */
+	EXPECT("misses", 2, ctr(&m, 0)->l1i_misses);
+	EXPECT("0x1000 kept", 1, cm_l1i_holds(&m, 0, 0x1000));
+	EXPECT("0x1200 evicted", 0, cm_l1i_holds(&m, 0, 0x1200));
+
+	/* Coherence: another CPU's READ leaves the copy, its store (RFO)
+	 * invalidates it; this CPU's own store does too (SMC). */
+	context = "L1I coherence";
+	cm_access(&m, 1, 0x1000, 4, 0, 0);
+	EXPECT("remote read keeps the L1I copy", 1, cm_l1i_holds(&m, 0, 0x1000));
+	EXPECT("L2 copy now S", CM_S, cm_l2_state(&m, 0, 0x1000));
+	cm_access(&m, 1, 0x1000, 4, 1, 0);
+	EXPECT("remote store drops it", 0, cm_l1i_holds(&m, 0, 0x1000));
+	cm_fetch(&m, 0, 0x1400, 4, 0);
+	EXPECT("still held", 1, cm_l1i_holds(&m, 0, 0x1400));
+	cm_access(&m, 0, 0x1404, 4, 1, 0);
+	EXPECT("own store drops it", 0, cm_l1i_holds(&m, 0, 0x1400));
+	cm_free(&m);
+
+	context = "L1I geometry";
+	model(&m, 1, &l1d, &l2);
+	l1i.line = 64;
+	EXPECT("L1I line must equal L2 line", -1,
+	       cm_enable_l1i(&m, &l1i, err, sizeof(err)));
+	EXPECT("says so", 1, strstr(err, "L1I line size (64)") != NULL);
+	cm_free(&m);
+}
+
 /* Bad geometries are refused with a sentence. */
 static void test_geometry_errors(void)
 {
@@ -642,6 +717,7 @@ int main(void)
 	test_dirty_ownership();
 	test_rqloop_exact();
 	test_big_access();
+	test_l1i();
 	test_geometry_errors();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
