@@ -86,6 +86,8 @@ def test_cache_model_unit():
     (["out=/tmp", "l1i=8192:4:64"],
      "The L1I line size (64) and the L2 line size (32) must be equal."),
     (["out=/tmp", "l1i=0:4:32"], "busmon: bad value in 'l1i=0:4:32'"),
+    (["out=/tmp", "l2repl=fifo"], "busmon: bad value in 'l2repl=fifo': expected lru or plru"),
+    (["out=/tmp", "inclusive=2"], "busmon: bad value in 'inclusive=2'"),
 ])
 def test_option_errors(args, message):
     r = subprocess.run(qemu_cmd(args), capture_output=True, text=True,
@@ -113,6 +115,8 @@ def test_smoke_sigterm(tmp_path):
     assert conf["l1d"] == {"size": 8192, "assoc": 2, "line": 32, "sets": 128}
     assert conf["l2"] == {"size": 524288, "assoc": 4, "line": 32, "sets": 4096}
     assert conf["m5base"] == "0xffff0000"
+    assert conf["replacement"] == {"l1": "LRU", "l2": "LRU"}
+    assert conf["inclusive"] is True and conf["l1i"] is None
     assert conf["dumps"] == 0 and conf["m5_exit_seen"] is False
     assert not list(tmp_path.glob(".*"))       # no temp files left behind
 

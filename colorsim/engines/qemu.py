@@ -117,11 +117,15 @@ class QemuEngine:
                 "icount_sleep": False, "deterministic": True}
 
     def plugin_args(self, spec: RunSpec, run_dir: Path, layout: dict) -> str:
-        c = spec.machine.caches
+        c, p = spec.machine.caches, spec.machine.cache_policy
         args = [f"out={run_dir}",
                 f"l1d={c.l1d.size}:{c.l1d.assoc}:{c.l1d.line}",
                 f"l2={c.l2.size}:{c.l2.assoc}:{c.l2.line}",
+                f"l1repl={p.l1_replacement}", f"l2repl={p.l2_replacement}",
+                f"inclusive={int(p.inclusion == 'inclusive')}",
                 f"cpus={spec.cpus}"]
+        if p.instruction_fetch:
+            args.append(f"l1i={c.l1i.size}:{c.l1i.assoc}:{c.l1i.line}")
         lo, hi = layout["ranges"]["rqloop"]
         args.append(f"rqloop={lo:#x}-{hi:#x}")
         for lo, hi in layout["ranges"]["user"]:
@@ -151,11 +155,14 @@ class QemuEngine:
         return cmd
 
     def describe(self, spec: RunSpec, run_dir: Path, layout: dict) -> str:
-        c = spec.machine.caches
+        c, p = spec.machine.caches, spec.machine.cache_policy
         lines = [f"engine: QEMU {qemu_version()}, round-robin TCG, icount shift "
                  f"{spec.machine.emulation.icount_shift}, deterministic",
                  f"cpus: {spec.cpus}; memory {spec.machine.memory.size // 2**20} MiB",
-                 f"L1D: {c.l1d.describe()}; L2: {c.l2.describe()} (private, MESI bus)",
+                 f"L1D: {c.l1d.describe()}; L2: {c.l2.describe()} (private, MESI bus); "
+                 f"{p.inclusion}, replacement L1 {p.l1_replacement} L2 {p.l2_replacement}"
+                 + (f"; L1I {c.l1i.describe()} with instruction fetches"
+                    if p.instruction_fetch else ""),
                  f"kernel: {spec.kernel_multiboot}",
                  "command: " + shlex.join(self.command(spec, run_dir, layout))]
         return "\n".join(lines)

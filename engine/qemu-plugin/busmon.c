@@ -53,6 +53,8 @@ static struct config {
 	char out[PATH_MAX];		/* absolute, so a chdir cannot hurt */
 	struct cm_geom l1, l2;
 	struct cm_geom l1i;		/* size 0: no L1I, no fetches */
+	int l1repl, l2repl;		/* enum cm_repl (L1 = L1D and L1I) */
+	int inclusive;
 	unsigned ncpus;
 	int smp_vcpus;
 	struct range user[MAX_RANGES];
@@ -587,7 +589,10 @@ static void fill_json(FILE *f)
 		json_geom(f, "l1i", &cfg.l1i);
 	else
 		fprintf(f, "  \"l1i\": null,\n");
-	fprintf(f, "  \"coherence\": \"MESI\",\n  \"replacement\": \"LRU\",\n");
+	fprintf(f, "  \"coherence\": \"MESI\",\n");
+	fprintf(f, "  \"replacement\": {\"l1\": \"%s\", \"l2\": \"%s\"},\n",
+		cm_repl_name[cfg.l1repl], cm_repl_name[cfg.l2repl]);
+	fprintf(f, "  \"inclusive\": %s,\n", cfg.inclusive ? "true" : "false");
 	json_ranges(f, "user", cfg.user, cfg.nuser);
 	json_ranges(f, "rqloop", cfg.rqloop, cfg.nrqloop);
 	fprintf(f, "  \"m5base\": \"0x%" PRIx64 "\",\n", cfg.m5base);
@@ -748,6 +753,20 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &cfg.m5base, NULL, 1) < 0 ||
 		    cfg.m5base > UINT64_MAX - M5_WINDOW)
 			goto bad;
+	} else if (KEY("l1repl") || KEY("l2repl")) {
+		int r = strcmp(val, "lru") == 0 ? CM_REPL_LRU :
+			strcmp(val, "plru") == 0 ? CM_REPL_PLRU : -1;
+
+		if (r < 0) {
+			fprintf(stderr, "busmon: bad value in '%s': expected lru "
+				"or plru\n", arg);
+			return -1;
+		}
+		*(arg[1] == '1' ? &cfg.l1repl : &cfg.l2repl) = r;
+	} else if (KEY("inclusive")) {
+		if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+			goto bad;
+		cfg.inclusive = val[0] == '1';
 	} else if (KEY("publish")) {
 		if (parse_u64(val, &cfg.publish, NULL, 1) < 0 ||
 		    cfg.publish == 0 || cfg.publish % 8 != 0 ||
@@ -755,7 +774,8 @@ static int parse_option(const char *arg)
 			goto bad;
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
-			"l2, l1i, cpus, user, rqloop, m5base, publish)\n", arg);
+			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, m5base, "
+			"publish)\n", arg);
 		return -1;
 	}
 	return 0;
@@ -823,6 +843,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	cfg.l1 = (struct cm_geom){ 8192, 2, 32 };
 	cfg.l2 = (struct cm_geom){ 524288, 4, 32 };
 	cfg.m5base = 0xffff0000u;
+	cfg.l1repl = cfg.l2repl = CM_REPL_LRU;
+	cfg.inclusive = 1;
 	cfg.smp_vcpus = info->system_emulation ? info->system.smp_vcpus : 1;
 	cfg.ncpus = cfg.smp_vcpus > 0 ? (unsigned)cfg.smp_vcpus : 1;
 	cfg.argc = argc;
@@ -849,6 +871,15 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	    cm_enable_l1i(&model, &cfg.l1i, err, sizeof(err)) < 0) {
 		fprintf(stderr, "busmon: l1i=%" PRIu64 ":%" PRIu64 ":%" PRIu64
 			": %s\n", cfg.l1i.size, cfg.l1i.assoc, cfg.l1i.line, err);
+		cm_free(&model);
+		return -1;
+	}
+	cm_set_inclusive(&model, cfg.inclusive);
+	if (cm_set_repl(&model, CM_LEVEL_L1D, cfg.l1repl, err, sizeof(err)) < 0 ||
+	    (model.has_l1i && cm_set_repl(&model, CM_LEVEL_L1I, cfg.l1repl, err,
+					  sizeof(err)) < 0) ||
+	    cm_set_repl(&model, CM_LEVEL_L2, cfg.l2repl, err, sizeof(err)) < 0) {
+		fprintf(stderr, "busmon: %s\n", err);
 		cm_free(&model);
 		return -1;
 	}

@@ -41,6 +41,17 @@ enum cm_mode { CM_KERNEL = 0, CM_USER = 1, CM_NMODES };
 extern const char *const cm_kind_name[CM_NKINDS];
 extern const char *const cm_mode_name[CM_NMODES];
 
+/* Replacement policies. */
+enum cm_repl {
+	CM_REPL_LRU = 0,	/* true LRU: the least recently used way */
+	CM_REPL_PLRU,		/* tree pseudo-LRU: assoc - 1 bits per set */
+};
+
+extern const char *const cm_repl_name[2];
+
+/* The cache levels of one CPU. */
+enum cm_level { CM_LEVEL_L1D, CM_LEVEL_L1I, CM_LEVEL_L2 };
+
 /* Geometry of one cache level, in bytes. */
 struct cm_geom {
 	uint64_t size;
@@ -88,9 +99,11 @@ struct cm_line {
 /* One cache level: nsets x assoc frames, set-major. */
 struct cm_cache {
 	struct cm_line *lines;
+	uint64_t *plru;		/* [nsets] tree bits, CM_REPL_PLRU only */
 	uint64_t set_mask;	/* nsets - 1 */
 	uint64_t clock;		/* LRU time, bumped on every use */
 	uint32_t assoc;
+	uint32_t repl;
 };
 
 /* Everything one CPU owns.  Padded so CPUs never share a host line. */
@@ -109,6 +122,7 @@ struct cm_model {
 	unsigned line_shift;
 	struct cm_geom l1g, l2g, l1ig;
 	int has_l1i;
+	int inclusive;		/* L2 evictions back-invalidate L1D and L1I */
 	struct cm_cpu *cpu;	/* [ncpus] */
 	cm_hist_t *hist;	/* [ncpus] */
 };
@@ -120,10 +134,27 @@ struct cm_model {
 int cm_geom_check(const char *what, const struct cm_geom *g,
 		  char *err, size_t errlen);
 
-/* Build a model; on error writes a sentence into err and returns -1. */
+/* Build a model; on error writes a sentence into err and returns -1.
+ * The model starts inclusive; see cm_set_inclusive(). */
 int cm_init(struct cm_model *m, unsigned ncpus, const struct cm_geom *l1,
 	    const struct cm_geom *l2, char *err, size_t errlen);
 void cm_free(struct cm_model *m);
+
+/*
+ * Inclusive (1, the default): a line leaving L2 leaves L1D and L1I too.
+ * Not inclusive (0): the L1 copies stay; a dirty line that leaves L2 while
+ * L1D holds it is written back when it leaves L1D instead, and snoops look
+ * at every level.
+ */
+void cm_set_inclusive(struct cm_model *m, int inclusive);
+
+/*
+ * Replacement policy of one level in every CPU (LRU unless set).  Call
+ * before the first access (for the L1I, after cm_enable_l1i()).  On error
+ * writes a sentence into err and returns -1.
+ */
+int cm_set_repl(struct cm_model *m, enum cm_level level, enum cm_repl repl,
+		char *err, size_t errlen);
 
 /*
  * Give every CPU an L1I of geometry g (same line size as L2).  Fetches then
