@@ -64,7 +64,7 @@ apt_install() {
 # Build dependencies, all from bookworm.  seabios is the guest firmware
 # (used through -L); the option ROMs are built from the source below.
 say "installing build dependencies from Debian"
-deps=(gcc gcc-multilib g++ make pkg-config dpkg-dev xz-utils ninja-build
+deps=(gcc gcc-multilib g++ make patch pkg-config dpkg-dev xz-utils ninja-build
       device-tree-compiler libfdt-dev libpixman-1-dev libglib2.0-dev
       zlib1g-dev flex bison python3 python3-venv seabios binutils)
 missing=()
