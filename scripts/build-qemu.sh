@@ -90,24 +90,19 @@ fi
 say "apt-get update"
 $SUDO apt-get update -qq
 
-# Pick the version: the pin if offered, else the newest >= 10.1.
+# The versions to try, in order: the pin if offered, then every version
+# >= 10.1 offered, newest first.  An index can list a version whose files
+# the mirror no longer has; then the next one is tried.
 offered="$(apt-cache showsrc qemu 2>/dev/null | awk '/^Package: qemu$/{p=1} p&&/^Version:/{print $2; p=0}' | sort -u)"
 [ -n "$offered" ] || die "the archive offers no qemu source package (check $SRCLIST)"
-if grep -qxF "$WANT" <<<"$offered"; then
-  VER="$WANT"
-else
-  VER=""
-  for v in $offered; do
-    dpkg --compare-versions "$v" ge "1:10.1" || continue
-    if [ -z "$VER" ] || dpkg --compare-versions "$v" gt "$VER"; then VER="$v"; fi
-  done
-  [ -n "$VER" ] || die "the archive offers no qemu source >= 10.1 (it has: $(echo $offered))"
-  say "NOTE: qemu $WANT is no longer in the archive; falling back to $VER, the newest >= 10.1 offered"
-fi
-NAME="$(dirname_for "$VER")"
-PREFIX="$CACHE/$NAME"
-say "building qemu $VER into $PREFIX"
-
+candidates=()
+grep -qxF "$WANT" <<<"$offered" && candidates+=("$WANT")
+for v in $(for v in $offered; do
+             dpkg --compare-versions "$v" ge "1:10.1" && echo "$v"
+           done | sort -r -V); do
+  [ "$v" = "$WANT" ] || candidates+=("$v")
+done
+[ ${#candidates[@]} -gt 0 ] || die "the archive offers no qemu source >= 10.1 (it has: $(echo $offered))"
 # Meson >= 1.9 from PyPI (bookworm has 1.0).  Into the python3 that runs
 # QEMU's configure if pip may install there, else into a venv in the cache.
 PY=python3
@@ -124,22 +119,41 @@ fi
 PY="$(command -v "$PY")"
 say "meson $($PY -c 'from mesonbuild import coredata; print(coredata.version)') via $PY"
 
-SRC="$CACHE/src/qemu-${VER#*:}"
-$SUDO mkdir -p "$CACHE/src"
-if [ ! -f "$SRC/configure" ] || [ "$(cat "$SRC/.colorsim-patches" 2>/dev/null)" != "$PHASH" ]; then
-  say "apt-get source qemu=$VER (unpacks and applies Debian's patches)"
+# Fetch (once) and patch the source of one version into $CACHE/src.
+fetch_source() {
+  local ver="$1" src="$CACHE/src/qemu-${1#*:}" work tree p
+  if [ -f "$src/configure" ] && [ "$(cat "$src/.colorsim-patches" 2>/dev/null)" = "$PHASH" ]; then
+    return 0
+  fi
+  say "apt-get source qemu=$ver (unpacks and applies Debian's patches)"
   work="$(mktemp -d "$CACHE/src/.get.XXXXXX")"
-  (cd "$work" && apt-get source -qq "qemu=$VER" >/dev/null)
+  if ! (cd "$work" && apt-get source -qq "qemu=$ver" >/dev/null); then
+    rm -rf "$work"
+    return 1
+  fi
   tree="$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'qemu-*' | head -1)"
   [ -n "$tree" ] && [ -f "$tree/configure" ] || die "apt-get source gave no QEMU tree in $work"
-  mv "$tree" "$work/tree"
   for p in "${PATCHES[@]}"; do
     say "applying $p"
-    patch -d "$work/tree" -p1 -s < "$p" || die "$p does not apply to qemu $VER"
+    patch -d "$tree" -p1 -s < "$p" || die "$p does not apply to qemu $ver"
   done
-  echo "$PHASH" > "$work/tree/.colorsim-patches"
-  rm -rf "$SRC"; mv "$work/tree" "$SRC"; rm -rf "$work"
-fi
+  echo "$PHASH" > "$tree/.colorsim-patches"
+  rm -rf "$src"; mv "$tree" "$src"; rm -rf "$work"
+}
+
+$SUDO mkdir -p "$CACHE/src"
+VER=""
+for v in "${candidates[@]}"; do
+  if fetch_source "$v"; then VER="$v"; break; fi
+  say "could not fetch qemu $v from the archive; trying the next version"
+done
+[ -n "$VER" ] || die "none of the qemu sources >= 10.1 could be fetched (tried: ${candidates[*]})"
+[ "$VER" = "$WANT" ] ||
+  say "NOTE: qemu $WANT is not available; falling back to $VER, the newest >= 10.1 the archive could deliver"
+SRC="$CACHE/src/qemu-${VER#*:}"
+NAME="$(dirname_for "$VER")"
+PREFIX="$CACHE/$NAME"
+say "building qemu $VER into $PREFIX"
 
 # Debian's +ds tarball strips the prebuilt firmware and the ROM source
 # archives.  Nothing of ours needs them: the guest boots Debian's SeaBIOS,
