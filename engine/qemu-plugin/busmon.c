@@ -2,9 +2,10 @@
  * busmon.c - QEMU TCG plugin (API version 5, QEMU >= 10.1): a software
  * "GATES bus monitor".
  *
- * Feeds every guest data access into cachemodel.c (per-CPU L1D and L2,
- * MESI over one bus) and writes, on each gem5-style m5 "dumpstats", the
- * bus transactions per page offset plus cache counters (README.md).
+ * Feeds every guest data access, and with l1i= every TB's instruction
+ * fetches, into cachemodel.c (per-CPU L1D, L1I and L2, MESI over one bus)
+ * and writes, on each gem5-style m5 "dumpstats", the bus transactions per
+ * page offset plus cache counters (README.md).
  *
  * Serialization: the suite always runs QEMU with
  *   -accel tcg,thread=single -icount shift=N,sleep=off
@@ -117,8 +118,9 @@ static int is_legacy_prefix(uint8_t b)
  * memory (86/87), which locks implicitly?  Round-robin TCG reports its
  * access as a load then a store, and the load must already take the line
  * for ownership (CM_F_LOCKED).  QEMU >= 9.2 reports it as a load then a
- * store under MTTCG too, so the flag covers both modes.  0x40-0x4f is skipped as REX; in 32-bit
- * code those bytes are whole one-byte instructions with no memory access.
+ * store under MTTCG too, so the flag covers both modes.  0x40-0x4f is
+ * skipped as REX; in 32-bit code those bytes are whole one-byte
+ * instructions with no memory access.
  */
 static int insn_is_locked(const struct qemu_plugin_insn *insn)
 {
