@@ -113,7 +113,7 @@ PY=python3
 if ! $PY -c 'import mesonbuild.mesonmain, sys; from mesonbuild import coredata as c; v=tuple(int(x) for x in c.version.split(".")[:2]); sys.exit(v < (1, 9))' 2>/dev/null; then
   say "installing meson >= 1.9 from PyPI"
   if ! $PY -m pip install -q 'meson>=1.9' 2>/dev/null; then
-    say "pip refused (PEP 668); using a venv in $CACHE/meson-venv"
+    say "pip cannot install there (PEP 668, or no pip); using a venv in $CACHE/meson-venv"
     $SUDO mkdir -p "$CACHE"
     [ -x "$CACHE/meson-venv/bin/python3" ] || $SUDO python3 -m venv "$CACHE/meson-venv"
     $SUDO "$CACHE/meson-venv/bin/python3" -m pip install -q 'meson>=1.9'
