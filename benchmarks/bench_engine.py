@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from colorsim import runner  # noqa: E402
-from colorsim.engines.qemu import EXIT_OK, QemuEngine  # noqa: E402
+from colorsim.engines.qemu import EXIT_OK, QemuEngine, qemu_version  # noqa: E402
 from colorsim.machine import get_machine  # noqa: E402
 from colorsim.runspec import RunSpec, Workload  # noqa: E402
 from colorsim.variants import parse_variant  # noqa: E402
@@ -69,7 +69,7 @@ def main():
             sys.exit(f"figure1 failed: {p.stderr[-800:]}")
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"machine: {platform.node()} ({platform.processor() or platform.machine()}), "
-          f"{__import__('os').cpu_count()} host CPUs; QEMU {subprocess.run(['qemu-system-x86_64', '--version'], capture_output=True, text=True).stdout.split()[3]}")
+          f"{__import__('os').cpu_count()} host CPUs; QEMU {qemu_version()}")
     print(f"workload: ppro4, 4 vCPUs, {a.kernel}, {a.tasks} tasks, boot + warmup "
           f"+ region of interest; {insts / 1e6:.1f} M guest instructions")
     print(f"{'configuration':32} {'wall s (best of ' + str(a.repeat) + ')':>22} {'guest MIPS':>11}")

@@ -71,6 +71,37 @@ class CacheHierarchy:
         return self.l2.line
 
 
+REPLACEMENTS = ("lru", "plru")
+INCLUSIONS = ("inclusive", "non-inclusive")
+
+
+@dataclass(frozen=True)
+class CachePolicy:
+    """How the caches behave (``[machine.caches]`` in machines.toml):
+    replacement per level ("lru" or tree "plru"; l1 covers L1I and L1D),
+    whether L2 evictions back-invalidate L1 ("inclusive"), and whether the
+    bus monitor models instruction fetches through the L1I, competing with
+    data in the unified L2.  Kept apart from CacheHierarchy, whose entries
+    are all geometries."""
+
+    l1_replacement: str = "lru"
+    l2_replacement: str = "lru"
+    inclusion: str = "non-inclusive"
+    instruction_fetch: bool = False
+
+    def __post_init__(self):
+        for level, r in (("l1", self.l1_replacement), ("l2", self.l2_replacement)):
+            if r not in REPLACEMENTS:
+                raise ConfigError(f"{level} replacement {r!r}: expected one "
+                                  f"of {', '.join(REPLACEMENTS)}")
+        if self.inclusion not in INCLUSIONS:
+            raise ConfigError(f"inclusion {self.inclusion!r}: expected one "
+                              f"of {', '.join(INCLUSIONS)}")
+        if not isinstance(self.instruction_fetch, bool):
+            raise ConfigError(f"instruction_fetch must be true or false, got "
+                              f"{self.instruction_fetch!r}")
+
+
 @dataclass(frozen=True)
 class Processor:
     cpus: int
@@ -114,6 +145,7 @@ class Machine:
     emulation: Emulation
     l2_choices: tuple = ()
     max_cpus: int = 0
+    cache_policy: CachePolicy = CachePolicy()
 
     def with_l2(self, size) -> "Machine":
         """The same machine with another L2 size (associativity kept)."""
@@ -176,6 +208,10 @@ def machine_from_table(name: str, t: dict) -> Machine:
                      parse_time_ns(t["memory"]["latency"]))
         emu = Emulation(_int(t["emulation"]["icount_shift"], "emulation.icount_shift"))
         choices = tuple(parse_size(s) for s in c.get("l2_choices", ()))
+        repl = c.get("replacement", {})
+        policy = CachePolicy(repl.get("l1", "lru"), repl.get("l2", "lru"),
+                             c.get("inclusion", "non-inclusive"),
+                             c.get("instruction_fetch", False))
     except KeyError as e:
         raise ConfigError(f"machine {name}: missing {e.args[0]!r}") from None
     except (TypeError, AttributeError):
@@ -186,7 +222,7 @@ def machine_from_table(name: str, t: dict) -> Machine:
         raise ConfigError(msg if msg.startswith(f"machine {name}")
                           else f"machine {name}: {msg}") from None
     return Machine(name, t.get("description", name), proc, caches, mem, emu,
-                   choices, proc.cpus)
+                   choices, proc.cpus, policy)
 
 
 _SECTION = re.compile(r"^\s*\[+\s*([A-Za-z0-9_-]+)")

@@ -243,10 +243,18 @@ def read_table(path: Path):
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise _damaged(path, f"not a readable CSV ({first})") from None
+    with open(path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) != b"\n":
+            raise _damaged(path, "its last line is incomplete (truncated?)")
     want = CSV_COLUMNS[name]
     missing = [c for c in want if c not in df.columns]
     if missing:
         raise _damaged(path, f"columns {', '.join(missing)} are missing")
+    short = df.isna().any(axis=1)
+    if short.any():
+        raise _damaged(path, f"line {int(short.to_numpy().nonzero()[0][0]) + 2}: "
+                             f"a field is empty or missing")
     numeric = [c for c in want if c not in ("mode", "kind", "stat")]
     for c in numeric:
         col = pd.to_numeric(df[c], errors="coerce")
@@ -254,10 +262,6 @@ def read_table(path: Path):
             row = int(col.isna().to_numpy().nonzero()[0][0]) + 2
             raise _damaged(path, f"line {row}: {c} is not a number")
         df[c] = col
-    for c in ("mode", "kind", "stat"):
-        if c in df.columns and df[c].isna().any():
-            row = int(df[c].isna().to_numpy().nonzero()[0][0]) + 2
-            raise _damaged(path, f"line {row}: {c} is empty")
     if name == "bus_offsets.csv":
         bad = df[(df["offset"] < 0) | (df["offset"] >= PAGE) |
                  (df["offset"] % 1 != 0)]

@@ -71,6 +71,9 @@ def differences(old: dict, spec: RunSpec, identity: dict) -> list:
                       ("plugin_sha256", "bus-monitor plugin")):
         if key in identity and old.get(key) != identity[key]:
             diffs.append(f"the {what} changed since")
+    if "engine_version" in identity and old.get("engine_version") != identity["engine_version"]:
+        diffs.append(f"it was made by QEMU {old.get('engine_version') or '7.2 or older'}, "
+                     f"not {identity['engine_version']}")
     return diffs
 
 
@@ -160,6 +163,7 @@ def identity(spec: RunSpec) -> dict:
     ident = {"kernel_sha256": file_sha256(spec.kernel_elf64)}
     if spec.engine == "qemu":
         ident["plugin_sha256"] = file_sha256(PLUGIN)
+        ident["engine_version"] = get_engine("qemu").version()
     return ident
 
 

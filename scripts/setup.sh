@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Set up a fresh Debian machine for colorsim: Debian packages (QEMU, SCons,
-# the C toolchain), PyPI packages, and the default build (the bus-monitor
-# plugin and the vanilla and c32 kernels).  Nothing is fetched from anywhere
-# else.  Safe to run again: it skips what is already installed.
+# Set up a fresh Debian machine for colorsim: Debian packages (SCons, the C
+# toolchain, SeaBIOS), PyPI packages, QEMU >= 10.1 built from Debian's source
+# package (scripts/build-qemu.sh, about 3 minutes the first time), and the
+# default build (the bus-monitor plugin and the vanilla and c32 kernels).
+# Nothing is fetched from anywhere else.  Safe to run again: it skips what
+# is already installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,7 +17,7 @@ apt_install() {
     --no-install-recommends "$@" >/dev/null
 }
 
-packages=(qemu-system-x86 scons gcc binutils)
+packages=(seabios scons gcc binutils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -34,6 +36,9 @@ if ! python3 -c "import pandas, matplotlib, pytest" 2>/dev/null; then
     apt_install python3-pandas python3-matplotlib python3-pytest
   fi
 fi
+
+echo "setup: QEMU (scripts/build-qemu.sh)"
+bash scripts/build-qemu.sh
 
 echo "setup: building the plugin and the default kernels"
 scons -Q -j2 >/dev/null

@@ -8,7 +8,6 @@
 """
 import csv
 import json
-import shutil
 import signal
 import subprocess
 import time
@@ -16,13 +15,24 @@ from pathlib import Path
 
 import pytest
 
+from colorsim.engines.qemu import firmware_dirs, qemu_binary
+from colorsim.errors import ConfigError
+
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "build" / "engine" / "busmon.so"
 TEST_CACHE = ROOT / "build" / "engine" / "test_cache"
-QEMU = "qemu-system-x86_64"
 
-needs_qemu = pytest.mark.skipif(shutil.which(QEMU) is None,
-                                reason=f"{QEMU} not installed")
+
+def _qemu():
+    try:
+        return qemu_binary()
+    except ConfigError:
+        return None
+
+
+QEMU = _qemu()
+needs_qemu = pytest.mark.skipif(QEMU is None, reason="QEMU >= 10.1 not "
+                                "built (scripts/setup.sh)")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -35,7 +45,8 @@ def built():
 
 
 def qemu_cmd(plugin_args, *extra):
-    return [QEMU, "-display", "none", "-nodefaults", "-machine", "pc",
+    fw = [a for d in firmware_dirs(QEMU) for a in ("-L", str(d))]
+    return [str(QEMU), *fw, "-display", "none", "-nodefaults", "-machine", "pc",
             "-m", "64", "-serial", "null",
             "-accel", "tcg,thread=single", "-icount", "shift=3,sleep=off",
             *extra, "-plugin", ",".join([str(PLUGIN), *plugin_args])]
@@ -71,6 +82,12 @@ def test_cache_model_unit():
     (["out=/tmp", "user=0x2000-0x1000"], "busmon: bad value in 'user=0x2000-0x1000'"),
     (["out=/tmp", "rqloop=12"], "busmon: bad value in 'rqloop=12'"),
     (["out=/tmp", "colour=3"], "busmon: unknown option 'colour=3'"),
+    (["out=/tmp", "publish=0x60004"], "busmon: bad value in 'publish=0x60004'"),
+    (["out=/tmp", "l1i=8192:4:64"],
+     "The L1I line size (64) and the L2 line size (32) must be equal."),
+    (["out=/tmp", "l1i=0:4:32"], "busmon: bad value in 'l1i=0:4:32'"),
+    (["out=/tmp", "l2repl=fifo"], "busmon: bad value in 'l2repl=fifo': expected lru or plru"),
+    (["out=/tmp", "inclusive=2"], "busmon: bad value in 'inclusive=2'"),
 ])
 def test_option_errors(args, message):
     r = subprocess.run(qemu_cmd(args), capture_output=True, text=True,
@@ -98,6 +115,8 @@ def test_smoke_sigterm(tmp_path):
     assert conf["l1d"] == {"size": 8192, "assoc": 2, "line": 32, "sets": 128}
     assert conf["l2"] == {"size": 524288, "assoc": 4, "line": 32, "sets": 4096}
     assert conf["m5base"] == "0xffff0000"
+    assert conf["replacement"] == {"l1": "LRU", "l2": "LRU"}
+    assert conf["inclusive"] is True and conf["l1i"] is None
     assert conf["dumps"] == 0 and conf["m5_exit_seen"] is False
     assert not list(tmp_path.glob(".*"))       # no temp files left behind
 
@@ -154,12 +173,13 @@ def build_guest(tmp_path, body, after=""):
     return elf, syms
 
 
-def run_guest(tmp_path, elf, *plugin_args):
+def run_guest(tmp_path, elf, *plugin_args, qemu_args=()):
     out = tmp_path / "out"
     out.mkdir()
     cmd = qemu_cmd([f"out={out}", *plugin_args], "-smp", "2",
                    "-kernel", str(elf),
-                   "-device", "isa-debug-exit,iobase=0xf4,iosize=4")
+                   "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+                   *qemu_args)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
     assert r.returncode == 1, (r.returncode, r.stderr)   # (0 << 1) | 1
     return out
@@ -343,3 +363,81 @@ tramp_end:
                 if r["cpu"] == "1")
     assert ap == [("invalidate", 0x40), ("read", 0x40),
                   ("rfo", 0x0), ("rfo", 0x20), ("rfo", 0x800)]
+
+
+@needs_qemu
+def test_guest_reads_what_the_plugin_writes(tmp_path):
+    """publish=ADDR: at every TB start the plugin writes the CPU's
+    instruction count into guest RAM (qemu_plugin_write_memory_hwaddr, API
+    version 5), under round-robin -icount.  The guest overwrites the slot
+    with a sentinel, reads it back at the next TB, spins 99 two-instruction
+    TBs, reads again, and sends both values out through port 0xe9."""
+    elf, _ = build_guest(tmp_path, """
+\t.macro emit reg               /* 4 raw bytes of reg to port 0xe9 */
+\tmov \\reg, %eax
+\tmov $0xe9, %dx
+\t.rept 4
+\toutb %al, %dx
+\tshr $8, %eax
+\t.endr
+\t.endm
+\tmovl $0xdeadbeef, 0x60000    /* CPU0's slot: low word */
+\tjmp 1f
+1:\tmov 0x60000, %ebx            /* TB A: 4 instructions */
+\tmov $100, %ecx
+2:\tdec %ecx                      /* TB B: 2 instructions, 99 times */
+\tjnz 2b
+\tmov 0x60000, %esi            /* TB C: 2 instructions */
+\tjmp 3f
+3:\temit %ebx
+\temit %esi
+""")
+    con = tmp_path / "debugcon.bin"
+    out = run_guest(tmp_path, elf, "publish=0x60000",
+                    qemu_args=("-debugcon", f"file:{con}"))
+    raw = con.read_bytes()
+    assert len(raw) == 8, raw
+    v1, v2 = int.from_bytes(raw[:4], "little"), int.from_bytes(raw[4:], "little")
+    assert v1 != 0xdeadbeef and v1 > 0           # the plugin's write arrived
+    # Counts are added at TB start, before the write: v2 includes TB B's
+    # 99 runs and TB C itself.  The run is deterministic, so this is exact.
+    assert v2 - v1 == 99 * 2 + 2, (v1, v2)
+    conf = json.loads((out / "busmon.json").read_text())
+    assert conf["publish"] == "0x60000" and conf["publish_errors"] == 0
+    assert conf["qemu_plugin_api"] == 5
+    assert v2 < conf["insts_since_start"]
+
+
+@needs_qemu
+def test_guest_instruction_fetches(tmp_path):
+    """l1i=: every TB execution fetches the lines its code touches.  After
+    resetstats the guest runs, in one 32-byte line, a TB (mov; dec; jnz)
+    once, the loop TB (dec; jnz) 999 times and a jmp TB once, then a TB in
+    the next line holding dumpstats.  Without l1i= nothing is fetched."""
+    body = """
+\tm5 0x40                       /* resetstats */
+\tjmp 3f
+\t.balign 32
+3:\tmov $1000, %ecx              /* line A: TB (mov; dec; jnz), once */
+4:\tdec %ecx                      /* TB (dec; jnz), 999 times */
+\tjnz 4b
+\tjmp 5f                       /* TB (jmp), once */
+\t.balign 32
+5:\tm5 0x41                       /* line B: TB (dumpstats; jmp) */
+\tjmp 6f
+6:
+"""
+    elf, s = build_guest(tmp_path, body)
+    out = run_guest(tmp_path, elf, "l1i=8192:4:32")
+    c = counters(out)
+    assert c[(0, 0, "kernel", "l1i_accesses")] == 1 + 999 + 1 + 1
+    assert c[(0, 0, "kernel", "l1i_misses")] == 2
+    # The two code misses reach the unified L2 like data misses.
+    assert c[(0, 0, "kernel", "l2_accesses")] == 2 + c[(0, 0, "kernel", "l1d_read_misses")] \
+        + c[(0, 0, "kernel", "l1d_write_misses")]
+    assert json.loads((out / "busmon.json").read_text())["l1i"] == \
+        {"size": 8192, "assoc": 4, "line": 32, "sets": 64}
+    assert "system.cpu0.l1i.misses::kernel" in (out / "stats.txt").read_text()
+    (tmp_path / "out").rename(tmp_path / "out-l1i")
+    plain = counters(run_guest(tmp_path, elf))
+    assert not any(k[3].startswith("l1i") for k in plain)

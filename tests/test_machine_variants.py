@@ -93,3 +93,42 @@ def test_the_color_rule_comes_from_the_kernel_headers():
     assert max_colors(32) == 64 and max_colors(64) == 32 and max_colors(16) == 128
     assert parse_variant("c64", get_machine("ppro4")).colors == 64
     assert "c2..c64" in colors_rule(32)
+
+
+def test_cache_behaviour_is_machine_data(tmp_path):
+    # configs/machines.toml states replacement, inclusion and fetches for
+    # every machine; the QEMU engine passes them to the bus monitor.
+    from colorsim.engines.qemu import QemuEngine
+    from colorsim.runspec import RunSpec, Workload
+    for m in load_machines().values():
+        p = m.cache_policy
+        assert (p.l1_replacement, p.l2_replacement) == ("lru", "lru")
+        assert p.inclusion == "non-inclusive" and p.instruction_fetch is False
+    m = get_machine("ppro4")
+    layout = {"ranges": {"rqloop": [1, 2], "user": []}}
+    args = QemuEngine().plugin_args(RunSpec(m, parse_variant("c32", m), Workload()),
+                                    tmp_path, layout).split(",")
+    assert {"l1repl=lru", "l2repl=lru", "inclusive=0"} <= set(args)
+    assert not any(a.startswith("l1i=") for a in args)
+    text = (tmp_path.parent / "m.toml")
+    src = open(__import__("colorsim").ROOT / "configs" / "machines.toml").read()
+    text.write_text(src.replace('l2 = "lru" }', 'l2 = "plru" }')
+                       .replace("instruction_fetch = false", "instruction_fetch = true")
+                       .replace('inclusion = "non-inclusive"', 'inclusion = "inclusive"'))
+    m2 = get_machine("ppro4", text)
+    args = QemuEngine().plugin_args(RunSpec(m2, parse_variant("c32", m2), Workload()),
+                                    tmp_path, layout).split(",")
+    assert {"l2repl=plru", "inclusive=1", "l1i=8192:4:32"} <= set(args)
+
+
+@pytest.mark.parametrize("change, msg", [
+    (('l2 = "lru" }', 'l2 = "fifo" }'), "l2 replacement 'fifo'"),
+    (('inclusion = "non-inclusive"', 'inclusion = "exclusive"'), "inclusion 'exclusive'"),
+    (("instruction_fetch = false", 'instruction_fetch = "yes"'), "instruction_fetch must be"),
+])
+def test_bad_cache_behaviour_is_refused(change, msg, tmp_path):
+    src = open(__import__("colorsim").ROOT / "configs" / "machines.toml").read()
+    f = tmp_path / "m.toml"
+    f.write_text(src.replace(*change))
+    with pytest.raises(ConfigError, match=msg):
+        get_machine("ppro4", f)

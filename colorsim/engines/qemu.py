@@ -1,5 +1,12 @@
 """The embedded engine: QEMU full-system emulation + our bus-monitor plugin.
 
+The QEMU is ours: scripts/build-qemu.sh (run by scripts/setup.sh) builds
+qemu-system-x86_64 >= 10.1 from Debian's source package into a cache outside
+the checkout, $COLORSIM_QEMU_CACHE (default /var/cache/colorsim), and names
+the build in its ``current`` file.  COLORSIM_QEMU may name a binary instead.
+The guest firmware is Debian's SeaBIOS, passed with -L.  Every run records
+the binary's exact version, and a run made by another version is stale.
+
 QEMU runs round-robin TCG with ``-icount shift=N,sleep=off``: one host
 thread runs every vCPU in turn and each instruction advances virtual time by
 2^N ns, so a run repeats exactly (same interleaving, same counts) and the
@@ -11,9 +18,12 @@ makes QEMU exit with status (code << 1) | 1.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import re
 import shlex
-import shutil
+import subprocess
 from pathlib import Path
 
 from ..build import PLUGIN
@@ -22,9 +32,67 @@ from ..rundir import MANIFEST_FILES
 from ..runspec import RunSpec
 
 QEMU = "qemu-system-x86_64"
+CACHE = Path(os.environ.get("COLORSIM_QEMU_CACHE", "/var/cache/colorsim"))
+MIN_VERSION = (10, 1)      # plugin API 5: the plugin can write guest memory
+SEABIOS = Path("/usr/share/seabios")   # Debian's seabios package
 LAPIC_HZ = 1_000_000_000   # QEMU's APIC timer counts virtual nanoseconds
 EXIT_OK = 1                # isa-debug-exit with code 0
 EXIT_PANIC = 5             # code 2: the kernel panicked
+
+
+def qemu_binary() -> Path:
+    """The qemu-system-x86_64 the suite runs, or a one-line ConfigError."""
+    env = os.environ.get("COLORSIM_QEMU")
+    if env:
+        path = Path(env)
+        where = f"COLORSIM_QEMU={env}"
+    else:
+        cur = CACHE / "current"
+        name = cur.read_text().strip() if cur.is_file() else ""
+        path = CACHE / name / "bin" / QEMU
+        where = str(path) if name else f"{CACHE}/qemu-*/bin/{QEMU}"
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise ConfigError(f"QEMU >= {MIN_VERSION[0]}.{MIN_VERSION[1]} is not "
+                          f"built ({where} is missing): run scripts/setup.sh")
+    return path
+
+
+@functools.lru_cache(maxsize=None)
+def _version_of(path: str, mtime: float) -> str:
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True,
+                             text=True, timeout=30).stdout
+    except OSError as e:
+        raise ConfigError(f"{path} does not run ({e}): run scripts/setup.sh")
+    first = out.splitlines()[0] if out else ""
+    m = re.match(r"QEMU emulator version (\d+)\.(\d+)\S* ?(.*)$", first)
+    if not m:
+        raise ConfigError(f"{path} --version said {first!r}, not a QEMU "
+                          f"version: run scripts/setup.sh")
+    if (int(m.group(1)), int(m.group(2))) < MIN_VERSION:
+        raise ConfigError(f"{path} is {first[len('QEMU emulator version '):]}; "
+                          f"the suite needs >= {MIN_VERSION[0]}.{MIN_VERSION[1]}: "
+                          f"run scripts/setup.sh")
+    return first[len("QEMU emulator version "):]
+
+
+def qemu_version() -> str:
+    """The exact version: QEMU's own, the Debian source package build-qemu.sh
+    built it from, and our patches, e.g. '10.2.2 (Debian source
+    1:10.2.2+ds-1 + 0001-plugin-cpu-index-under-round-robin.patch)'."""
+    path = qemu_binary()
+    version = _version_of(str(path), path.stat().st_mtime)
+    deb = path.parent.parent / "debian-version"     # written by build-qemu.sh
+    if deb.is_file():
+        source, *patches = deb.read_text().split()
+        version += f" (Debian source {source}" + \
+            "".join(f" + {p}" for p in patches) + ")"
+    return version
+
+
+def firmware_dirs(binary: Path) -> list:
+    """-L directories: our option ROMs (built with QEMU), then SeaBIOS."""
+    return [binary.parent.parent / "share" / "qemu", SEABIOS]
 
 
 class QemuEngine:
@@ -33,9 +101,14 @@ class QemuEngine:
     dumps_expected = 1                # the kernel's one dumpstats
 
     def check_available(self) -> None:
-        if not shutil.which(QEMU):
-            raise ConfigError(f"{QEMU} is not installed: run scripts/setup.sh "
-                              f"(it installs Debian's qemu-system-x86)")
+        qemu_version()
+        if not (SEABIOS / "bios-256k.bin").is_file():
+            raise ConfigError(f"Debian's SeaBIOS is missing "
+                              f"({SEABIOS}/bios-256k.bin): run scripts/setup.sh")
+
+    def version(self) -> str:
+        """Recorded in every run's config.json as engine_version."""
+        return qemu_version()
 
     def lapic_hz(self, spec: RunSpec) -> int:
         return LAPIC_HZ
@@ -47,11 +120,15 @@ class QemuEngine:
                 "icount_sleep": False, "deterministic": True}
 
     def plugin_args(self, spec: RunSpec, run_dir: Path, layout: dict) -> str:
-        c = spec.machine.caches
+        c, p = spec.machine.caches, spec.machine.cache_policy
         args = [f"out={run_dir}",
                 f"l1d={c.l1d.size}:{c.l1d.assoc}:{c.l1d.line}",
                 f"l2={c.l2.size}:{c.l2.assoc}:{c.l2.line}",
+                f"l1repl={p.l1_replacement}", f"l2repl={p.l2_replacement}",
+                f"inclusive={int(p.inclusion == 'inclusive')}",
                 f"cpus={spec.cpus}"]
+        if p.instruction_fetch:
+            args.append(f"l1i={c.l1i.size}:{c.l1i.assoc}:{c.l1i.line}")
         lo, hi = layout["ranges"]["rqloop"]
         args.append(f"rqloop={lo:#x}-{hi:#x}")
         for lo, hi in layout["ranges"]["user"]:
@@ -61,7 +138,11 @@ class QemuEngine:
     def command(self, spec: RunSpec, run_dir: Path, layout: dict,
                 plugin: bool = True) -> list:
         m = spec.machine
-        cmd = [QEMU, "-display", "none", "-nodefaults", "-machine", "pc",
+        binary = qemu_binary()
+        cmd = [str(binary)]
+        for d in firmware_dirs(binary):
+            cmd += ["-L", str(d)]
+        cmd += ["-display", "none", "-nodefaults", "-machine", "pc",
                "-m", f"{m.memory.size // 2**20}M",
                "-smp", f"{spec.cpus}",
                "-accel", "tcg,thread=single",
@@ -77,11 +158,14 @@ class QemuEngine:
         return cmd
 
     def describe(self, spec: RunSpec, run_dir: Path, layout: dict) -> str:
-        c = spec.machine.caches
-        lines = [f"engine: QEMU ({QEMU}), round-robin TCG, icount shift "
+        c, p = spec.machine.caches, spec.machine.cache_policy
+        lines = [f"engine: QEMU {qemu_version()}, round-robin TCG, icount shift "
                  f"{spec.machine.emulation.icount_shift}, deterministic",
                  f"cpus: {spec.cpus}; memory {spec.machine.memory.size // 2**20} MiB",
-                 f"L1D: {c.l1d.describe()}; L2: {c.l2.describe()} (private, MESI bus)",
+                 f"L1D: {c.l1d.describe()}; L2: {c.l2.describe()} (private, MESI bus); "
+                 f"{p.inclusion}, replacement L1 {p.l1_replacement} L2 {p.l2_replacement}"
+                 + (f"; L1I {c.l1i.describe()} with instruction fetches"
+                    if p.instruction_fetch else ""),
                  f"kernel: {spec.kernel_multiboot}",
                  "command: " + shlex.join(self.command(spec, run_dir, layout))]
         return "\n".join(lines)

@@ -1,9 +1,11 @@
 /*
- * busmon.c - QEMU 7.2 TCG plugin: a software "GATES bus monitor".
+ * busmon.c - QEMU TCG plugin (API version 5, QEMU >= 10.1): a software
+ * "GATES bus monitor".
  *
- * Feeds every guest data access into cachemodel.c (per-CPU L1D and L2,
- * MESI over one bus) and writes, on each gem5-style m5 "dumpstats", the
- * bus transactions per page offset plus cache counters (README.md).
+ * Feeds every guest data access, and with l1i= every TB's instruction
+ * fetches, into cachemodel.c (per-CPU L1D, L1I and L2, MESI over one bus)
+ * and writes, on each gem5-style m5 "dumpstats", the bus transactions per
+ * page offset plus cache counters (README.md).
  *
  * Serialization: the suite always runs QEMU with
  *   -accel tcg,thread=single -icount shift=N,sleep=off
@@ -28,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BUSMON_VERSION "1.0.0"
+#define BUSMON_VERSION "2.0.0"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -51,6 +53,9 @@ struct range {
 static struct config {
 	char out[PATH_MAX];		/* absolute, so a chdir cannot hurt */
 	struct cm_geom l1, l2;
+	struct cm_geom l1i;		/* size 0: no L1I, no fetches */
+	int l1repl, l2repl;		/* enum cm_repl (L1 = L1D and L1I) */
+	int inclusive;
 	unsigned ncpus;
 	int smp_vcpus;
 	struct range user[MAX_RANGES];
@@ -58,6 +63,7 @@ static struct config {
 	struct range rqloop[MAX_RANGES];
 	unsigned nrqloop;
 	uint64_t m5base;
+	uint64_t publish;		/* guest physical address, or 0 */
 	int argc;
 	char **argv;			/* valid for the plugin's lifetime */
 } cfg;
@@ -66,6 +72,18 @@ static struct cm_model model;
 static unsigned ndumps;			/* dumps written so far */
 static int m5_exit_seen;
 static uint64_t insts_since_start;  /* never reset: guest MIPS for benchmarks */
+
+/*
+ * publish=ADDR: after each TB start, the CPU's own instruction count since
+ * QEMU started goes to guest physical ADDR + 8 * cpu, so the guest can read
+ * what the plugin knows.  This proves the write path (API version 5) that
+ * modelled time will use.  The byte array points at static storage: the hot
+ * path allocates nothing.
+ */
+static uint64_t cpu_insts[MAX_CPUS];
+static uint64_t publish_buf;
+static GByteArray publish_bytes = { (uint8_t *)&publish_buf, sizeof(publish_buf) };
+static unsigned publish_errors;
 
 /* ---- translation time ------------------------------------------------- */
 
@@ -99,17 +117,17 @@ static int is_legacy_prefix(uint8_t b)
  * Is this x86 instruction a locked RMW: a LOCK prefix, or XCHG with
  * memory (86/87), which locks implicitly?  Round-robin TCG reports its
  * access as a load then a store, and the load must already take the line
- * for ownership (CM_F_LOCKED).  0x40-0x4f is skipped as REX; in 32-bit
- * code those bytes are whole one-byte instructions with no memory access.
+ * for ownership (CM_F_LOCKED).  QEMU >= 9.2 reports it as a load then a
+ * store under MTTCG too, so the flag covers both modes.  0x40-0x4f is
+ * skipped as REX; in 32-bit code those bytes are whole one-byte
+ * instructions with no memory access.
  */
 static int insn_is_locked(const struct qemu_plugin_insn *insn)
 {
-	const uint8_t *b = qemu_plugin_insn_data(insn);
-	size_t n = qemu_plugin_insn_size(insn), i = 0;
+	uint8_t b[16];			/* an x86 instruction is <= 15 bytes */
+	size_t n = qemu_plugin_insn_data(insn, b, sizeof(b)), i = 0;
 	int lock = 0;
 
-	if (b == NULL)
-		return 0;
 	for (; i < n && is_legacy_prefix(b[i]); i++)
 		lock |= b[i] == 0xf0;
 	for (; i < n && (b[i] & 0xf0) == 0x40; i++)
@@ -118,8 +136,61 @@ static int insn_is_locked(const struct qemu_plugin_insn *insn)
 }
 
 static void vcpu_tb_exec(unsigned int vcpu, void *udata);
+static void vcpu_fetch(unsigned int vcpu, void *udata);
 static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		     uint64_t vaddr, void *udata);
+
+/*
+ * Instruction fetches, per TB execution: every line the TB's code touches
+ * is fetched once when the TB starts.  A fetch callback's userdata packs
+ * one physically contiguous code range: physical address (bits 0-39),
+ * length (bits 40-62) and user mode (bit 63).  QEMU finds TBs by physical
+ * PC, so the translation-time physical address stays right for every
+ * execution of the TB.
+ */
+#define FETCH_ADDR_BITS	40
+#define FETCH_LEN_MAX	((1u << 23) - 1)
+#define FETCH_USER	(1ull << 63)
+
+static void fetch_range(struct qemu_plugin_tb *tb, uint64_t pa, uint64_t len,
+			int user)
+{
+	if (len == 0 || len > FETCH_LEN_MAX || pa >> FETCH_ADDR_BITS)
+		return;
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_fetch,
+		QEMU_PLUGIN_CB_NO_REGS,
+		(void *)(uintptr_t)(pa | len << FETCH_ADDR_BITS |
+				    (user ? FETCH_USER : 0)));
+}
+
+/* One callback per physically contiguous run of the TB's code (usually
+ * one; two when the TB crosses into another page). */
+static void tb_fetches(struct qemu_plugin_tb *tb, size_t n)
+{
+	uint64_t start = 0, end = 0;
+	int user = 0, open = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uint64_t va = qemu_plugin_insn_vaddr(insn), pa;
+		size_t len = qemu_plugin_insn_size(insn);
+
+		if (!qemu_plugin_translate_vaddr(va, &pa))
+			continue;	/* unmapped: nothing to count */
+		if (open && pa == end) {
+			end += len;
+			continue;
+		}
+		if (open)
+			fetch_range(tb, start, end - start, user);
+		start = pa;
+		end = pa + len;
+		user = (pc_flags(va) & CM_F_USER) != 0;
+		open = 1;
+	}
+	if (open)
+		fetch_range(tb, start, end - start, user);
+}
 
 /*
  * Classify every instruction by its PC once, here, and hand the result
@@ -147,6 +218,8 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
 		QEMU_PLUGIN_CB_NO_REGS,
 		(void *)(uintptr_t)(count[CM_KERNEL] | count[CM_USER] << 32));
+	if (model.has_l1i)
+		tb_fetches(tb, n);
 }
 
 /* ---- execution time ---------------------------------------------------- */
@@ -162,9 +235,29 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 	uint64_t packed = (uintptr_t)udata;
 	unsigned cpu = cpu_of(vcpu);
 
+	uint64_t n = (packed & 0xffffffffu) + (packed >> 32);
+
 	cm_add_insts(&model, cpu, CM_KERNEL, packed & 0xffffffffu);
 	cm_add_insts(&model, cpu, CM_USER, packed >> 32);
-	insts_since_start += (packed & 0xffffffffu) + (packed >> 32);
+	insts_since_start += n;
+	cpu_insts[cpu] += n;
+	if (cfg.publish != 0) {
+		publish_buf = cpu_insts[cpu];	/* x86 guest: little endian */
+		if (qemu_plugin_write_memory_hwaddr(cfg.publish + 8 * cpu,
+						    &publish_bytes) !=
+		    QEMU_PLUGIN_HWADDR_OPERATION_OK)
+			publish_errors++;
+	}
+}
+
+static void vcpu_fetch(unsigned int vcpu, void *udata)
+{
+	uint64_t packed = (uintptr_t)udata;
+
+	cm_fetch(&model, cpu_of(vcpu),
+		 packed & ((1ull << FETCH_ADDR_BITS) - 1),
+		 (unsigned)((packed & ~FETCH_USER) >> FETCH_ADDR_BITS),
+		 (packed & FETCH_USER) ? CM_F_USER : 0);
 }
 
 static void m5op(unsigned func);
@@ -187,9 +280,8 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (hw == NULL || qemu_plugin_hwaddr_is_io(hw))
 		return;
-	/* Stores need ownership, and so does the load of a locked RMW
-	 * reported as R then W (CM_F_LOCKED, set at translation time); a
-	 * locked RMW reported as one RW access is a store. */
+	/* Stores need ownership, and so does the load of a locked RMW,
+	 * which arrives as R then W (CM_F_LOCKED, set at translation time). */
 	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
 		  1u << shift, store, (unsigned)(uintptr_t)udata);
 }
@@ -346,7 +438,12 @@ static void stats_cpu(FILE *f, unsigned c)
 		   IDX(l1d_write_accesses), -1);
 	stat_modes(f, c, "l1d.writeMisses", "L1D write misses",
 		   IDX(l1d_write_misses), -1);
-	stat_modes(f, c, "l2.accesses", "L2 accesses (L1D misses)",
+	if (model.has_l1i) {
+		stat_modes(f, c, "l1i.accesses", "L1I accesses (lines fetched)",
+			   IDX(l1i_accesses), -1);
+		stat_modes(f, c, "l1i.misses", "L1I misses", IDX(l1i_misses), -1);
+	}
+	stat_modes(f, c, "l2.accesses", "L2 accesses (L1D and L1I misses)",
 		   IDX(l2_accesses), -1);
 	stat_modes(f, c, "l2.misses", "L2 misses", IDX(l2_misses), -1);
 	stat_modes(f, c, "l2.writebacks", "L2 dirty evictions written back",
@@ -436,6 +533,8 @@ static void fill_counters_csv(FILE *f)
 	for (unsigned c = 0; c < model.ncpus; c++)
 		for (unsigned md = 0; md < CM_NMODES; md++)
 			for (unsigned i = 0; i < CM_NCOUNTERS; i++)
+				if (model.has_l1i || (i != (unsigned)IDX(l1i_accesses) &&
+						      i != (unsigned)IDX(l1i_misses)))
 				fprintf(f, "%u,%u,%s,%s,%" PRIu64 "\n", ndumps, c,
 					cm_mode_name[md], cm_counter_name[i],
 					cm_counter_get(&model.cpu[c].ctr[md], i));
@@ -488,11 +587,22 @@ static void fill_json(FILE *f)
 		cfg.ncpus, cfg.smp_vcpus);
 	json_geom(f, "l1d", &cfg.l1);
 	json_geom(f, "l2", &cfg.l2);
-	fprintf(f, "  \"coherence\": \"MESI\",\n  \"replacement\": \"LRU\",\n");
+	if (cfg.l1i.size != 0)
+		json_geom(f, "l1i", &cfg.l1i);
+	else
+		fprintf(f, "  \"l1i\": null,\n");
+	fprintf(f, "  \"coherence\": \"MESI\",\n");
+	fprintf(f, "  \"replacement\": {\"l1\": \"%s\", \"l2\": \"%s\"},\n",
+		cm_repl_name[cfg.l1repl], cm_repl_name[cfg.l2repl]);
+	fprintf(f, "  \"inclusive\": %s,\n", cfg.inclusive ? "true" : "false");
 	json_ranges(f, "user", cfg.user, cfg.nuser);
 	json_ranges(f, "rqloop", cfg.rqloop, cfg.nrqloop);
 	fprintf(f, "  \"m5base\": \"0x%" PRIx64 "\",\n", cfg.m5base);
 	fprintf(f, "  \"m5window\": %u,\n", M5_WINDOW);
+	if (cfg.publish != 0)
+		fprintf(f, "  \"publish\": \"0x%" PRIx64 "\",\n"
+			"  \"publish_errors\": %u,\n", cfg.publish,
+			publish_errors);
 	fprintf(f, "  \"offset_bucket_bytes\": %u,\n", CM_CHUNK);
 	fprintf(f, "  \"args\": [");
 	for (int i = 0; i < cfg.argc; i++) {
@@ -628,6 +738,9 @@ static int parse_option(const char *arg)
 	} else if (KEY("l2")) {
 		if (parse_geom(val, &cfg.l2) < 0)
 			goto bad_geom;
+	} else if (KEY("l1i")) {
+		if (parse_geom(val, &cfg.l1i) < 0 || cfg.l1i.size == 0)
+			goto bad_geom;
 	} else if (KEY("cpus")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v < 1 || v > MAX_CPUS)
 			goto bad;
@@ -642,9 +755,29 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &cfg.m5base, NULL, 1) < 0 ||
 		    cfg.m5base > UINT64_MAX - M5_WINDOW)
 			goto bad;
+	} else if (KEY("l1repl") || KEY("l2repl")) {
+		int r = strcmp(val, "lru") == 0 ? CM_REPL_LRU :
+			strcmp(val, "plru") == 0 ? CM_REPL_PLRU : -1;
+
+		if (r < 0) {
+			fprintf(stderr, "busmon: bad value in '%s': expected lru "
+				"or plru\n", arg);
+			return -1;
+		}
+		*(arg[1] == '1' ? &cfg.l1repl : &cfg.l2repl) = r;
+	} else if (KEY("inclusive")) {
+		if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+			goto bad;
+		cfg.inclusive = val[0] == '1';
+	} else if (KEY("publish")) {
+		if (parse_u64(val, &cfg.publish, NULL, 1) < 0 ||
+		    cfg.publish == 0 || cfg.publish % 8 != 0 ||
+		    cfg.publish > UINT64_MAX - 8 * MAX_CPUS)
+			goto bad;
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
-			"l2, cpus, user, rqloop, m5base)\n", arg);
+			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, m5base, "
+			"publish)\n", arg);
 		return -1;
 	}
 	return 0;
@@ -712,6 +845,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	cfg.l1 = (struct cm_geom){ 8192, 2, 32 };
 	cfg.l2 = (struct cm_geom){ 524288, 4, 32 };
 	cfg.m5base = 0xffff0000u;
+	cfg.l1repl = cfg.l2repl = CM_REPL_LRU;
+	cfg.inclusive = 1;
 	cfg.smp_vcpus = info->system_emulation ? info->system.smp_vcpus : 1;
 	cfg.ncpus = cfg.smp_vcpus > 0 ? (unsigned)cfg.smp_vcpus : 1;
 	cfg.argc = argc;
@@ -732,6 +867,22 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			" l2=%" PRIu64 ":%" PRIu64 ":%" PRIu64 ": %s\n",
 			cfg.l1.size, cfg.l1.assoc, cfg.l1.line,
 			cfg.l2.size, cfg.l2.assoc, cfg.l2.line, err);
+		return -1;
+	}
+	if (cfg.l1i.size != 0 &&
+	    cm_enable_l1i(&model, &cfg.l1i, err, sizeof(err)) < 0) {
+		fprintf(stderr, "busmon: l1i=%" PRIu64 ":%" PRIu64 ":%" PRIu64
+			": %s\n", cfg.l1i.size, cfg.l1i.assoc, cfg.l1i.line, err);
+		cm_free(&model);
+		return -1;
+	}
+	cm_set_inclusive(&model, cfg.inclusive);
+	if (cm_set_repl(&model, CM_LEVEL_L1D, cfg.l1repl, err, sizeof(err)) < 0 ||
+	    (model.has_l1i && cm_set_repl(&model, CM_LEVEL_L1I, cfg.l1repl, err,
+					  sizeof(err)) < 0) ||
+	    cm_set_repl(&model, CM_LEVEL_L2, cfg.l2repl, err, sizeof(err)) < 0) {
+		fprintf(stderr, "busmon: %s\n", err);
+		cm_free(&model);
 		return -1;
 	}
 	remove_old_outputs();

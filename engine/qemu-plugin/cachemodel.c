@@ -8,12 +8,20 @@
  *     into lineno = paddr >> line_shift and set = lineno & set_mask; the
  *     whole lineno is kept as the tag, so a victim's address can be
  *     rebuilt for write-backs and back-invalidation.
- *   - Replacement is LRU: each use stamps the frame with the cache's
- *     clock; the victim is an invalid frame if any, else the oldest stamp.
- *   - Coherence is kept at L2, the bus-facing level.  L1 is inclusive in
- *     L2 and its frame state always equals the L2 state of the same line
- *     (a store sets both to M), so a store that hits L1 in E or M needs
- *     no bus traffic and a snoop needs to look only at L2 to know.
+ *   - Replacement, per level: an invalid frame if any, else by policy.
+ *     LRU: each use stamps the frame with the cache's clock; the victim is
+ *     the oldest stamp.  Tree pseudo-LRU: assoc - 1 bits per set form a
+ *     binary tree over the ways; a use points every node on its way's path
+ *     away from it, and the victim is found by following the pointers.
+ *   - Coherence is kept at L2, the bus-facing level.  An L1 frame's state
+ *     always equals the L2 state of the same line (a store sets both to
+ *     M), so a store that hits L1 in E or M needs no bus traffic.  By
+ *     default L1 is inclusive in L2.  Without inclusion an L1 copy may
+ *     outlive its L2 copy; snoops then look at L1 too, and a dirty L1-only
+ *     line is written back when it leaves L1.
+ *   - The optional L1I is inclusive in L2 too, and never dirty: its lines
+ *     are only valid (S) or invalid.  A snooped RFO or INVALIDATE, and a
+ *     store by the CPU itself (self-modifying code), invalidate a copy.
  *   - Bus transactions: READ on a load miss, RFO on a store miss (or a
  *     locked RMW's load miss), INVALIDATE on a store (or locked load) to
  *     a Shared line, WRITEBACK when a Modified line leaves L2.  A snoop
@@ -38,6 +46,8 @@ const char *const cm_kind_name[CM_NKINDS] = {
 
 const char *const cm_mode_name[CM_NMODES] = { "kernel", "user" };
 
+const char *const cm_repl_name[2] = { "LRU", "PLRU" };
+
 const char *const cm_counter_name[CM_NCOUNTERS] = {
 	"insts",
 	"l1d_read_accesses", "l1d_read_misses",
@@ -47,9 +57,10 @@ const char *const cm_counter_name[CM_NCOUNTERS] = {
 	"hitm",
 	"rqloop_l1d_read_accesses", "rqloop_l1d_read_misses",
 	"rqloop_l2_read_accesses", "rqloop_l2_read_misses",
+	"l1i_accesses", "l1i_misses",
 };
 
-_Static_assert(CM_NCOUNTERS == 17, "cm_counter_name out of date");
+_Static_assert(CM_NCOUNTERS == 19, "cm_counter_name out of date");
 
 static int is_pow2(uint64_t x)
 {
@@ -120,10 +131,20 @@ static int cache_init(struct cm_cache *c, const struct cm_geom *g)
 	c->lines = calloc(nsets * g->assoc, sizeof(*c->lines));
 	if (c->lines == NULL)
 		return -1;
+	c->plru = NULL;
 	c->set_mask = nsets - 1;
 	c->assoc = (uint32_t)g->assoc;
+	c->repl = CM_REPL_LRU;
 	c->clock = 0;
 	return 0;
+}
+
+static void cache_free(struct cm_cache *c)
+{
+	free(c->lines);
+	free(c->plru);
+	c->lines = NULL;
+	c->plru = NULL;
 }
 
 static struct cm_line *cache_set(const struct cm_cache *c, uint64_t lineno)
@@ -142,23 +163,57 @@ static struct cm_line *cache_find(const struct cm_cache *c, uint64_t lineno)
 	return NULL;
 }
 
-static void cache_touch(struct cm_cache *c, struct cm_line *l)
+/*
+ * Tree pseudo-LRU.  Node n (1 .. assoc-1, heap order: children 2n, 2n+1)
+ * is bit n of the set's word; 0 sends the victim search left, 1 right.
+ * The leaves, assoc .. 2*assoc-1, are the ways.
+ */
+static void plru_use(uint64_t *bits, uint32_t assoc, uint32_t way)
 {
-	l->stamp = ++c->clock;
+	for (uint32_t node = assoc + way; node > 1; node >>= 1) {
+		uint32_t parent = node >> 1;
+
+		if (node & 1)		/* used the right child: go left */
+			*bits &= ~(1ull << parent);
+		else
+			*bits |= 1ull << parent;
+	}
 }
 
-/* The frame to refill for lineno: an invalid one first, else the LRU. */
+static uint32_t plru_victim(uint64_t bits, uint32_t assoc)
+{
+	uint32_t node = 1;
+
+	while (node < assoc)
+		node = 2 * node + ((bits >> node) & 1);
+	return node - assoc;
+}
+
+static void cache_touch(struct cm_cache *c, struct cm_line *l)
+{
+	uint64_t idx = (uint64_t)(l - c->lines);
+
+	if (c->repl == CM_REPL_PLRU)
+		plru_use(&c->plru[idx / c->assoc], c->assoc,
+			 (uint32_t)(idx % c->assoc));
+	else
+		l->stamp = ++c->clock;
+}
+
+/* The frame to refill for lineno: an invalid one first, else by policy. */
 static struct cm_line *cache_victim(const struct cm_cache *c, uint64_t lineno)
 {
 	struct cm_line *set = cache_set(c, lineno);
 	struct cm_line *v = &set[0];
 
-	for (uint32_t i = 0; i < c->assoc; i++) {
+	for (uint32_t i = 0; i < c->assoc; i++)
 		if (set[i].state == CM_I)
 			return &set[i];
+	if (c->repl == CM_REPL_PLRU)
+		return &set[plru_victim(c->plru[lineno & c->set_mask], c->assoc)];
+	for (uint32_t i = 1; i < c->assoc; i++)
 		if (set[i].stamp < v->stamp)
 			v = &set[i];
-	}
 	return v;
 }
 
@@ -172,6 +227,15 @@ static void bus_record(struct cm_model *m, unsigned cpu, unsigned mode,
 	m->hist[cpu][mode][kind][(addr & (CM_PAGE_SIZE - 1)) / CM_CHUNK]++;
 }
 
+/* Drop lineno from a CPU's L1I, if it has one and holds the line. */
+static void l1i_drop(struct cm_cpu *p, uint64_t lineno)
+{
+	struct cm_line *l;
+
+	if (p->l1i.lines != NULL && (l = cache_find(&p->l1i, lineno)) != NULL)
+		l->state = CM_I;
+}
+
 /* Set other CPUs' copies of lineno to `to` (CM_S or CM_I) in L1 and L2. */
 static void snoop_set(struct cm_cpu *o, uint64_t lineno, struct cm_line *l2,
 		      enum cm_state to)
@@ -181,6 +245,8 @@ static void snoop_set(struct cm_cpu *o, uint64_t lineno, struct cm_line *l2,
 	l2->state = to;
 	if (l1 != NULL)
 		l1->state = to;
+	if (to == CM_I)
+		l1i_drop(o, lineno);	/* a READ leaves the clean copy */
 }
 
 /*
@@ -196,14 +262,31 @@ static int snoop(struct cm_model *m, unsigned self, uint64_t lineno,
 	*hitm = 0;
 	for (unsigned c = 0; c < m->ncpus; c++) {
 		struct cm_cpu *o = &m->cpu[c];
-		struct cm_line *l2;
+		struct cm_line *l2, *l1;
 
-		if (c == self || (l2 = cache_find(&o->l2, lineno)) == NULL)
+		if (c == self)
 			continue;
-		shared = 1;
-		if (l2->state == CM_M)
-			*hitm = 1;
-		snoop_set(o, lineno, l2, kind == CM_READ ? CM_S : CM_I);
+		l2 = cache_find(&o->l2, lineno);
+		if (l2 != NULL) {
+			shared = 1;
+			if (l2->state == CM_M)
+				*hitm = 1;
+			snoop_set(o, lineno, l2, kind == CM_READ ? CM_S : CM_I);
+			continue;
+		}
+		if (m->inclusive)
+			continue;	/* no L2 copy: no L1 copy either */
+		/* Not inclusive: L1-only copies answer the snoop too. */
+		if ((l1 = cache_find(&o->l1, lineno)) != NULL) {
+			shared = 1;
+			if (l1->state == CM_M)
+				*hitm = 1;
+			l1->state = kind == CM_READ ? CM_S : CM_I;
+		}
+		if (kind != CM_READ)
+			l1i_drop(o, lineno);
+		else if (cm_l1i_holds(m, c, lineno << m->line_shift))
+			shared = 1;	/* a clean code copy makes the fill S */
 	}
 	return shared;
 }
@@ -248,8 +331,14 @@ static struct cm_line *l2_evict(struct cm_model *m, unsigned cpu,
 	if (v->state == CM_I)
 		return v;
 	l1 = cache_find(&p->l1, v->lineno);
-	if (l1 != NULL)
-		l1->state = CM_I;	/* inclusion */
+	if (m->inclusive) {
+		if (l1 != NULL)
+			l1->state = CM_I;	/* back-invalidation */
+		l1i_drop(p, v->lineno);
+	} else if (l1 != NULL && l1->state == CM_M) {
+		v->state = CM_I;	/* L1D keeps the dirty data: no write-back yet */
+		return v;
+	}
 	if (v->state == CM_M) {
 		p->ctr[mode].l2_writebacks++;
 		bus_record(m, cpu, mode, CM_WRITEBACK, v->lineno << m->line_shift);
@@ -325,6 +414,8 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	int own = store || (flags & CM_F_LOCKED);
 	int rq = !store && (flags & CM_F_RQLOOP);
 
+	if (own)
+		l1i_drop(p, lineno);	/* the P6 snoops its own L1I on stores */
 	if (store)
 		ctr->l1d_write_accesses++;
 	else
@@ -342,8 +433,14 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 		ctr->l1d_read_misses++;
 	ctr->rqloop_l1d_read_misses += rq;
 	l2 = l2_access(m, cpu, mode, paddr, own, rq);
-	/* The L1 victim needs no work: its state is mirrored in L2. */
+	/* The L1 victim needs no work while L2 mirrors it; without inclusion
+	 * a dirty victim that L2 no longer holds is written back now. */
 	l1 = cache_victim(&p->l1, lineno);
+	if (!m->inclusive && l1->state == CM_M &&
+	    cache_find(&p->l2, l1->lineno) == NULL) {
+		ctr->l2_writebacks++;
+		bus_record(m, cpu, mode, CM_WRITEBACK, l1->lineno << m->line_shift);
+	}
 	l1->lineno = lineno;
 	l1->state = l2->state;
 	cache_touch(&p->l1, l1);
@@ -362,6 +459,46 @@ void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
 
 		access_line(m, cpu, paddr, store, flags);
 		if (next <= paddr)	/* wrapped at the top of the space */
+			break;
+		paddr = next;
+	}
+}
+
+/* One fetch within a single line. */
+static void fetch_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
+		       unsigned flags)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	unsigned mode = (flags & CM_F_USER) ? CM_USER : CM_KERNEL;
+	uint64_t lineno = paddr >> m->line_shift;
+	struct cm_line *l = cache_find(&p->l1i, lineno);
+
+	p->ctr[mode].l1i_accesses++;
+	if (l != NULL) {
+		cache_touch(&p->l1i, l);
+		return;
+	}
+	p->ctr[mode].l1i_misses++;
+	l2_access(m, cpu, mode, paddr, 0, 0);
+	l = cache_victim(&p->l1i, lineno);
+	l->lineno = lineno;
+	l->state = CM_S;
+	cache_touch(&p->l1i, l);
+}
+
+void cm_fetch(struct cm_model *m, unsigned cpu, uint64_t paddr,
+	      unsigned size, unsigned flags)
+{
+	uint64_t line = 1ull << m->line_shift;
+	uint64_t end = paddr + (size ? size : 1);
+
+	if (!m->has_l1i)
+		return;
+	while (paddr < end) {
+		uint64_t next = (paddr | (line - 1)) + 1;
+
+		fetch_line(m, cpu, paddr, flags);
+		if (next <= paddr)
 			break;
 		paddr = next;
 	}
@@ -388,6 +525,7 @@ int cm_init(struct cm_model *m, unsigned ncpus, const struct cm_geom *l1,
 		return -1;
 	}
 	m->ncpus = ncpus;
+	m->inclusive = 1;
 	m->line_shift = log2u(l1->line);
 	m->l1g = *l1;
 	m->l2g = *l2;
@@ -410,12 +548,77 @@ oom:
 	return -1;
 }
 
+void cm_set_inclusive(struct cm_model *m, int inclusive)
+{
+	m->inclusive = inclusive != 0;
+}
+
+int cm_set_repl(struct cm_model *m, enum cm_level level, enum cm_repl repl,
+		char *err, size_t errlen)
+{
+	static const char *const name[] = { "L1D", "L1I", "L2" };
+
+	if (repl != CM_REPL_LRU && repl != CM_REPL_PLRU) {
+		snprintf(err, errlen, "The %s replacement policy (%d) is unknown.",
+			 name[level], (int)repl);
+		return -1;
+	}
+	for (unsigned c = 0; c < m->ncpus; c++) {
+		struct cm_cpu *p = &m->cpu[c];
+		struct cm_cache *k = level == CM_LEVEL_L1D ? &p->l1 :
+				     level == CM_LEVEL_L1I ? &p->l1i : &p->l2;
+
+		if (k->lines == NULL) {
+			snprintf(err, errlen, "The %s does not exist.", name[level]);
+			return -1;
+		}
+		if (repl == CM_REPL_PLRU && k->assoc > 64) {
+			snprintf(err, errlen, "The %s associativity (%u) is too "
+				 "high for pseudo-LRU (at most 64).", name[level],
+				 k->assoc);
+			return -1;
+		}
+		free(k->plru);
+		k->plru = NULL;
+		if (repl == CM_REPL_PLRU &&
+		    (k->plru = calloc(k->set_mask + 1, sizeof(*k->plru))) == NULL) {
+			snprintf(err, errlen, "Out of memory allocating the caches.");
+			return -1;
+		}
+		k->repl = repl;
+	}
+	return 0;
+}
+
+int cm_enable_l1i(struct cm_model *m, const struct cm_geom *g,
+		  char *err, size_t errlen)
+{
+	if (cm_geom_check("L1I", g, err, errlen) < 0)
+		return -1;
+	if (g->line != m->l2g.line) {
+		snprintf(err, errlen, "The L1I line size (%llu) and the L2 line "
+			 "size (%llu) must be equal.",
+			 (unsigned long long)g->line,
+			 (unsigned long long)m->l2g.line);
+		return -1;
+	}
+	for (unsigned c = 0; c < m->ncpus; c++)
+		if (cache_init(&m->cpu[c].l1i, g) < 0) {
+			snprintf(err, errlen, "Out of memory allocating the caches.");
+			return -1;
+		}
+	m->l1ig = *g;
+	m->has_l1i = 1;
+	return 0;
+}
+
 void cm_free(struct cm_model *m)
 {
 	if (m->cpu != NULL)
 		for (unsigned c = 0; c < m->ncpus; c++) {
-			free(m->cpu[c].l1.lines);
-			free(m->cpu[c].l2.lines);
+			cache_free(&m->cpu[c].l1);
+			cache_free(&m->cpu[c].l2);
+			cache_free(&m->cpu[c].l1i);
 		}
 	free(m->cpu);
 	free(m->hist);
@@ -457,4 +660,12 @@ enum cm_state cm_l2_state(const struct cm_model *m, unsigned cpu,
 	struct cm_line *l = cache_find(&m->cpu[cpu].l2, paddr >> m->line_shift);
 
 	return l ? (enum cm_state)l->state : CM_I;
+}
+
+int cm_l1i_holds(const struct cm_model *m, unsigned cpu, uint64_t paddr)
+{
+	const struct cm_cpu *p = &m->cpu[cpu];
+
+	return p->l1i.lines != NULL &&
+	       cache_find(&p->l1i, paddr >> m->line_shift) != NULL;
 }

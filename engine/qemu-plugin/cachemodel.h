@@ -1,6 +1,7 @@
 /*
- * cachemodel.h - per-CPU L1D + private L2 caches kept coherent with MESI
- * over one shared bus, with a bus monitor that records page offsets.
+ * cachemodel.h - per-CPU L1D, optional L1I, and a private unified L2, kept
+ * coherent with MESI over one shared bus, with a bus monitor that records
+ * page offsets.
  *
  * Pure C, no QEMU dependency, so tests/test_cache.c can drive it directly.
  * Addresses are guest physical.  Functional only: no timing.
@@ -40,6 +41,17 @@ enum cm_mode { CM_KERNEL = 0, CM_USER = 1, CM_NMODES };
 extern const char *const cm_kind_name[CM_NKINDS];
 extern const char *const cm_mode_name[CM_NMODES];
 
+/* Replacement policies. */
+enum cm_repl {
+	CM_REPL_LRU = 0,	/* true LRU: the least recently used way */
+	CM_REPL_PLRU,		/* tree pseudo-LRU: assoc - 1 bits per set */
+};
+
+extern const char *const cm_repl_name[2];
+
+/* The cache levels of one CPU. */
+enum cm_level { CM_LEVEL_L1D, CM_LEVEL_L1I, CM_LEVEL_L2 };
+
 /* Geometry of one cache level, in bytes. */
 struct cm_geom {
 	uint64_t size;
@@ -64,6 +76,9 @@ struct cm_counters {
 	uint64_t rqloop_l1d_read_misses;
 	uint64_t rqloop_l2_read_accesses;
 	uint64_t rqloop_l2_read_misses;
+	/* Instruction fetches (only with an L1I, cm_enable_l1i()). */
+	uint64_t l1i_accesses;		/* lines fetched, per TB execution */
+	uint64_t l1i_misses;
 };
 
 #define CM_NCOUNTERS (sizeof(struct cm_counters) / sizeof(uint64_t))
@@ -84,15 +99,18 @@ struct cm_line {
 /* One cache level: nsets x assoc frames, set-major. */
 struct cm_cache {
 	struct cm_line *lines;
+	uint64_t *plru;		/* [nsets] tree bits, CM_REPL_PLRU only */
 	uint64_t set_mask;	/* nsets - 1 */
 	uint64_t clock;		/* LRU time, bumped on every use */
 	uint32_t assoc;
+	uint32_t repl;
 };
 
 /* Everything one CPU owns.  Padded so CPUs never share a host line. */
 struct cm_cpu {
 	struct cm_cache l1;
 	struct cm_cache l2;
+	struct cm_cache l1i;	/* lines == NULL without an L1I */
 	struct cm_counters ctr[CM_NMODES];
 } __attribute__((aligned(64)));
 
@@ -102,7 +120,9 @@ typedef uint64_t cm_hist_t[CM_NMODES][CM_NKINDS][CM_NCHUNKS];
 struct cm_model {
 	unsigned ncpus;
 	unsigned line_shift;
-	struct cm_geom l1g, l2g;
+	struct cm_geom l1g, l2g, l1ig;
+	int has_l1i;
+	int inclusive;		/* L2 evictions back-invalidate L1D and L1I */
 	struct cm_cpu *cpu;	/* [ncpus] */
 	cm_hist_t *hist;	/* [ncpus] */
 };
@@ -114,10 +134,35 @@ struct cm_model {
 int cm_geom_check(const char *what, const struct cm_geom *g,
 		  char *err, size_t errlen);
 
-/* Build a model; on error writes a sentence into err and returns -1. */
+/* Build a model; on error writes a sentence into err and returns -1.
+ * The model starts inclusive; see cm_set_inclusive(). */
 int cm_init(struct cm_model *m, unsigned ncpus, const struct cm_geom *l1,
 	    const struct cm_geom *l2, char *err, size_t errlen);
 void cm_free(struct cm_model *m);
+
+/*
+ * Inclusive (1, the default): a line leaving L2 leaves L1D and L1I too.
+ * Not inclusive (0): the L1 copies stay; a dirty line that leaves L2 while
+ * L1D holds it is written back when it leaves L1D instead, and snoops look
+ * at every level.
+ */
+void cm_set_inclusive(struct cm_model *m, int inclusive);
+
+/*
+ * Replacement policy of one level in every CPU (LRU unless set).  Call
+ * before the first access (for the L1I, after cm_enable_l1i()).  On error
+ * writes a sentence into err and returns -1.
+ */
+int cm_set_repl(struct cm_model *m, enum cm_level level, enum cm_repl repl,
+		char *err, size_t errlen);
+
+/*
+ * Give every CPU an L1I of geometry g (same line size as L2).  Fetches then
+ * compete with data in the unified L2.  Call once, after cm_init(); on
+ * error writes a sentence into err and returns -1.
+ */
+int cm_enable_l1i(struct cm_model *m, const struct cm_geom *g,
+		  char *err, size_t errlen);
 
 /* Zero all counters and histograms; cache contents are kept. */
 void cm_reset_stats(struct cm_model *m);
@@ -130,6 +175,15 @@ void cm_reset_stats(struct cm_model *m);
  */
 void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	       unsigned size, int store, unsigned flags);
+
+/*
+ * An instruction fetch by `cpu` of the `size` code bytes at physical
+ * `paddr`: one L1I access per line they touch.  A miss looks up L2 and
+ * goes to the bus as a READ (recorded at the fetch address's chunk) like a
+ * load miss.  Only CM_F_USER is looked at in flags.  Needs an L1I.
+ */
+void cm_fetch(struct cm_model *m, unsigned cpu, uint64_t paddr,
+	      unsigned size, unsigned flags);
 
 static inline void cm_add_insts(struct cm_model *m, unsigned cpu,
 				unsigned mode, uint64_t n)
@@ -151,5 +205,7 @@ enum cm_state cm_l1_state(const struct cm_model *m, unsigned cpu,
 			  uint64_t paddr);
 enum cm_state cm_l2_state(const struct cm_model *m, unsigned cpu,
 			  uint64_t paddr);
+/* Whether paddr's line is in the CPU's L1I (0 without an L1I). */
+int cm_l1i_holds(const struct cm_model *m, unsigned cpu, uint64_t paddr);
 
 #endif /* CACHEMODEL_H */

@@ -1,12 +1,17 @@
 /*
- * qemu_plugin_api.h - our own declarations of the QEMU 7.2 TCG plugin API
- * (QEMU_PLUGIN_VERSION 1).
+ * qemu_plugin_api.h - our own declarations of the QEMU TCG plugin API,
+ * version 5 (QEMU 10.1 and later; scripts/build-qemu.sh builds 10.2).
  *
- * Debian ships no qemu-plugin.h, so this file declares only what busmon.c
- * uses, written from the documented prototypes (see
- * /work/shared/reference/qemu-plugin-facts.md, section 1).  The functions
- * are left unresolved in busmon.so; the dynamic linker binds them to the
- * QEMU executable when QEMU dlopen()s the plugin.
+ * We keep our own header rather than QEMU's qemu-plugin.h: it declares only
+ * what busmon.c uses, needs no glib headers, and is written from the
+ * documented prototypes (/work/shared/reference/qemu-plugin-facts.md and
+ * qemu10-time-control-facts.md section 3).  The functions are left
+ * unresolved in busmon.so; the dynamic linker binds them to the QEMU
+ * executable when QEMU dlopen()s the plugin.
+ *
+ * Changes from version 1 that matter here: QEMU >= 9.0 refuses plugins
+ * that declare version 1; qemu_plugin_insn_data() copies into a buffer
+ * (version 3); version 5 can write guest memory.
  */
 #ifndef QEMU_PLUGIN_API_H
 #define QEMU_PLUGIN_API_H
@@ -15,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define QEMU_PLUGIN_VERSION 1
+#define QEMU_PLUGIN_VERSION 5
 
 #define QEMU_PLUGIN_EXPORT __attribute__((visibility("default")))
 
@@ -86,8 +91,10 @@ uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
 						 size_t idx);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
-/* The instruction's opcode bytes (valid only in the translation callback). */
-const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+/* Copies up to len opcode bytes into dest; returns how many it copied
+ * (translation callback only). */
+size_t qemu_plugin_insn_data(const struct qemu_plugin_insn *insn,
+			     void *dest, size_t len);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 
 /* Execution callbacks. */
@@ -109,7 +116,41 @@ struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info,
 bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
 uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
 
+/*
+ * Writing guest state (version 5).  Call these only on a vCPU thread, i.e.
+ * from an execution or memory callback: they act on the current vCPU's
+ * address space.  QEMU does not order them against the guest's own
+ * accesses in the same TB beyond "the guest's later loads see the data".
+ *
+ * The data travels in a glib GByteArray.  We do not include glib: the
+ * type's public layout is two fields, a byte pointer and a length, and
+ * QEMU only reads them for a write.  (The read_memory calls are not
+ * declared: they resize the array with glib's allocator.)
+ */
+typedef struct qemu_plugin_bytes {
+	uint8_t *data;
+	unsigned int len;
+} GByteArray;
+
+enum qemu_plugin_hwaddr_operation_result {
+	QEMU_PLUGIN_HWADDR_OPERATION_OK,
+	QEMU_PLUGIN_HWADDR_OPERATION_ERROR,
+	QEMU_PLUGIN_HWADDR_OPERATION_DEVICE_ERROR,
+	QEMU_PLUGIN_HWADDR_OPERATION_ACCESS_DENIED,
+	QEMU_PLUGIN_HWADDR_OPERATION_INVALID_ADDRESS,
+	QEMU_PLUGIN_HWADDR_OPERATION_INVALID_ADDRESS_SPACE,
+};
+
+/* data->len bytes to guest physical address addr. */
+enum qemu_plugin_hwaddr_operation_result
+qemu_plugin_write_memory_hwaddr(uint64_t addr, GByteArray *data);
+/* The same at a guest virtual address; true on success. */
+bool qemu_plugin_write_memory_vaddr(uint64_t addr, GByteArray *data);
+/* Guest virtual to physical for the current vCPU; false if unmapped. */
+bool qemu_plugin_translate_vaddr(uint64_t vaddr, uint64_t *hwaddr);
+
 /* Miscellaneous. */
+int qemu_plugin_num_vcpus(void);
 void qemu_plugin_outs(const char *string);
 
 #endif /* QEMU_PLUGIN_API_H */

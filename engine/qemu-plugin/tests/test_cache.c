@@ -592,6 +592,177 @@ static void test_big_access(void)
 	cm_free(&m);
 }
 
+/* The L1I: fetches per line, unified-L2 competition, coherence. */
+static void test_l1i(void)
+{
+	struct cm_model m;
+	char err[256];
+	/* L1I 1 KiB 2-way (16 sets), L2 4 KiB direct-mapped (128 sets). */
+	struct cm_geom l1i = { 1024, 2, 32 }, l1d = { 1024, 2, 32 },
+		l2 = { 4096, 1, 32 };
+
+	context = "L1I fetches";
+	model(&m, 2, &l1d, &l2);
+	EXPECT("fetch without L1I is ignored", 0,
+	       (cm_fetch(&m, 0, 0x1000, 4, 0), ctr(&m, 0)->l1i_accesses));
+	EXPECT("enable", 0, cm_enable_l1i(&m, &l1i, err, sizeof(err)));
+	cm_fetch(&m, 0, 0x1010, 40, 0);		/* 0x1010..0x1037: 2 lines */
+	EXPECT("accesses", 2, ctr(&m, 0)->l1i_accesses);
+	EXPECT("misses", 2, ctr(&m, 0)->l1i_misses);
+	EXPECT("L2 accesses (unified)", 2, ctr(&m, 0)->l2_accesses);
+	EXPECT("bus reads", 2, ctr(&m, 0)->bus[CM_READ]);
+	EXPECT("first READ at the fetch chunk 0x010", 1,
+	       m.hist[0][K][CM_READ][0x010 / 8]);
+	EXPECT("second READ at its line 0x020", 1,
+	       m.hist[0][K][CM_READ][0x020 / 8]);
+	EXPECT("no L1D traffic", 0, ctr(&m, 0)->l1d_read_accesses);
+	cm_fetch(&m, 0, 0x1000, 64, CM_F_USER);	/* the same 2 lines, user */
+	EXPECT("user accesses", 2, m.cpu[0].ctr[CM_USER].l1i_accesses);
+	EXPECT("user misses", 0, m.cpu[0].ctr[CM_USER].l1i_misses);
+	EXPECT("L1D holds no code", CM_I, cm_l1_state(&m, 0, 0x1000));
+	EXPECT("L2 holds code E", CM_E, cm_l2_state(&m, 0, 0x1000));
+
+	/* Unified L2: a load 4 KiB away takes the code line's only L2 way,
+	 * and inclusion takes it out of the L1I too. */
+	context = "L1I unified L2";
+	cm_access(&m, 0, 0x2000, 4, 0, 0);
+	EXPECT("code line left L2", CM_I, cm_l2_state(&m, 0, 0x1000));
+	EXPECT("and the L1I", 0, cm_l1i_holds(&m, 0, 0x1000));
+	EXPECT("other code line stays", 1, cm_l1i_holds(&m, 0, 0x1020));
+	cm_fetch(&m, 0, 0x1000, 4, 0);
+	EXPECT("refetch misses", 3, ctr(&m, 0)->l1i_misses);
+	EXPECT("and evicts the data line", CM_I, cm_l2_state(&m, 0, 0x2000));
+
+	/* L1I replacement is LRU within its 2 ways (set 0: 0x1000, 0x1200,
+	 * 0x1400 all map there with 16 sets of 32 bytes). */
+	context = "L1I LRU";
+	cm_reset_stats(&m);
+	cm_fetch(&m, 0, 0x1200, 4, 0);		/* set 0 now: 0x1000, 0x1200 */
+	cm_fetch(&m, 0, 0x1000, 4, 0);		/* hit; 0x1200 is LRU */
+	cm_fetch(&m, 0, 0x1400, 4, 0);		/* evicts 0x1200 */
+	EXPECT("misses", 2, ctr(&m, 0)->l1i_misses);
+	EXPECT("0x1000 kept", 1, cm_l1i_holds(&m, 0, 0x1000));
+	EXPECT("0x1200 evicted", 0, cm_l1i_holds(&m, 0, 0x1200));
+
+	/* Coherence: another CPU's READ leaves the copy, its store (RFO)
+	 * invalidates it; this CPU's own store does too (SMC). */
+	context = "L1I coherence";
+	cm_access(&m, 1, 0x1000, 4, 0, 0);
+	EXPECT("remote read keeps the L1I copy", 1, cm_l1i_holds(&m, 0, 0x1000));
+	EXPECT("L2 copy now S", CM_S, cm_l2_state(&m, 0, 0x1000));
+	cm_access(&m, 1, 0x1000, 4, 1, 0);
+	EXPECT("remote store drops it", 0, cm_l1i_holds(&m, 0, 0x1000));
+	cm_fetch(&m, 0, 0x1400, 4, 0);
+	EXPECT("still held", 1, cm_l1i_holds(&m, 0, 0x1400));
+	cm_access(&m, 0, 0x1404, 4, 1, 0);
+	EXPECT("own store drops it", 0, cm_l1i_holds(&m, 0, 0x1400));
+	cm_free(&m);
+
+	context = "L1I geometry";
+	model(&m, 1, &l1d, &l2);
+	l1i.line = 64;
+	EXPECT("L1I line must equal L2 line", -1,
+	       cm_enable_l1i(&m, &l1i, err, sizeof(err)));
+	EXPECT("says so", 1, strstr(err, "L1I line size (64)") != NULL);
+	cm_free(&m);
+}
+
+/* Tree pseudo-LRU against true LRU in one 4-way set: fill A B C D, use
+ * C then A.  LRU evicts B (least recently used); the tree's pointers lead
+ * to D (root -> right half, since A was used last; right node -> D, since
+ * C was used last there). */
+static void test_plru(void)
+{
+	static const char *const name[] = { "LRU", "PLRU" };
+	struct cm_geom l1 = { 32, 1, 32 }, l2 = { 128, 4, 32 };
+	const uint64_t A = 0x0, B = 0x20, C = 0x40, D = 0x60, E = 0x80;
+	struct cm_model m;
+	char err[256];
+
+	for (int r = CM_REPL_LRU; r <= CM_REPL_PLRU; r++) {
+		context = name[r];
+		model(&m, 1, &l1, &l2);
+		EXPECT("set policy", 0, cm_set_repl(&m, CM_LEVEL_L2, r, err,
+						     sizeof(err)));
+		cm_access(&m, 0, A, 4, 0, 0);
+		cm_access(&m, 0, B, 4, 0, 0);
+		cm_access(&m, 0, C, 4, 0, 0);
+		cm_access(&m, 0, D, 4, 0, 0);
+		cm_access(&m, 0, C, 4, 0, 0);
+		cm_access(&m, 0, A, 4, 0, 0);
+		EXPECT("L2 misses so far", 4, ctr(&m, 0)->l2_misses);
+		cm_access(&m, 0, E, 4, 0, 0);
+		EXPECT("B evicted", r == CM_REPL_LRU, cm_l2_state(&m, 0, B) == CM_I);
+		EXPECT("D evicted", r == CM_REPL_PLRU, cm_l2_state(&m, 0, D) == CM_I);
+		EXPECT("A kept (MRU)", CM_E, cm_l2_state(&m, 0, A));
+		EXPECT("C kept", CM_E, cm_l2_state(&m, 0, C));
+		/* An invalid way is always filled first: after a snoop-free
+		 * refill the set is full again and 5 lines missed once. */
+		EXPECT("L2 misses", 5, ctr(&m, 0)->l2_misses);
+		cm_free(&m);
+	}
+	context = "PLRU refusals";
+	model(&m, 1, &l1, &l2);
+	EXPECT("no L1I to set", -1, cm_set_repl(&m, CM_LEVEL_L1I, CM_REPL_PLRU,
+						  err, sizeof(err)));
+	EXPECT("unknown policy", -1, cm_set_repl(&m, CM_LEVEL_L2, 7, err,
+						   sizeof(err)));
+	EXPECT("says unknown", 1, strstr(err, "unknown") != NULL);
+	cm_free(&m);
+}
+
+/* Without inclusion a line that leaves L2 stays in L1: it still hits,
+ * answers snoops, and is written back only when it leaves L1. */
+static void test_non_inclusive(void)
+{
+	struct cm_model m;
+	/* L1D 8 KiB 2-way (128 sets), L2 1 KiB direct-mapped (32 sets). */
+	struct cm_geom l1 = { 8192, 2, 32 }, l2 = { 1024, 1, 32 };
+	const uint64_t A = 0x2000, B = 0x2400, C = 0x4000, D = 0x6000;
+
+	for (int incl = 1; incl >= 0; incl--) {
+		context = incl ? "inclusive" : "non-inclusive";
+		model(&m, 2, &l1, &l2);
+		cm_set_inclusive(&m, incl);
+		cm_access(&m, 0, A, 4, 1, 0);	/* A: M in L1 and L2 */
+		cm_access(&m, 0, B, 4, 0, 0);	/* B takes A's L2 frame */
+		EXPECT("A left L2", CM_I, cm_l2_state(&m, 0, A));
+		EXPECT("A in L1", incl ? CM_I : CM_M, cm_l1_state(&m, 0, A));
+		EXPECT("write-backs when A leaves L2", incl, ctr(&m, 0)->l2_writebacks);
+		cm_access(&m, 0, A, 4, 0, 0);
+		EXPECT("L1 misses", incl ? 3 : 2, ctr(&m, 0)->l1d_read_misses +
+		       ctr(&m, 0)->l1d_write_misses);
+		cm_free(&m);
+	}
+
+	context = "non-inclusive snoop";
+	model(&m, 2, &l1, &l2);
+	cm_set_inclusive(&m, 0);
+	cm_access(&m, 0, A, 4, 1, 0);
+	cm_access(&m, 0, B, 4, 0, 0);		/* A now only in CPU0's L1, M */
+	cm_access(&m, 1, A, 4, 0, 0);
+	EXPECT("CPU1 hitm from an L1-only line", 1, ctr(&m, 1)->hitm);
+	EXPECT("CPU0 L1 copy now S", CM_S, cm_l1_state(&m, 0, A));
+	EXPECT("CPU1 fills S", CM_S, cm_l2_state(&m, 1, A));
+	cm_access(&m, 1, A, 4, 1, 0);		/* upgrade: invalidates it */
+	EXPECT("CPU1 invalidate", 1, ctr(&m, 1)->bus[CM_INVALIDATE]);
+	EXPECT("CPU0 L1 copy gone", CM_I, cm_l1_state(&m, 0, A));
+	cm_free(&m);
+
+	context = "non-inclusive write-back from L1";
+	model(&m, 1, &l1, &l2);
+	cm_set_inclusive(&m, 0);
+	cm_access(&m, 0, A, 4, 1, 0);		/* L1 set 0, L2 set 0 */
+	cm_access(&m, 0, B, 4, 0, 0);		/* A leaves L2, stays in L1 (M) */
+	cm_access(&m, 0, C, 4, 0, 0);		/* L1 set 0, second way */
+	EXPECT("no write-back yet", 0, ctr(&m, 0)->l2_writebacks);
+	cm_access(&m, 0, D, 4, 0, 0);		/* L1 set 0: A is the LRU way */
+	EXPECT("A written back when it leaves L1", 1, ctr(&m, 0)->l2_writebacks);
+	EXPECT("WRITEBACK on the bus at 0x000", 1, m.hist[0][K][CM_WRITEBACK][0]);
+	EXPECT("A gone", CM_I, cm_l1_state(&m, 0, A));
+	cm_free(&m);
+}
+
 /* Bad geometries are refused with a sentence. */
 static void test_geometry_errors(void)
 {
@@ -642,6 +813,9 @@ int main(void)
 	test_dirty_ownership();
 	test_rqloop_exact();
 	test_big_access();
+	test_l1i();
+	test_plru();
+	test_non_inclusive();
 	test_geometry_errors();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
