@@ -93,6 +93,10 @@ class Point:
 
     def spec(self):
         """The :class:`RunSpec` of a runnable point."""
+        if self.workload_run != "synthetic":
+            raise ConfigError(f"workload {self.workload_run!r} cannot run "
+                              f"yet: only the built-in synthetic workload "
+                              f"exists")
         from .machine import get_machine
         from .runspec import RunSpec, Workload
         from .variants import parse_variant
