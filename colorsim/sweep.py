@@ -143,6 +143,7 @@ def worker_command(task: Task, root: Path) -> list:
 def _env() -> dict:
     env = dict(os.environ)
     pp = env.get("PYTHONPATH", "")
+    env["COLORSIM_PREBUILT"] = "1"          # plan() built every kernel
     if str(ROOT) not in pp.split(os.pathsep):
         env["PYTHONPATH"] = os.pathsep.join(x for x in (str(ROOT), pp) if x)
     return env
@@ -334,6 +335,7 @@ def _execute_all(todo, ex, root, retries, progress_stream) -> dict:
     attempts = {t.run_id: 0 for t in todo}
     results = {}
     pending = {}
+    retry_reasons = {}
 
     def submit(t):
         attempts[t.run_id] += 1
@@ -353,9 +355,12 @@ def _execute_all(todo, ex, root, retries, progress_stream) -> dict:
                            "reason": f"executor error: {type(e).__name__}: {e}"}
                 if (res["status"] != "done" and res.get("kind") in RETRY_KINDS
                         and attempts[t.run_id] <= retries):
+                    retry_reasons.setdefault(t.run_id, []).append(
+                        res.get("reason", ""))
                     submit(t)
                     break                       # re-enter as_completed
                 res["attempts"] = attempts[t.run_id]
+                res["retried_after"] = retry_reasons.get(t.run_id, [])
                 results[t.run_id] = res
                 bar.update(res["status"] == "done")
     except BaseException:
@@ -399,7 +404,12 @@ def summarize(exps, records, tasks, results, skipped, quick, root, log) -> dict:
             f"{c['missing']} missing, {c['lacks']} not runnable"
             + (f" ({lack})" if lack else "")
             + (" [stand-in workload: synthetic]" if stand else ""))
+    counts["retried"] = sum(1 for r in results.values()
+                            if r.get("attempts", 1) > 1)
     for rid, res in sorted(results.items()):
+        for why in res.get("retried_after", []):
+            log(f"retried: {short_id(rid)} after a crash: "
+                f"{(why or '?').splitlines()[0]}")
         if res["status"] != "done":
             counts["failures"].append((short_id(rid), res.get("kind"),
                                        res.get("reason", "")))
@@ -407,7 +417,8 @@ def summarize(exps, records, tasks, results, skipped, quick, root, log) -> dict:
                 f"{res.get('attempts', 1)} attempt(s)): "
                 f"{(res.get('reason') or '').splitlines()[0] if res.get('reason') else ''}")
     log(f"sweep: {counts['runs']} distinct runs: {counts['ran']} ran now, "
-        f"{counts['skipped']} already complete; {counts['failed']} points "
+        f"{counts['skipped']} already complete, {counts['retried']} retried "
+        f"after a crash; {counts['failed']} points "
         f"failed, {counts['missing']} missing, {counts['lacks']} not runnable "
         f"({'quick' if quick else 'paper'} scale); runs in {root / BY_ID}")
     return counts
