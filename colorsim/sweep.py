@@ -437,6 +437,17 @@ def _jobs(text):
     return _positive_int(text)
 
 
+def _retries(text):
+    import argparse
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return v
+
+
 def add_parser(subparsers):
     """Register ``sweep`` on the command line's subparsers."""
     from .cli import _positive_seconds
@@ -449,7 +460,7 @@ def add_parser(subparsers):
     p.add_argument("--jobs", type=_jobs, default=None,
                    help="runs at a time (default: every core)")
     p.add_argument("--executor", choices=EXECUTORS, default="local")
-    p.add_argument("--retries", type=int, default=2,
+    p.add_argument("--retries", type=_retries, default=2,
                    help="extra attempts for a run whose process crashed "
                         "(default 2)")
     p.add_argument("--timeout", type=_positive_seconds, default=None,
