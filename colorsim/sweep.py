@@ -192,6 +192,7 @@ def execute(cmd: list, timeout_s: float, cwd: str = None) -> dict:
         with _live_lock:
             _live.discard(proc)
     res["seconds"] = round(time.monotonic() - t0, 2)
+    res["executor_pid"] = os.getpid()
     return res
 
 
@@ -404,6 +405,8 @@ def summarize(exps, records, tasks, results, skipped, quick, root, log) -> dict:
             f"{c['missing']} missing, {c['lacks']} not runnable"
             + (f" ({lack})" if lack else "")
             + (" [stand-in workload: synthetic]" if stand else ""))
+    counts["executor_pids"] = sorted({r.get("executor_pid") for r in
+                                      results.values()} - {None})
     counts["retried"] = sum(1 for r in results.values()
                             if r.get("attempts", 1) > 1)
     for rid, res in sorted(results.items()):

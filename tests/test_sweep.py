@@ -262,3 +262,17 @@ def test_catalog_parses_every_gem5_dump(tmp_path):
     st = cat.stats(row["run_id"])
     assert sorted(st["dump"].unique()) == list(range(blocks))
     assert row["schedule_calls"] > 0 and row["engine"] == "gem5"
+
+
+def test_dask_executor_on_a_real_local_cluster(exps, tmp_path):
+    """A LocalCluster with a real scheduler and worker processes."""
+    import dask.distributed  # noqa: F401  (scripts/setup.sh installs it)
+    exps()
+    root = tmp_path / "runs"
+    c = run_sweep("tiny", quick=True, jobs=2, executor="dask", root=root, **QUIET)
+    assert c["done"] == 2 and c["failed"] == 0 and c["ran"] == 2
+    # the runs were started by the cluster's worker processes, not by us
+    assert c["executor_pids"] and os.getpid() not in c["executor_pids"]
+    ref = tmp_path / "ref"
+    run_sweep("tiny", quick=True, jobs=2, root=ref, **QUIET)
+    assert catalog_bytes(root) == catalog_bytes(ref)     # same runs, same catalog
