@@ -160,7 +160,9 @@ def prepare(spec: RunSpec, progress=print) -> dict:
 
 def identity(spec: RunSpec) -> dict:
     """The builds a run's result depends on, beside its configuration."""
-    ident = {"kernel_sha256": file_sha256(spec.kernel_elf64)}
+    from .identity import engine_version
+    ident = {"kernel_sha256": file_sha256(spec.kernel_elf64),
+             "engine_version": engine_version(spec.engine)}
     if spec.engine == "qemu":
         ident["plugin_sha256"] = file_sha256(PLUGIN)
         ident["engine_version"] = get_engine("qemu").version()

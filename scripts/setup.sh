@@ -17,7 +17,7 @@ apt_install() {
     --no-install-recommends "$@" >/dev/null
 }
 
-packages=(seabios scons gcc binutils)
+packages=(seabios scons gcc binutils chromium)   # chromium: the report test
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -28,12 +28,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt_install "${missing[@]}"
 fi
 
-if ! python3 -c "import pandas, matplotlib, pytest" 2>/dev/null; then
+if ! python3 -c "import pandas, matplotlib, pytest, pyarrow, dask.distributed" 2>/dev/null; then
   echo "setup: installing Python packages from requirements.txt"
   if ! python3 -m pip install -q -r requirements.txt; then
-    # Debian's own python3 refuses pip installs (PEP 668): use its packages.
+    # Debian's own python3 refuses pip installs (PEP 668): use its packages,
+    # and PyPI's pyarrow, which Debian 12 does not package.
     echo "setup: pip refused; installing Debian's python3 packages instead"
-    apt_install python3-pandas python3-matplotlib python3-pytest
+    apt_install python3-pandas python3-matplotlib python3-pytest python3-distributed
+    python3 -c "import pyarrow" 2>/dev/null ||
+      python3 -m pip install -q --break-system-packages "pyarrow>=14"
   fi
 fi
 

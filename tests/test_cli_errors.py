@@ -204,3 +204,112 @@ def test_small_timeouts_are_enforced(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no result after 0.5 s" in err
     assert not (tmp_path / "t").exists() and (tmp_path / "t.failed").is_dir()
+
+
+# -- sweeps, the catalog, figures ------------------------------------------
+
+GOOD_EXP = """
+[defaults]
+seeds = [1, 2]
+[tiny]
+title = "t"
+needs = ["counting"]
+outputs.fig1 = { needs = ["counting"], what = "x" }
+[tiny.grid]
+machine = "ppro4"
+l2 = ["512KiB"]
+cpus = [2]
+kernels = ["vanilla"]
+workload = "synthetic"
+tasks = [16]
+roi = 2
+warmup = 2
+"""
+
+# (replace this text of GOOD_EXP, with this, what the one line must say)
+BAD_EXPERIMENTS = [
+    ('title = "t"', 'title = "t', "TOML syntax error"),
+    ('title = "t"', 'title = "t"\ncolour = 1', "unknown key 'colour'"),
+    ('needs = ["counting"]', 'needs = ["xray"]', "unknown need 'xray'"),
+    ('kernels = ["vanilla"]', 'kernels = ["c7"]', "power of two"),
+    ('kernels = ["vanilla"]', 'kernels = ["c128"]', "colors do not fit"),
+    ('cpus = [2]', 'cpus = [9]', "cannot run with 9"),
+    ('cpus = [2]', 'cpus = [0]', "must be at least 1"),
+    ('cpus = [2]', 'cpus = []', "empty list"),
+    ('tasks = [16]', 'tasks = [16, 16]', "lists a value twice"),
+    ('tasks = [16]', 'tasks = [5000]', "between 1 and 4096"),
+    ('workload = "synthetic"', 'workload = "ftp"', "unknown workload"),
+    ('l2 = ["512KiB"]', 'l2 = ["384KiB"]', "power of two"),
+    ('machine = "ppro4"', 'machine = "vax"', "unknown machine"),
+    ('machine = "ppro4"\n', '', "missing machine"),
+    ('roi = 2', 'roi = 0', "must be positive"),
+    ('roi = 2', 'roi = "soon"', "wrong type"),
+    ('[tiny]', '[Tiny]', "an experiment name is lower-case"),
+    ('outputs.fig1 = { needs = ["counting"], what = "x" }', '', "missing 'outputs'"),
+]
+
+
+@pytest.mark.parametrize("old,new,expect", BAD_EXPERIMENTS,
+                         ids=[e for _, _, e in BAD_EXPERIMENTS])
+def test_sweep_refuses_a_bad_experiments_file(old, new, expect, capsys,
+                                              tmp_path, monkeypatch):
+    f = tmp_path / "exp.toml"
+    assert old in GOOD_EXP
+    f.write_text(GOOD_EXP.replace(old, new, 1))
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+    check_refused(["sweep", "tiny", "--runs", str(tmp_path / "runs")], expect,
+                  capsys, tmp_path)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_sweep_catalog_and_figure_commands_refuse(capsys, tmp_path, monkeypatch):
+    f = tmp_path / "exp.toml"
+    f.write_text(GOOD_EXP)
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cases = [
+        (["sweep", "nosuch", "--runs", str(runs)], "unknown experiment 'nosuch'"),
+        (["sweep", "tiny", "--jobs", "0"], "must be at least 1"),
+        (["sweep", "tiny", "--jobs", "many"], "not an integer"),
+        (["sweep", "tiny", "--retries", "-1"], "must be 0 or more"),
+        (["sweep", "tiny", "--timeout", "0"], "positive"),
+        (["sweep", "tiny", "--executor", "mpi"], "invalid choice"),
+        (["sweep", "tiny", "--runs", str(afile)], "is a file"),
+        (["sweep"], "required"),
+        (["runs", "--runs", str(runs)], "no catalog"),
+        (["show", "abc", "--runs", str(runs)], "no catalog"),
+        (["figures", "all", "--runs", str(runs)], "no catalog"),
+        (["figures", "nosuch", "--runs", str(runs)], "unknown experiment"),
+        (["catalog", "rebuild", "--runs", str(tmp_path / "nope")], "does not exist"),
+        (["catalog"], "required"),
+    ]
+    for argv, expect in cases:
+        check_refused(argv, expect, capsys, tmp_path)
+
+
+def test_runs_and_show_refuse_bad_queries(one_run, capsys, tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(one_run, runs / "r")
+    from colorsim.catalog import rebuild
+    rebuild(runs)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cases = [
+        (["runs", "--runs", str(runs), "--where", "colour=red"], "no such column"),
+        (["runs", "--runs", str(runs), "--where", "kernel"], "use key=value"),
+        (["runs", "--runs", str(runs), "--where", "=x"], "use key=value"),
+        (["runs", "--runs", str(runs), "--where", "l2_size=12XB"], "unknown size unit"),
+        (["runs", "--runs", str(runs), "--columns", "nosuch"], "no column 'nosuch'"),
+        (["show", "0000ffff", "--runs", str(runs)], "no run '0000ffff'"),
+        (["figures", "all", "--runs", str(runs), "--out", str(afile)], "is a file"),
+    ]
+    for argv, expect in cases:
+        check_refused(argv, expect, capsys, tmp_path)
+    assert cli_main(["runs", "--runs", str(runs), "--where", "kernel=vanilla"]) == 0
+    assert "vanilla" in capsys.readouterr().out
+    assert cli_main(["show", "r", "--runs", str(runs)]) == 0
+    out = capsys.readouterr().out
+    assert "rqloop_l2_miss_ratio" in out and "dump 0" in out

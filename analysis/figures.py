@@ -1,0 +1,566 @@
+"""The paper's figures and tables from the results catalog.
+
+``python3 -m colorsim figures EXPERIMENT|all`` reads ``runs/catalog``
+(colorsim/catalog.py), selects each experiment's sweep points, and writes
+PNG and SVG figures plus an HTML report (analysis/report.py) into
+``runs/figures``.  Every figure and table says how many of its points are
+done, failed, missing or not runnable, and what it still lacks; where the
+paper published numbers (configs/paper_results.toml) they stand beside
+ours with the deviation.  The same catalog gives byte-identical files:
+no dates in the image metadata, a fixed SVG hash salt, sorted rows.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from colorsim import ROOT
+from colorsim.errors import ConfigError, ResultsError
+
+PAPER_FILE = ROOT / "configs" / "paper_results.toml"
+L2_NAMES = {256 * 1024: "256KiB", 512 * 1024: "512KiB", 1024 * 1024: "1MiB"}
+KERNEL_COLORS = {"vanilla": "#b2182b", "c32": "#2166ac", "c16": "#4393c3",
+                 "c8": "#92c5de", "c4": "#f4a582", "c2": "#fddbc7",
+                 "mq": "#1b7837"}
+
+
+def l2_name(size) -> str:
+    size = int(size)
+    return L2_NAMES.get(size, f"{size // 1024}KiB")
+
+
+def paper_results() -> dict:
+    try:
+        return tomllib.loads(PAPER_FILE.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{PAPER_FILE}: {e}") from None
+
+
+@dataclass
+class Item:
+    """One figure or table of the paper, as the report shows it."""
+
+    id: str
+    title: str
+    experiment: str
+    scale: str = ""
+    images: list = field(default_factory=list)     # file names (png, svg)
+    tables: list = field(default_factory=list)     # (caption, DataFrame)
+    lacks: list = field(default_factory=list)
+    counts: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    paper: str = ""
+
+
+# -- selecting an experiment's runs -------------------------------------------
+
+class ExpData:
+    """The done points of one experiment at one scale, joined with their
+    catalog rows, and the counts of every status."""
+
+    def __init__(self, cat, exp, scale: str):
+        self.cat, self.exp, self.scale = cat, exp, scale
+        pts = cat.points(exp.name, scale)
+        self.points = pts
+        runs = cat.table("runs").drop_duplicates("run_id")
+        done = pts[pts["status"] == "done"]
+        keep = ["run_id", "experiment", "point", "l2", "kernel", "tasks",
+                "seed", "cpus", "workload", "workload_run", "stand_in"]
+        self.runs = done[keep].merge(
+            runs.drop(columns=["kernel", "tasks", "seed", "cpus"]),
+            on="run_id", how="inner").sort_values(["point"]).reset_index(drop=True)
+        lost = len(done) - len(self.runs)
+        self.counts = {"points": len(pts),
+                       "done": len(self.runs),
+                       "failed": int((pts["status"] == "failed").sum()),
+                       "missing": int((pts["status"] == "missing").sum()) + lost,
+                       "lacks": int((pts["status"] == "lacks").sum())}
+        self.lacking = sorted(set(x for x in pts["lacks"] if x))
+        self.stand_in = bool(self.runs["stand_in"].any()) if len(self.runs) else False
+
+    def offsets(self, run_id) -> pd.Series:
+        """Chunk-view transactions per page offset in the region (bus view
+        where the run has it), all CPUs, modes and kinds."""
+        df = self.cat.offsets(run_id)
+        df = df[df["dump"] == 0]
+        if "bus" in set(df["view"]):
+            df = df[df["view"] == "bus"]
+        return df.groupby("offset")["count"].sum()
+
+
+def pick_scale(cat, exp, quick):
+    pts = cat.table("points")
+    pts = pts[pts["experiment"] == exp.name]
+    if quick is True:
+        return "quick"
+    if quick is False:
+        return "paper"
+    paper = pts[(pts["scale"] == "paper") & (pts["status"] == "done")]
+    return "paper" if len(paper) else "quick"
+
+
+def spread(df: pd.DataFrame, by: list, col: str) -> pd.DataFrame:
+    """mean, min, max and seeds of ``col`` per group."""
+    g = df.groupby(by, sort=True)[col]
+    out = pd.DataFrame({"mean": g.mean(), "min": g.min(), "max": g.max(),
+                        "seeds": g.count()}).reset_index()
+    return out
+
+
+def fmt_pct(mean, lo=None, hi=None, digits=1) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "-"
+    s = f"{mean * 100:.{digits}f}"
+    if lo is not None and hi is not None and hi > lo:
+        s += f" [{lo * 100:.{digits}f}-{hi * 100:.{digits}f}]"
+    return s
+
+
+def fmt_num(x, digits=1) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+# -- saving figures deterministically -----------------------------------------
+
+def _setup_matplotlib():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams["svg.hashsalt"] = "colorsim"
+    plt.rcParams["font.size"] = 9
+    return plt
+
+
+def save(fig, out: Path, stem: str) -> list:
+    """``stem``.png and ``stem``.svg in ``out``, written atomically, with no
+    dates or software versions that would change the bytes."""
+    import matplotlib.pyplot as plt
+    names = []
+    for suffix, meta in ((".png", {"Software": None}),
+                         (".svg", {"Date": None, "Creator": None})):
+        path = out / f"{stem}{suffix}"
+        tmp = out / f".{stem}.tmp{os.getpid()}{suffix}"
+        try:
+            fig.savefig(tmp, dpi=110, metadata=meta)
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        names.append(path.name)
+    plt.close(fig)
+    return names
+
+
+def _status_line(d: ExpData) -> str:
+    c = d.counts
+    s = (f"{c['done']} of {c['points']} points done, {c['failed']} failed, "
+         f"{c['missing']} missing, {c['lacks']} not runnable")
+    if d.lacking:
+        s += f" (lack: {'; '.join(d.lacking)})"
+    if d.stand_in:
+        s += "; stand-in workload: the built-in synthetic one"
+    return s
+
+
+# -- the figures and tables -----------------------------------------------------
+
+def fig1(d: ExpData, out: Path, paper: dict) -> list:
+    plt = _setup_matplotlib()
+    it = Item("fig1", "Figure 1: bus transactions per page offset", "fig1",
+              d.scale, paper=paper.get("fig1", {}).get("note", ""))
+    kernels = [k for k in ("vanilla", "c32") if k in set(d.runs["kernel"])]
+    if not kernels:
+        it.notes.append("no runs yet")
+        return [it]
+    fig, axes = plt.subplots(len(kernels), 1, figsize=(7.5, 2.4 * len(kernels)),
+                             sharex=True, sharey=True, squeeze=False)
+    rows = []
+    for ax, k in zip(axes[:, 0], kernels):
+        sub = d.runs[d.runs["kernel"] == k]
+        hs = pd.concat([d.offsets(r).rename(s) for r, s in
+                        zip(sub["run_id"], sub["seed"])], axis=1).fillna(0)
+        hs = hs.reindex(range(0, 4096, 8), fill_value=0) if len(hs) else hs
+        mean = hs.mean(axis=1)
+        ax.fill_between(hs.index, hs.min(axis=1), hs.max(axis=1), step="mid",
+                        color=KERNEL_COLORS.get(k, "k"), alpha=0.3, lw=0)
+        ax.plot(hs.index, mean, drawstyle="steps-mid", lw=0.8,
+                color=KERNEL_COLORS.get(k, "k"))
+        peak = int(mean.idxmax())
+        ax.set_title(f"{k}: {len(sub)} seeds, mean (line) and min-max "
+                     f"(band); peak at {peak:#05x}", fontsize=9)
+        ax.set_ylabel("bus transactions")
+        for _, r in sub.iterrows():
+            rows.append({"kernel": k, "seed": int(r["seed"]),
+                         "peak offset": f"{int(r['peak_offset']):#05x}",
+                         "peak count": int(r["peak_count"]),
+                         "colored lines": int(r["colored_lines_sum"]),
+                         "all offsets": int(r["total"]),
+                         **_peak_vs_paper(k, int(r["peak_offset"]),
+                                          paper["fig1"]["peak_offset"])})
+    ax = axes[-1, 0]
+    ax.set_xlim(0, 4096)
+    ax.set_xticks(range(0, 4097, 512))
+    ax.set_xticklabels([f"{x:#05x}" for x in range(0, 4097, 512)])
+    ax.set_xlabel("page offset (8-byte chunk of the fill)")
+    tasks = sorted(set(d.runs["tasks"]))
+    fig.suptitle(f"Figure 1: {d.runs['machine'].iloc[0]}, L2 "
+                 f"{l2_name(d.runs['l2_size'].iloc[0])}, "
+                 f"{', '.join(map(str, tasks))} tasks", fontsize=10)
+    fig.tight_layout()
+    it.images = save(fig, out, "fig1")
+    it.tables.append(("Peak per seed (ours) beside the paper's peak offset",
+                      pd.DataFrame(rows)))
+    return [it]
+
+
+def _peak_vs_paper(kernel, ours, theirs) -> dict:
+    """The paper gives the vanilla peak only (0x30)."""
+    if kernel != "vanilla":
+        return {"paper peak": "-", "deviation": "-"}
+    return {"paper peak": f"{theirs:#05x}",
+            "deviation": ("same offset" if ours == theirs
+                          else f"{ours - theirs:+#x} bytes")}
+
+
+def fig3(d: ExpData, out: Path, paper: dict) -> list:
+    plt = _setup_matplotlib()
+    it = Item("fig3", "Figure 3: transactions at offset 0x30 vs. processes",
+              "fig3", d.scale, paper=paper.get("fig3", {}).get("note", ""))
+    it.lacks = list(d.exp.output_lacks(d.exp.outputs["fig3"]))
+    if d.runs.empty:
+        it.notes.append("no runs yet")
+        return [it]
+    at30 = [int(d.offsets(r).get(0x30, 0)) for r in d.runs["run_id"]]
+    df = d.runs.assign(at30=at30)
+    s = spread(df, ["tasks"], "at30")
+    fig, ax = plt.subplots(figsize=(5.5, 3.2))
+    ax.errorbar(s["tasks"], s["mean"], yerr=[s["mean"] - s["min"], s["max"] - s["mean"]],
+                marker="o", color=KERNEL_COLORS["vanilla"], capsize=3,
+                label="vanilla, transactions at 0x30 (mean, min-max of seeds)")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("processes on the run queue")
+    ax.set_ylabel("bus transactions at 0x30")
+    ax.set_title("Figure 3 (throughput panel lacks: "
+                 f"{', '.join(it.lacks) or 'nothing'})", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    it.images = save(fig, out, "fig3")
+    it.tables.append(("Transactions at offset 0x30 in the region",
+                      s.rename(columns={"tasks": "processes"})
+                      .assign(mean=lambda x: x["mean"].round(1))))
+    return [it]
+
+
+def fig7(d: ExpData, out: Path, paper: dict) -> list:
+    plt = _setup_matplotlib()
+    p = paper.get("fig7", {})
+    it = Item("fig7", "Figure 7: colored lines vs other lines", "fig7", d.scale,
+              paper=p.get("note", ""))
+    if d.runs.empty:
+        it.notes.append("no runs yet")
+        return [it]
+    col = "colored_lines_sum_per_schedule"
+    oth = "other_lines_sum_per_schedule"
+    l2s = sorted(set(d.runs["l2_size"]))
+    kernels = [k for k in ("vanilla", "c32") if k in set(d.runs["kernel"])]
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    rows, width = [], 0.38
+    for i, l2 in enumerate(l2s):
+        base = {}
+        for j, k in enumerate(kernels):
+            sub = d.runs[(d.runs["l2_size"] == l2) & (d.runs["kernel"] == k)]
+            if sub.empty:
+                continue
+            c, o = sub[col].mean(), sub[oth].mean()
+            x = i + (j - 0.5) * width
+            ax.bar(x, c, width, color=KERNEL_COLORS.get(k), edgecolor="k",
+                   lw=0.4, label=f"{k}: colored lines" if i == 0 else None)
+            ax.bar(x, o, width, bottom=c, color=KERNEL_COLORS.get(k), alpha=0.35,
+                   edgecolor="k", lw=0.4, label=f"{k}: other lines" if i == 0 else None)
+            ax.errorbar(x, c, yerr=[[c - sub[col].min()], [sub[col].max() - c]],
+                        color="k", capsize=2, lw=0.8)
+            base[k] = sub
+        if "vanilla" in base and "c32" in base:
+            v, c32 = base["vanilla"][col].mean(), base["c32"][col].mean()
+            change = (c32 - v) / v if v else float("nan")
+            tv = (base["vanilla"][col] + base["vanilla"][oth]).mean()
+            tc = (base["c32"][col] + base["c32"][oth]).mean()
+            pc = p.get("colored_change", {}).get(l2_name(l2))
+            rows.append({"L2": l2_name(l2),
+                         "vanilla colored/sched": fmt_num(v),
+                         "c32 colored/sched": fmt_num(c32),
+                         "colored change % (ours)": fmt_num(change * 100),
+                         "colored change % (paper)": "-" if pc is None else fmt_num(pc),
+                         "deviation (pp)": "-" if pc is None else fmt_num(change * 100 - pc),
+                         "total change % (ours)": fmt_num((tc - tv) / tv * 100 if tv else float("nan")),
+                         "seeds": len(base["c32"])})
+    ax.set_xticks(range(len(l2s)))
+    ax.set_xticklabels([f"L2 {l2_name(x)}" for x in l2s])
+    ax.set_ylabel("bus transactions per schedule()")
+    ax.set_title(f"Figure 7: {', '.join(map(str, sorted(set(d.runs['tasks']))))} "
+                 "tasks; colored lines = offsets 0x20-0x41f", fontsize=9)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.3)
+    ax.legend(fontsize=7, ncol=4, loc="upper center")
+    fig.tight_layout()
+    it.images = save(fig, out, "fig7")
+    it.tables.append(("Colored-line transactions per schedule(), 32 colors vs "
+                      "vanilla, beside the paper's change", pd.DataFrame(rows)))
+    return [it]
+
+
+def _miss_table(d: ExpData, axis: str, paper_tab: dict, keys, key_name):
+    """Our run-queue loop miss ratio (mean [min-max] over seeds) per
+    ``axis`` value and kernel, beside the paper's row."""
+    s = spread(d.runs, ["kernel", axis], "rqloop_l2_miss_ratio")
+    rows = []
+    for k in ("vanilla", "c32"):
+        if k not in paper_tab and k not in set(s["kernel"]):
+            continue
+        ours = {"kernel": k, "source": "ours (%)"}
+        theirs = {"kernel": k, "source": "paper (%)"}
+        dev = {"kernel": k, "source": "deviation (pp)"}
+        for i, key in enumerate(keys):
+            r = s[(s["kernel"] == k) & (s[axis] == key)]
+            label = key_name(key)
+            pv = paper_tab.get(k, [None] * len(keys))[i] if k in paper_tab else None
+            if len(r):
+                m, lo, hi = r["mean"].iloc[0], r["min"].iloc[0], r["max"].iloc[0]
+                ours[label] = fmt_pct(m, lo, hi)
+                dev[label] = "-" if pv is None else fmt_num(m * 100 - pv)
+            else:
+                ours[label] = "-"
+                dev[label] = "-"
+            theirs[label] = "-" if pv is None else fmt_num(pv)
+        rows += [ours, theirs, dev]
+    return pd.DataFrame(rows), s
+
+
+def _miss_figure(plt, s, axis, keys, key_name, paper_tab, title, xlabel, out, stem):
+    fig, ax = plt.subplots(figsize=(5.5, 3.2))
+    for k in ("vanilla", "c32"):
+        r = s[s["kernel"] == k].set_index(axis).reindex(keys)
+        if r["mean"].notna().any():
+            ax.errorbar(range(len(keys)), r["mean"] * 100,
+                        yerr=[(r["mean"] - r["min"]) * 100, (r["max"] - r["mean"]) * 100],
+                        marker="o", capsize=3, color=KERNEL_COLORS[k],
+                        label=f"{k} (ours, min-max of seeds)")
+        if k in paper_tab:
+            ax.plot(range(len(keys)), paper_tab[k], ls="--", marker="x",
+                    color=KERNEL_COLORS[k], alpha=0.7, label=f"{k} (paper)")
+    ax.set_xticks(range(len(keys)))
+    ax.set_xticklabels([key_name(x) for x in keys])
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("L2 miss ratio in the run-queue loop (%)")
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return save(fig, out, stem)
+
+
+def table2(d: ExpData, out: Path, paper: dict) -> list:
+    plt = _setup_matplotlib()
+    p = paper["table2"]
+    it = Item("table2", "Table 2: L2 miss ratio inside the run-queue loop",
+              "table2", d.scale, paper=p["source"])
+    if d.runs.empty:
+        it.notes.append("no runs yet")
+        return [it]
+    sizes = sorted(set(d.runs["l2_size"]))
+    tab, s = _miss_table(d, "l2_size", {k: [dict(zip(p["l2"], p[k])).get(l2_name(x))
+                                            for x in sizes] for k in ("vanilla", "c32")},
+                         sizes, lambda x: f"L2 {l2_name(x)}")
+    it.tables.append(("Run-queue loop L2 miss ratio: ours (mean [min-max] over "
+                      "seeds), the paper's, and the deviation", tab))
+    it.images = _miss_figure(
+        plt, s, "l2_size", sizes, lambda x: l2_name(x),
+        {k: [dict(zip(p["l2"], p[k])).get(l2_name(x)) for x in sizes]
+         for k in ("vanilla", "c32")},
+        f"Table 2: {', '.join(map(str, sorted(set(d.runs['tasks']))))} tasks, "
+        f"{d.runs['machine'].iloc[0]}", "L2 size", out, "table2")
+    return [it]
+
+
+def fig8(d: ExpData, out: Path, paper: dict) -> list:
+    from colorsim.variants import colors_needed
+    plt = _setup_matplotlib()
+    it = Item("fig8", "Figure 8: colors x processes", "fig8", d.scale,
+              paper=paper.get("fig8", {}).get("note", ""))
+    thr = Item("fig8_throughput", "Figure 8: throughput vs colors and processes",
+               "fig8", d.scale, lacks=list(d.exp.output_lacks(
+                   d.exp.outputs["fig8_throughput"])))
+    if d.runs.empty:
+        it.notes.append("no runs yet")
+        return [it, thr]
+    col = "colored_lines_sum_per_schedule"
+    sizes = sorted(set(d.runs["l2_size"]))
+    fig, axes = plt.subplots(1, len(sizes), figsize=(4 * len(sizes), 3.2),
+                             sharey=True, squeeze=False)
+    rows = []
+    df = d.runs.assign(ncolors=d.runs["colors"].astype(int))
+    for ax, l2 in zip(axes[0], sizes):
+        for t in sorted(set(df["tasks"])):
+            sub = df[(df["l2_size"] == l2) & (df["tasks"] == t)]
+            s = spread(sub, ["ncolors"], col)
+            line = ax.errorbar(s["ncolors"], s["mean"],
+                               yerr=[s["mean"] - s["min"], s["max"] - s["mean"]],
+                               marker="o", capsize=2, label=f"{t} tasks")
+            need = colors_needed(t, int(l2))
+            ax.axvline(need, ls=":", color=line[0].get_color(), lw=0.8)
+            v = s[s["ncolors"] == 1]["mean"]
+            for _, r in s.iterrows():
+                rows.append({"L2": l2_name(l2), "tasks": t,
+                             "colors": int(r["ncolors"]),
+                             "colored/sched": fmt_num(r["mean"]),
+                             "vs vanilla %": (fmt_num((r["mean"] / v.iloc[0] - 1) * 100)
+                                              if len(v) and v.iloc[0] else "-"),
+                             "eq.(3) colors": need,
+                             "at or above eq.(3)": "yes" if r["ncolors"] >= need else "no",
+                             "seeds": int(r["seeds"])})
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([1, 2, 4, 8, 16, 32])
+        ax.set_xticklabels(["vanilla", "2", "4", "8", "16", "32"])
+        ax.minorticks_off()
+        ax.set_xlabel("colors; dotted: eq. (3) threshold per task count")
+        ax.set_title(f"L2 {l2_name(l2)}", fontsize=9)
+        ax.legend(fontsize=7)
+    axes[0, 0].set_ylabel("colored-line transactions per schedule()")
+    fig.suptitle("Figure 8: colored-line transactions vs colors", fontsize=10)
+    fig.tight_layout()
+    it.images = save(fig, out, "fig8")
+    it.tables.append(("Colored-line transactions per schedule() and eq. (3)",
+                      pd.DataFrame(rows)))
+    return [it, thr]
+
+
+def _scaling(d: ExpData, out: Path, paper: dict, miss_id: str, others) -> list:
+    plt = _setup_matplotlib()
+    items = []
+    p = paper[miss_id]
+    it = Item(miss_id, f"{p['source']}: run-queue loop L2 miss ratio vs CPUs",
+              d.exp.name, d.scale, paper=p["source"])
+    it.lacks = list(d.exp.output_lacks(d.exp.outputs[miss_id]))
+    if d.runs.empty:
+        it.notes.append("no runs yet")
+    else:
+        cpus = sorted(set(d.runs["cpus"]))
+        ptab = {k: [dict(zip(p["cpus"], p[k])).get(c) for c in cpus]
+                for k in ("vanilla", "c32")}
+        tab, s = _miss_table(d, "cpus", ptab, cpus, lambda c: f"{c} CPU")
+        it.tables.append(("Run-queue loop L2 miss ratio per CPU count: ours "
+                          "(mean [min-max] over seeds), the paper's, deviation", tab))
+        it.images = _miss_figure(plt, s, "cpus", cpus, str, ptab,
+                                 f"{miss_id}: {d.runs['machine'].iloc[0]}, "
+                                 f"{sorted(set(d.runs['tasks']))[0]} tasks",
+                                 "CPUs", out, miss_id)
+    items.append(it)
+    for oid in others:
+        o = d.exp.outputs[oid]
+        ot = Item(oid, f"{paper.get(oid, {}).get('source', oid)}: {o.what}",
+                  d.exp.name, d.scale, lacks=list(d.exp.output_lacks(o)),
+                  paper=paper.get(oid, {}).get("note", ""))
+        ot.tables += paper_only_tables(oid, paper)
+        items.append(ot)
+    return items
+
+
+def paper_only_tables(oid, paper) -> list:
+    """The paper's numbers for an output we cannot measure yet."""
+    p = paper.get(oid, {})
+    if "cpus" in p:
+        rows = []
+        for k, v in p.items():
+            if isinstance(v, list) and k != "cpus":
+                rows.append({"row": k, **{f"{c} CPU": x for c, x in zip(p["cpus"], v)},
+                             "ours": "-"})
+        return [(f"The paper's {p.get('source', oid)} ({p.get('unit', '')}); "
+                 f"ours: not measurable yet", pd.DataFrame(rows))]
+    if "improvement" in p:
+        return [(f"The paper's {p['source']} ({p['unit']})",
+                 pd.DataFrame([{"L2": k, "paper": v, "ours": "-"}
+                               for k, v in p["improvement"].items()]))]
+    return []
+
+
+def fig9(d, out, paper):
+    return _scaling(d, out, paper, "table5", ["fig9", "table4", "table6"])
+
+
+def fig10(d, out, paper):
+    return _scaling(d, out, paper, "table7", ["fig10", "table8"])
+
+
+def lacking_only(d: ExpData, out: Path, paper: dict) -> list:
+    items = []
+    for o in d.exp.outputs.values():
+        it = Item(o.id, f"{paper.get(o.id, {}).get('source', o.id)}: {o.what}",
+                  d.exp.name, d.scale, lacks=list(d.exp.output_lacks(o)),
+                  paper=paper.get(o.id, {}).get("note", ""))
+        it.tables += paper_only_tables(o.id, paper)
+        items.append(it)
+    return items
+
+
+BUILDERS = {"fig1": fig1, "fig3": fig3, "fig7": fig7, "table2": table2,
+            "fig8": fig8, "fig9": fig9, "fig10": fig10}
+
+
+def make_figures(name: str, root=None, out=None, quick=None, log=print) -> Path:
+    """Every figure of ``name`` ("all" or one experiment) and the report."""
+    from colorsim.catalog import Catalog
+    from colorsim.experiments import load_experiments, select
+    from colorsim.sweep import runs_root
+    from analysis.report import write_report
+    root = runs_root(root)
+    cat = Catalog(root)
+    exps = select(load_experiments(check_points=False), name)
+    out = Path(out) if out else root / "figures"
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a directory")
+    cat.table("runs")                  # a missing catalog: one line, early
+    out.mkdir(parents=True, exist_ok=True)
+    paper = paper_results()
+    items = []
+    for e in exps:
+        scale = pick_scale(cat, e, quick)
+        d = ExpData(cat, e, scale)
+        if d.counts["points"] == 0:
+            for o in e.outputs.values():
+                it = Item(o.id, f"{paper.get(o.id, {}).get('source', o.id)}: "
+                          f"{o.what}", e.name, scale,
+                          lacks=list(e.output_lacks(o)),
+                          notes=[f"not swept at the {scale} scale: run "
+                                 f"'python3 -m colorsim sweep {e.name}"
+                                 f"{' --quick' if scale == 'quick' else ''}'"])
+                it.tables += paper_only_tables(o.id, paper)
+                items.append(it)
+            continue
+        new = BUILDERS.get(e.name, lacking_only)(d, out, paper)
+        for it in new:
+            it.counts = d.counts
+            it.notes.insert(0, _status_line(d))
+            if not it.lacks and it.id in e.outputs:
+                it.lacks = list(e.output_lacks(e.outputs[it.id]))
+            wl = sorted(set(d.runs["workload"]) - {"synthetic"})
+            if d.stand_in and not set(wl) & set(it.lacks):
+                it.lacks.append(f"the {'/'.join(wl)} workload (the synthetic "
+                                f"stand-in ran)")
+        items += new
+    report = write_report(items, out, cat, exps)
+    for it in items:
+        what = ", ".join(it.images) if it.images else "no figure"
+        lack = f"; lacks {', '.join(it.lacks)}" if it.lacks else ""
+        log(f"{it.id} ({it.experiment}, {it.scale or '-'}): {what}; "
+            f"{it.counts.get('done', 0)}/{it.counts.get('points', 0)} points done, "
+            f"{it.counts.get('failed', 0)} failed, "
+            f"{it.counts.get('missing', 0)} missing, "
+            f"{it.counts.get('lacks', 0)} not runnable{lack}")
+    log(f"report: {report}")
+    return report

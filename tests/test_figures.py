@@ -1,0 +1,164 @@
+"""Figures and the report from the catalog: byte-identical for the same
+catalog, honest about what is missing, and checked in a real headless
+browser (Debian's chromium, installed by scripts/setup.sh)."""
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from analysis.figures import make_figures
+from colorsim.catalog import rebuild
+from colorsim.sweep import run_sweep
+
+SMALL = """
+[defaults]
+engine = "qemu"
+warmup = 2
+roi = 2
+burst = 2000
+timeout = 120
+seeds = [1, 2]
+
+[fig1]
+title = "Figure 1, tiny"
+needs = ["counting"]
+stand_in = "synthetic"
+outputs.fig1 = { needs = ["counting"], what = "offsets" }
+[fig1.grid]
+machine = "ppro4"
+l2 = ["512KiB"]
+cpus = [2]
+kernels = ["vanilla", "c32"]
+workload = "web"
+tasks = [32]
+
+[table2]
+title = "Table 2, tiny"
+needs = ["counting", "rqloop"]
+stand_in = "synthetic"
+outputs.table2 = { needs = ["rqloop"], what = "loop miss ratio" }
+[table2.grid]
+machine = "ppro4"
+l2 = ["256KiB", "1MiB"]
+cpus = [2]
+kernels = ["vanilla", "c32"]
+workload = "web"
+tasks = [64]
+
+[fig6]
+title = "Figure 6, lacking"
+needs = ["timing", "web"]
+outputs.fig6 = { needs = ["timing", "web"], what = "throughput" }
+[fig6.grid]
+machine = "ppro4"
+l2 = ["512KiB"]
+cpus = [4]
+kernels = ["vanilla", "c32"]
+workload = "web"
+tasks = [256]
+"""
+
+CHECK = """<!DOCTYPE html><html><body>
+<iframe id="f" src="report.html" style="width:1200px;height:900px"></iframe>
+<pre id="out">pending</pre>
+<script>
+document.getElementById('f').onload = function () {
+  var d = this.contentDocument;
+  var imgs = Array.prototype.slice.call(d.images).map(function (i) {
+    return i.getAttribute('src') + '=' + (i.complete ? i.naturalWidth : 0); });
+  document.getElementById('out').textContent = 'IMAGES ' + imgs.join(' ') +
+    ' TABLES ' + d.querySelectorAll('table.results').length +
+    ' SECTIONS ' + d.querySelectorAll('section').length;
+};
+</script></body></html>
+"""
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    base = tmp_path_factory.mktemp("figs")
+    f = base / "experiments.toml"
+    f.write_text(SMALL)
+    old = os.environ.get("COLORSIM_EXPERIMENTS")
+    os.environ["COLORSIM_EXPERIMENTS"] = str(f)
+    root = base / "runs"
+    try:
+        c = run_sweep("all", jobs=2, root=root, log=lambda *_: None,
+                      progress_stream=open(os.devnull, "w"))
+        assert c["done"] == 12 and c["lacks"] == 4
+        yield root
+    finally:
+        if old is None:
+            os.environ.pop("COLORSIM_EXPERIMENTS", None)
+        else:
+            os.environ["COLORSIM_EXPERIMENTS"] = old
+
+
+def _files(d):
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+def test_same_catalog_same_bytes(swept, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    make_figures("all", root=swept, out=a, log=lambda *_: None)
+    rebuild(swept)                                  # a fresh catalog
+    make_figures("all", root=swept, out=b, log=lambda *_: None)
+    fa, fb = _files(a), _files(b)
+    assert set(fa) >= {"fig1.png", "fig1.svg", "table2.png", "table2.svg",
+                       "report.html"}
+    assert fa == fb
+    svg = fa["fig1.svg"].decode()
+    assert "<dc:date>" not in svg and not re.search(rb"20\d\d-\d\d-\d\d", fa["report.html"])
+
+
+def test_report_puts_the_paper_beside_ours_and_says_what_lacks(swept, tmp_path):
+    out = tmp_path / "f"
+    make_figures("all", root=swept, out=out, log=lambda *_: None)
+    html = (out / "report.html").read_text()
+    assert "99.7" in html and "82.7" in html        # Table 2, the paper's
+    assert "deviation (pp)" in html
+    assert "Lacks: timing, web" in html             # fig6, not silently gone
+    assert "the web workload (the synthetic stand-in ran)" in html
+    assert "What the paper did not measure" in html and "Multi-queue + colored" in html
+    # a point that went missing is counted, not quietly left out
+    by_id = swept / "by-id"
+    victim = sorted(d for d in by_id.iterdir() if not d.name.startswith("."))[0]
+    moved = tmp_path / "moved"
+    shutil.move(str(victim), moved)
+    try:
+        rebuild(swept)
+        out2 = tmp_path / "g"
+        lines = []
+        make_figures("all", root=swept, out=out2, log=lines.append)
+        assert any("1 missing" in l for l in lines), lines
+        assert ">1</td>" in (out2 / "report.html").read_text()
+    finally:
+        shutil.move(str(moved), victim)
+        rebuild(swept)
+
+
+def test_report_opens_in_a_headless_browser(swept, tmp_path):
+    chromium = shutil.which("chromium")
+    assert chromium, "chromium is missing: run scripts/setup.sh (it installs it)"
+    out = tmp_path / "f"
+    make_figures("all", root=swept, out=out, log=lambda *_: None)
+    (out / "check.html").write_text(CHECK)
+    args = [chromium, "--headless", "--no-sandbox", "--disable-gpu",
+            "--allow-file-access-from-files", "--virtual-time-budget=10000",
+            f"--user-data-dir={tmp_path / 'profile'}"]
+    r = subprocess.run(args + ["--dump-dom", (out / "check.html").as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    m = re.search(r"IMAGES (.*) TABLES (\d+) SECTIONS (\d+)", r.stdout)
+    assert m, (r.stdout[-2000:], r.stderr[-2000:])
+    imgs = dict(x.split("=") for x in m.group(1).split())
+    assert set(imgs) == {"fig1.png", "table2.png"}
+    assert all(int(w) > 100 for w in imgs.values()), imgs   # decoded, not broken
+    assert int(m.group(2)) >= 4 and int(m.group(3)) >= 4
+    shot = tmp_path / "shot.png"
+    subprocess.run(args + ["--window-size=1200,2000", f"--screenshot={shot}",
+                           (out / "report.html").as_uri()],
+                   capture_output=True, timeout=120)
+    assert shot.is_file() and shot.stat().st_size > 20000

@@ -1,0 +1,278 @@
+"""Sweeps: experiments as data, run identity, kill-and-resume, failures,
+retries, the catalog.
+
+The grids here are tiny (16 tasks, a 2-tick region) through a test
+experiments file (COLORSIM_EXPERIMENTS), so every sweep takes seconds.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.results import load_run
+from colorsim import ROOT
+from colorsim.catalog import TABLES, Catalog, find_run_dirs, rebuild
+from colorsim.experiments import load_experiments
+from colorsim.identity import run_id, short_id
+from colorsim.sweep import run_sweep
+
+from test_integrity import emulators_using, wait_for
+
+TINY = """
+[defaults]
+engine = "qemu"
+warmup = 2
+roi = 2
+burst = 2000
+timeout = 120
+seeds = [1, 2]
+
+[tiny]
+title = "a tiny grid"
+needs = ["counting"]
+stand_in = "synthetic"
+outputs.fig1 = {{ needs = ["counting"], what = "offsets" }}
+outputs.fig6 = {{ needs = ["timing"], what = "throughput" }}
+[tiny.grid]
+machine = "ppro4"
+l2 = ["512KiB"]
+cpus = [2]
+kernels = ["vanilla", "c8", "mq"]
+workload = "web"
+tasks = [16, 24]
+[tiny.quick]
+tasks = [16]
+seeds = [1]
+{extra}
+"""
+
+HUNG = """
+[hung]
+title = "runs that cannot finish in time"
+needs = ["counting"]
+outputs.x = {{ needs = ["counting"], what = "x" }}
+[hung.grid]
+machine = "ppro4"
+l2 = ["512KiB"]
+cpus = [2]
+kernels = ["vanilla"]
+workload = "synthetic"
+tasks = [16]
+seeds = [1]
+roi = 100000
+timeout = {timeout}
+"""
+
+
+@pytest.fixture
+def exps(tmp_path, monkeypatch):
+    def write(extra=""):
+        f = tmp_path / "experiments.toml"
+        f.write_text(TINY.format(extra=extra))
+        monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+        return f
+    return write
+
+
+QUIET = dict(log=lambda *_: None, progress_stream=open(os.devnull, "w"))
+
+
+def catalog_bytes(root: Path) -> dict:
+    return {f.name: f.read_bytes() for f in sorted((root / "catalog").glob("*"))}
+
+
+def test_paper_experiments_are_all_there_and_quick_keeps_the_shape():
+    exps = load_experiments()
+    outputs = {o for e in exps.values() for o in e.outputs}
+    for want in ("fig1", "fig3", "fig6", "fig7", "fig8", "table2", "fig9",
+                 "table4", "table5", "table6", "fig10", "table7", "table8"):
+        assert want in outputs, want
+    for e in exps.values():
+        paper, quick = e.points(False), e.points(True)
+        assert 0 < len(quick) <= len(paper), e.name
+        for axis in ("l2", "kernel", "machine"):
+            assert ({getattr(p, axis) for p in quick} ==
+                    {getattr(p, axis) for p in paper}) or axis == "kernel", (e.name, axis)
+        # several placement seeds at every point, at both scales
+        assert len({p.seed for p in quick}) >= 2 and len({p.seed for p in paper}) >= 2
+    # what the suite lacks is marked, not dropped
+    fig6 = exps["fig6"].points(True)
+    assert fig6 and all("timing" in p.lacks for p in fig6)
+    fig9 = exps["fig9"].points(True)
+    assert {p.lacks for p in fig9 if p.kernel == "mq"} == {("multiqueue",)}
+    assert all(p.runnable and p.stand_in for p in fig9 if p.kernel != "mq")
+
+
+def test_identity_covers_what_determines_a_result(exps, tmp_path):
+    exps()
+    root = tmp_path / "runs"
+    c = run_sweep("tiny", quick=True, jobs=2, root=root, **QUIET)
+    assert c["done"] == 2 and c["lacks"] == 1 and c["failed"] == 0
+    for d in find_run_dirs(root)[0]:
+        cfg = json.loads((d / "config.json").read_text())
+        assert d.name == short_id(run_id(cfg))
+        for key, new in (("workload", {**cfg["workload"], "seed": 99}),
+                         ("kernel_sha256", "0" * 64),
+                         ("plugin_sha256", "1" * 64),
+                         ("engine_version", "qemu 99"),
+                         ("machine", {**cfg["machine"], "name": "other"})):
+            assert run_id({**cfg, key: new}) != run_id(cfg), key
+        # what does not determine the result does not change the identity
+        assert run_id({**cfg, "wall_s": 1, "host": "x", "started": "y"}) == run_id(cfg)
+    # the same sweep again runs nothing
+    again = run_sweep("tiny", quick=True, jobs=2, root=root, **QUIET)
+    assert again["ran"] == 0 and again["skipped"] == 2 and again["done"] == 2
+
+
+def _partial_free(root: Path):
+    """Every run directory named like a run is complete and verified."""
+    for d in (root / "by-id").iterdir():
+        if d.name.startswith(".") or d.name.endswith(".failed"):
+            continue
+        load_run(d)
+
+
+@pytest.mark.parametrize("when", ["planning", "mid-sweep"])
+def test_killed_sweep_resumes_to_the_same_catalog(exps, tmp_path, when):
+    exps()
+    ref = tmp_path / "ref"
+    c = run_sweep("tiny", jobs=2, root=ref, **QUIET)
+    assert c["done"] == 8 and c["failed"] == c["missing"] == 0
+    want = catalog_bytes(ref)
+    assert set(want) == {f"{t}.parquet" for t in TABLES}
+
+    root = tmp_path / "killed"
+    p = subprocess.Popen([sys.executable, "-m", "colorsim", "sweep", "tiny",
+                          "--jobs", "2", "--runs", str(root)], cwd=ROOT,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if when == "planning":
+        time.sleep(0.4)
+    else:
+        wait_for(lambda: len([d for d in (root / "by-id").glob("*")
+                              if not d.name.startswith(".")]) >= 3
+                 if (root / "by-id").is_dir() else False, 60, "3 runs")
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    # nothing outlives the sweep, and nothing partial looks complete
+    wait_for(lambda: not emulators_using(root), 10, "emulators to die")
+    if (root / "by-id").is_dir():
+        _partial_free(root)
+    done_before = len(find_run_dirs(root)[0])
+    assert done_before < 8 or when == "mid-sweep"
+    r = subprocess.run([sys.executable, "-m", "colorsim", "sweep", "tiny",
+                        "--jobs", "2", "--runs", str(root)], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"{8 - done_before} ran now, {done_before} already complete" in r.stdout
+    assert f"{8 - done_before} done, 0 failed, 0 remaining" in r.stderr  # the bar
+    got = catalog_bytes(root)
+    assert got == want, [k for k in want if got.get(k) != want[k]]
+    assert not list((root / "by-id").glob(".*partial"))
+
+
+def test_failures_are_recorded_and_never_stop_the_others(exps, tmp_path):
+    exps(HUNG.format(timeout=1))
+    root = tmp_path / "runs"
+    lines = []
+    c = run_sweep("all", quick=True, jobs=2, root=root, log=lines.append,
+                  progress_stream=open(os.devnull, "w"))
+    assert c["done"] == 2 and c["failed"] == 1 and c["missing"] == 0
+    assert c["retried"] == 0                      # a timeout is not retried
+    (name, kind, reason), = c["failures"]
+    assert kind == "timeout" and "no result after 1 s" in reason
+    failed = root / "by-id" / f"{name}.failed"
+    assert "console tail" in (failed / "failure.txt").read_text()
+    assert any("hung: 1 points: 0 done, 1 failed" in l for l in lines)
+    pts = Catalog(root).points()
+    row = pts[pts["experiment"] == "hung"].iloc[0]
+    assert row["status"] == "failed" and "no result after" in row["reason"]
+    assert set(pts[pts["experiment"] == "tiny"]["status"]) == {"done", "lacks"}
+    # through the command line: status 1 and the count of failed points
+    r = subprocess.run([sys.executable, "-m", "colorsim", "sweep", "all",
+                        "--quick", "--runs", str(root)], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "1 points failed" in r.stdout
+
+
+def test_a_crashed_run_is_retried(exps, tmp_path):
+    exps(HUNG.format(timeout=120).replace("roi = 100000", "roi = 400"))
+    root = tmp_path / "runs"
+    killed = []
+
+    def killer():
+        wait_for(lambda: emulators_using(root / "by-id"), 60, "an emulator")
+        pid = emulators_using(root / "by-id")[0]
+        os.kill(pid, signal.SIGKILL)
+        killed.append(pid)
+
+    import threading
+    t = threading.Thread(target=killer)
+    t.start()
+    c = run_sweep("hung", quick=True, jobs=1, root=root, **QUIET)
+    t.join()
+    assert killed and c["retried"] == 1 and c["done"] == 1 and c["failed"] == 0
+
+
+def test_catalog_rebuilds_from_run_directories_alone(exps, tmp_path):
+    exps()
+    root = tmp_path / "runs"
+    run_sweep("tiny", quick=True, jobs=2, root=root, **QUIET)
+    before = catalog_bytes(root)
+    import shutil
+    shutil.rmtree(root / "catalog")
+    rebuild(root)
+    assert catalog_bytes(root) == before
+    cat = Catalog(root)
+    runs = cat.runs()
+    assert len(runs) == 2 and runs["run_id"].is_unique
+    for col in ("peak_offset", "colored_lines_sum", "rqloop_l2_miss_ratio",
+                "schedule_calls", "colored_lines_sum_per_schedule",
+                "n_insts", "source_commit", "source_dirty", "kernel_sha256"):
+        assert col in runs.columns and runs[col].notna().all(), col
+    r = runs.iloc[0]
+    assert (cat.offsets(r.run_id)["count"].sum() >= r.total > 0)
+    assert set(cat.counters(r.run_id)["cpu"]) >= {0, 1}
+    assert (cat.stats(r.run_id)["dump"] == 0).any()
+    assert isinstance(cat.runs(kernel="c8"), pd.DataFrame)
+    assert len(cat.runs(kernel="c8")) == 1 and len(cat.runs(l2_size="512KiB")) == 2
+
+
+GEM5_SHARED = ROOT.parent / "shared" / "gem5"
+
+
+@pytest.mark.skipif(not GEM5_SHARED.is_dir(), reason="no ../shared/gem5 recordings")
+def test_catalog_parses_every_gem5_dump(tmp_path):
+    import shutil
+    src = sorted(d for d in GEM5_SHARED.iterdir() if (d / "config.json").is_file())[0]
+    root = tmp_path / "runs"
+    shutil.copytree(src, root / "gem5" / src.name)
+    rebuild(root)
+    cat = Catalog(root)
+    row = cat.runs().iloc[0]
+    text = (src / "gem5" / "stats.txt").read_text()
+    blocks = text.count("Begin Simulation Statistics")
+    assert blocks >= 2 and row["dumps"] == blocks
+    st = cat.stats(row["run_id"])
+    assert sorted(st["dump"].unique()) == list(range(blocks))
+    assert row["schedule_calls"] > 0 and row["engine"] == "gem5"
+
+
+def test_dask_executor_on_a_real_local_cluster(exps, tmp_path):
+    """A LocalCluster with a real scheduler and worker processes."""
+    import dask.distributed  # noqa: F401  (scripts/setup.sh installs it)
+    exps()
+    root = tmp_path / "runs"
+    c = run_sweep("tiny", quick=True, jobs=2, executor="dask", root=root, **QUIET)
+    assert c["done"] == 2 and c["failed"] == 0 and c["ran"] == 2
+    # the runs were started by the cluster's worker processes, not by us
+    assert c["executor_pids"] and os.getpid() not in c["executor_pids"]
+    ref = tmp_path / "ref"
+    run_sweep("tiny", quick=True, jobs=2, root=ref, **QUIET)
+    assert catalog_bytes(root) == catalog_bytes(ref)     # same runs, same catalog
