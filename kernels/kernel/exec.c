@@ -224,7 +224,10 @@ do_execve(const char *path, char *const argv[], int argc)
   struct mm_struct *lazy = PTR(current->active_mm);
   cli();                               // no tick between the mm and CR3
   current->mm = current->active_mm = P32(mm);
-  switch_mm(mm);
+  switch_mm(mm);                       // init's kernel thread had no TSS
+  set_kernel_stack(current->processor, current->block + THREAD_SIZE);
+  wrmsr(MSR_FS_BASE, 0);               // stack yet: schedule sets it only
+  current->fsbase = 0;                 // for tasks with user mode
   sti();
   if (old)
     mmput(old);
