@@ -30,7 +30,8 @@ long sys_exit_group(long code);
 long sys_wait4(long pid, uint64_t status, long options, uint64_t rusage);
 // futex.c
 void futex_init(void);
-long sys_futex(uint64_t uaddr, long op, long val, uint64_t timeout);
+long sys_futex(uint64_t uaddr, long op, long val, uint64_t timeout,
+               uint64_t uaddr2, long val3);
 long futex_wake(uint64_t uaddr, int n);
 // ktimer.c
 void add_timeout(struct task_struct *p, uint64_t ticks);

@@ -8,7 +8,7 @@
 #include "m5op.h"
 #include "sched.h"
 
-enum { IDLE, WARMUP, MEASURING, DONE };
+enum { IDLE, WARMUP, MEASURING, DONE, USER_MEASURING };
 static int phase = IDLE;
 static uint64_t start, warmup, length;
 static uint64_t sched0, switch0, recalc0;
@@ -72,9 +72,10 @@ roi_user_op(long op)
   uint64_t f = spin_lock_irqsave(&roi_lock);
   if (phase == WARMUP)
     r = -16;                           // -EBUSY: the built-in ROI owns it
-  else if (op == M5OP_RESET_STATS)
+  else if (op == M5OP_RESET_STATS) {
     roi_begin(jiffies);
-  else if (op == M5OP_DUMP_STATS && phase == MEASURING)
+    phase = USER_MEASURING;            // the tick leaves this one alone
+  } else if (op == M5OP_DUMP_STATS && phase == USER_MEASURING)
     roi_end(jiffies);
   else if (op == M5OP_EXIT) {
     m5_op(M5OP_EXIT);

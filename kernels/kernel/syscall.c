@@ -85,7 +85,7 @@ dispatch(struct trapframe *tf)
   case 131: return 0;                                // sigaltstack
   case 158: return sys_arch_prctl(a, b);
   case 186: return me->pid;                          // gettid
-  case 202: return sys_futex(a, b, c, d);
+  case 202: return sys_futex(a, b, c, d, e, f);
   case 218: me->clear_child_tid = a; return me->pid; // set_tid_address
   case 228: return sys_clock_gettime(a, b);
   case 230: return sys_clock_nanosleep(a, b, c, d);
@@ -97,10 +97,19 @@ dispatch(struct trapframe *tf)
   }
 }
 
+// strace=1 on the command line logs every call and its result.
+static int strace = -1;
+
 void
 syscall_dispatch(struct trapframe *tf)
 {
+  uint64_t nr = tf->rax;
+  if (strace < 0)
+    strace = cmdline_u64("strace", 0);
   tf->rax = dispatch(tf);
+  if (strace)
+    printk("[pid %d] syscall %lu (%lx, %lx, %lx, %lx) = %ld\n", current->pid,
+           nr, tf->rdi, tf->rsi, tf->rdx, tf->r10, (long)tf->rax);
   exit_to_user_mode(tf);
 }
 
