@@ -11,14 +11,20 @@ from .errors import ConfigError, RunError
 PLUGIN = BUILD / "engine" / "busmon.so"
 
 
-def ensure_built(build_ids, plugin=True, progress=print):
-    """Build the kernel variants ``build_ids`` (and the plugin) if needed."""
+def ensure_built(build_ids, plugin=True, progress=print, image=False):
+    """Build the kernel variants ``build_ids`` (and the plugin, and the
+    user programs' root-file-system image) if needed."""
     if not shutil.which("scons"):
         raise ConfigError("scons is not installed: run scripts/setup.sh")
     ids = sorted(set(build_ids))
     targets = [str(BUILD / "kernels" / i) for i in ids]
     if plugin:
         targets.append(str(BUILD / "engine"))
+    if image:
+        if not shutil.which("musl-gcc"):
+            raise ConfigError("musl-gcc is not installed (Debian's musl-tools): "
+                              "run scripts/setup.sh")
+        targets.append(str(BUILD / "disk-images"))
     progress(f"build: scons {' '.join(t.replace(str(ROOT) + '/', '') for t in targets)}")
     cmd = ["scons", "-Q", f"variants={','.join(ids)}"] + targets
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)

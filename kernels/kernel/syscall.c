@@ -108,7 +108,7 @@ syscall_dispatch(struct trapframe *tf)
     strace = cmdline_u64("strace", 0);
   tf->rax = dispatch(tf);
   if (strace)
-    printk("[pid %d] syscall %lu (%lx, %lx, %lx, %lx) = %ld\n", current->pid,
+    printk("[cpu%d pid %d] syscall %lu (%lx, %lx, %lx, %lx) = %ld\n", current->processor, current->pid,
            nr, tf->rdi, tf->rsi, tf->rdx, tf->r10, (long)tf->rax);
   exit_to_user_mode(tf);
 }
@@ -121,6 +121,11 @@ void
 exit_to_user_mode(struct trapframe *tf)
 {
   struct task_struct *me = current;
+  // The spin-wait hint of the README's "Interleaving": a no-op on
+  // hardware and gem5; on QEMU 7.2's round-robin -icount it hands the host
+  // thread to the next vCPU, so user programs, which never pause
+  // themselves, do not keep one vCPU running and the others waiting.
+  cpu_relax();
   for (;;) {
     cli();
     if (me->sigpending) {
