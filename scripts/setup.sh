@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian machine for colorsim: Debian packages (QEMU, SCons,
-# the C toolchain), PyPI packages, and the default build (the bus-monitor
-# plugin and the vanilla and c32 kernels).  Nothing is fetched from anywhere
+# the C toolchain, musl-tools for the user programs), PyPI packages, and the
+# default build (the bus-monitor plugin, the vanilla and c32 kernels, the
+# user programs and the root-file-system image).  Nothing is fetched from anywhere
 # else.  Safe to run again: it skips what is already installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ apt_install() {
     --no-install-recommends "$@" >/dev/null
 }
 
-packages=(qemu-system-x86 scons gcc binutils)
+packages=(qemu-system-x86 scons gcc binutils musl-tools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

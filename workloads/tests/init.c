@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 static const char *tests[] = {"forktest", "exectest", "isolation", "threads",
-                              "memtest", "filetest", "misctest"};
+                              "memtest", "filetest", "misctest", "faulttest"};
 
 int main(void)
 {
