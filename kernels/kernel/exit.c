@@ -104,8 +104,8 @@ do_exit(int code)
   spin_unlock_irq(&tasklist_lock);
   if (init_done)
     init_gone(leader->exit_code);
-  if (!left && parent)
-    wake_up(&parent->wait_chldexit, 1);
+  if (!left && parent && parent->group_leader)  // wait4 sleeps on the leader's
+    wake_up(&parent->group_leader->wait_chldexit, 1);
   cli();
   schedule();                            // never returns
   panic("do_exit: pid %d came back", me->pid);
@@ -138,13 +138,11 @@ sys_exit_group(long code)
   for (struct task_struct *p = PTR(init_task->next_task); p != init_task;
        p = PTR(p->next_task))
     if (p->tgid == me->tgid && p != me && p->state != TASK_ZOMBIE &&
-        p->state != TASK_DEAD)
+        p->state != TASK_DEAD) {
       p->sigpending = 1;
+      wake_up_process(p);              // runqueue_lock nests inside
+    }
   spin_unlock_irq(&tasklist_lock);
-  for (struct task_struct *p = PTR(init_task->next_task); p != init_task;
-       p = PTR(p->next_task))
-    if (p->tgid == me->tgid && p->sigpending)
-      wake_up_process(p);
   if (code >= 0)
     do_exit((code & 0xff) << 8);
   return 0;

@@ -50,6 +50,10 @@ mmdrop(struct mm_struct *mm)
     return;                       // the built-in workload's static mms
   if (__atomic_sub_fetch(&mm->mm_count, 1, __ATOMIC_SEQ_CST))
     return;
+  uint64_t cr3;                   // a task without page tables of its own
+  __asm__ volatile("mov %%cr3, %0" : "=r"(cr3));   // (built-in workload)
+  if (cr3 == (uint64_t)mm->pgd)   // does not switch CR3: never leave it on
+    load_kernel_cr3();            // freed tables
   free_user_tables(mm->pgd);
   free_pages(mm->pgd, 0);
   free_pages(mm, 0);

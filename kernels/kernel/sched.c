@@ -248,6 +248,8 @@ need_resched_back:
   prev = current;
   this_cpu = prev->processor;
   spin_lock_irq(&runqueue_lock);
+  if (prev->state == TASK_INTERRUPTIBLE && prev->sigpending)
+    prev->state = TASK_RUNNING;               // killed: no sleeping (2.4)
   if (prev->state != TASK_RUNNING && task_on_runqueue(prev))
     del_from_runqueue(prev);
   prev->need_resched = 0;

@@ -16,6 +16,15 @@ static int go, ready;
 static long counter;
 static long tids[T];
 static __thread int mine;          /* TLS: each thread its own copy */
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+
+/* Blocks for ever (in FUTEX_WAIT): exit() must still end the process. */
+static void *blocker(void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock(&held);
+  return NULL;
+}
 
 static void *worker(void *arg)
 {
@@ -67,6 +76,11 @@ int main(void)
     for (int j = 0; j < i; j++)
       CHECK("threads", tids[i] != tids[j]);
   }
+  pthread_t stuck;
+  pthread_mutex_lock(&held);
+  CHECK("threads", pthread_create(&stuck, NULL, blocker, NULL) == 0);
+  for (int i = 0; i < 20; i++)
+    sched_yield();                  /* let it block */
   printf("threads: ok (%d threads, counter %ld)\n", T, counter);
-  return 0;
+  return 0;                         /* exit_group ends the blocked thread */
 }
