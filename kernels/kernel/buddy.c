@@ -130,6 +130,8 @@ void
 buddy_init(struct mem_region *r, int n)
 {
   uint64_t kend = ((uint64_t)__kernel_end + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+  if (kend < PHYS_FREE_START)
+    kend = PHYS_FREE_START;
   for (int i = 0; i < MAX_ORDER; i++)
     free_area[i].next = free_area[i].prev = &free_area[i];
   for (int i = 0; i < n; i++) {
