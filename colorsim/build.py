@@ -14,8 +14,9 @@ PLUGIN = BUILD / "engine" / "busmon.so"
 PREBUILT_ENV = "COLORSIM_PREBUILT"   # set by a sweep for its runs' processes
 
 
-def ensure_built(build_ids, plugin=True, progress=print):
-    """Build the kernel variants ``build_ids`` (and the plugin) if needed."""
+def ensure_built(build_ids, plugin=True, progress=print, image=False):
+    """Build the kernel variants ``build_ids`` (and the plugin, and the
+    user programs' root-file-system image) if needed."""
     if not shutil.which("scons"):
         raise ConfigError("scons is not installed: run scripts/setup.sh")
     ids = sorted(set(build_ids))
@@ -24,6 +25,11 @@ def ensure_built(build_ids, plugin=True, progress=print):
     targets = [str(BUILD / "kernels" / i) for i in ids]
     if plugin:
         targets.append(str(BUILD / "engine"))
+    if image:
+        if not shutil.which("musl-gcc"):
+            raise ConfigError("musl-gcc is not installed (Debian's musl-tools): "
+                              "run scripts/setup.sh")
+        targets.append(str(BUILD / "disk-images"))
     progress(f"build: scons {' '.join(t.replace(str(ROOT) + '/', '') for t in targets)}")
     cmd = ["scons", "-Q", f"variants={','.join(ids)}"] + targets
     BUILD.mkdir(parents=True, exist_ok=True)

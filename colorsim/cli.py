@@ -25,7 +25,7 @@ from . import compare
 from .errors import ConfigError, Interrupted, ResultsError, RunError
 from .machine import get_machine, read_machines
 from .rundir import check_out_dir, check_run_name, partial_dir
-from .runspec import RunSpec, Workload
+from .runspec import RunSpec, Workload, parse_workload
 from .units import format_size
 from .variants import colors_rule, parse_variant
 
@@ -58,6 +58,10 @@ def add_run_options(p, kernel_required=True):
     if kernel_required:
         p.add_argument("--kernel", required=True,
                        help=f"vanilla, or cN for N colors: {colors_rule(32)}")
+    p.add_argument("--workload", default="tasks",
+                   help="tasks (the built-in workload, default), or a user program "
+                        "from the root-file-system image run as init: init:/bin/roitest, "
+                        "or just roitest")
     p.add_argument("--tasks", type=_positive_int, default=1024, help="workload tasks (default 1024)")
     p.add_argument("--burst", type=_positive_int, default=Workload.burst, help="compute iterations between sleeps")
     p.add_argument("--warmup", type=_positive_int, default=Workload.warmup_ticks, help="ticks before the region of interest")
@@ -82,7 +86,8 @@ def spec_from_args(a, kernel=None) -> RunSpec:
             machine = machine.with_cpus(a.cpus)
         variant = parse_variant(kernel or a.kernel, machine)
         w = Workload(tasks=a.tasks, burst=a.burst, warmup_ticks=a.warmup,
-                     roi_ticks=a.roi, seed=a.seed)
+                     roi_ticks=a.roi, seed=a.seed,
+                     program=parse_workload(a.workload))
         spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=a.timeout)
     for n in notes:
         warnings.warn(n.message)

@@ -16,7 +16,7 @@ import hashlib
 import json
 
 ID_KEYS = ("machine", "variant", "workload", "engine", "engine_version",
-           "kernel_sha256", "plugin_sha256")
+           "kernel_sha256", "plugin_sha256", "rootfs_sha256")
 SHORT = 16          # hex digits of a run directory's name (64 bits)
 
 
@@ -27,7 +27,7 @@ def _version_of(name: str) -> str:
     v = getattr(engine, "version", None)
     if callable(v):
         v = v()
-    return f"{name} {v}" if v else name
+    return str(v) if v else name
 
 
 def engine_version(name: str) -> str:

@@ -125,7 +125,7 @@ def _watch(proc, run_dir: Path, timeout_s: float, progress) -> int:
         if log.is_file():
             lines = log.read_text(errors="replace").splitlines()
             for line in lines[seen:]:
-                if line.startswith(("roi:", "workload:", "cpus:")):
+                if line.startswith(("roi:", "workload:", "cpus:", "init:")):
                     progress(f"  guest: {line.strip()}")
             seen = len(lines)
         if time.monotonic() >= deadline:
@@ -154,7 +154,7 @@ def prepare(spec: RunSpec, progress=print) -> dict:
     engine = get_engine(spec.engine)
     engine.check_available()
     ensure_built([spec.variant.build_id], plugin=spec.engine == "qemu",
-                 progress=progress)
+                 progress=progress, image=bool(spec.workload.program))
     return json.loads(spec.layout_file.read_text())
 
 
@@ -165,7 +165,8 @@ def identity(spec: RunSpec) -> dict:
              "engine_version": engine_version(spec.engine)}
     if spec.engine == "qemu":
         ident["plugin_sha256"] = file_sha256(PLUGIN)
-        ident["engine_version"] = get_engine("qemu").version()
+    if spec.workload.program:
+        ident["rootfs_sha256"] = file_sha256(spec.rootfs_image)
     return ident
 
 
@@ -225,7 +226,8 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
 
     progress(f"run {name}: {spec.engine}, {spec.machine.name} {spec.cpus} CPUs, "
              f"L2 {spec.machine.caches.l2.describe()}, kernel "
-             f"{spec.variant.name}, {spec.workload.tasks} tasks")
+             f"{spec.variant.name}, " + (f"init={spec.workload.program}"
+             if spec.workload.program else f"{spec.workload.tasks} tasks"))
     t0 = time.monotonic()
     try:
         if spec.engine == "qemu":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,9 +22,29 @@ ENGINES = ("qemu", "gem5")
 HZ = 100
 
 
+ROOTFS_NAME_MAX = 95       # kernels/include/fs.h RFS_NAME_MAX, less the NUL
+
+
+def parse_workload(text: str) -> str:
+    """``--workload``: ``tasks`` (the built-in workload) gives "", else the
+    absolute path of a program in the root-file-system image:
+    ``init:/bin/roitest`` or just ``roitest`` (meaning ``/bin/roitest``)."""
+    if text == "tasks":
+        return ""
+    path = text[5:] if text.startswith("init:") else (
+        "/bin/" + text if re.fullmatch(r"[A-Za-z0-9_.-]+", text) else None)
+    if (not path or not re.fullmatch(r"(/[A-Za-z0-9_.-]+)+", path)
+            or len(path.encode()) > ROOTFS_NAME_MAX):
+        raise ConfigError(f"--workload must be tasks, init:/path/in/image or "
+                          f"a program name, got {text!r}")
+    return path
+
+
 @dataclass(frozen=True)
 class Workload:
-    """The kernel's built-in task workload (compute, sleep, wake)."""
+    """The kernel's built-in task workload (compute, sleep, wake), or a
+    user program from the root-file-system image run as init (``program``,
+    an absolute path in the image; "" = built-in)."""
 
     tasks: int = 1024          # workload tasks (the run queue stays ~this long)
     burst: int = 2000          # loop iterations of compute between sleeps
@@ -31,8 +52,11 @@ class Workload:
     warmup_ticks: int = 10     # ticks after all tasks exist before resetstats
     roi_ticks: int = 10        # ticks between resetstats and dumpstats
     seed: int = 1              # allocator fragmentation / placement seed
+    program: str = ""          # init=program instead of the built-in tasks
 
     def __post_init__(self):
+        if self.program:
+            parse_workload("init:" + self.program)
         if not 1 <= self.tasks <= 4096:
             raise ConfigError(f"--tasks must be between 1 and 4096, got "
                               f"{self.tasks}")
@@ -56,6 +80,10 @@ class RunSpec:
         if self.engine not in ENGINES:
             raise ConfigError(f"unknown engine {self.engine!r}; choose one of "
                               f"{', '.join(ENGINES)}")
+        if self.engine == "gem5" and self.workload.program:
+            raise ConfigError("user programs (--workload init:...) run on QEMU "
+                              "only for now: the gem5 path has no root-file-"
+                              "system loader yet (disk-images/README.md)")
         if not 0 < self.timeout_s < float("inf"):
             raise ConfigError(f"timeout must be a positive number of seconds, "
                               f"got {self.timeout_s}")
@@ -79,28 +107,38 @@ class RunSpec:
         return self.kernel_dir / "kernel.mb.elf"
 
     @property
+    def rootfs_image(self) -> Path:
+        """The root-file-system image (QEMU -initrd) for user programs."""
+        return BUILD / "disk-images" / "rootfs.img"
+
+    @property
     def layout_file(self) -> Path:
         return self.kernel_dir / "layout.json"
 
     def kernel_cmdline(self, lapic_hz: int) -> str:
         w = self.workload
-        return (f"tasks={w.tasks} burst={w.burst} buffer={w.buffer} "
+        line = (f"tasks={w.tasks} burst={w.burst} buffer={w.buffer} "
                 f"warmup={w.warmup_ticks} roi={w.roi_ticks} seed={w.seed} "
                 f"lapic_hz={lapic_hz}")
+        return line + (f" init={w.program}" if w.program else "")
 
     def to_dict(self) -> dict:
         d = {"machine": self.machine.to_dict(),
              "variant": dataclasses.asdict(self.variant),
              "workload": dataclasses.asdict(self.workload),
              "engine": self.engine}
+        if not self.workload.program:       # runs made before it existed
+            del d["workload"]["program"]    # stay comparable
         d["variant"]["name"] = self.variant.name
         d["variant"]["build_id"] = self.variant.build_id
         return d
 
     def default_name(self) -> str:
         l2 = self.machine.caches.l2.size // 1024
+        what = (f"t{self.workload.tasks}" if not self.workload.program else
+                "init_" + self.workload.program.strip("/").replace("/", "_"))
         return (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
-                f"{self.variant.name}-t{self.workload.tasks}-{self.engine}")
+                f"{self.variant.name}-{what}-{self.engine}")
 
 
 def file_sha256(path: Path) -> str:

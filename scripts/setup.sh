@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian machine for colorsim: Debian packages (SCons, the C
-# toolchain, SeaBIOS), PyPI packages, QEMU >= 10.1 built from Debian's source
-# package (scripts/build-qemu.sh, about 3 minutes the first time), and the
-# default build (the bus-monitor plugin and the vanilla and c32 kernels).
-# Nothing is fetched from anywhere else.  Safe to run again: it skips what
-# is already installed.
+# toolchain, SeaBIOS, musl-tools for the user programs), PyPI packages, QEMU
+# >= 10.1 built from Debian's source package (scripts/build-qemu.sh, about 3
+# minutes the first time), and the default build (the bus-monitor plugin, the
+# vanilla and c32 kernels, the user programs and the root-file-system image).
+# Nothing is fetched from anywhere else.  Safe to run again: it skips what is
+# already installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +18,7 @@ apt_install() {
     --no-install-recommends "$@" >/dev/null
 }
 
-packages=(seabios scons gcc binutils chromium)   # chromium: the report test
+packages=(seabios scons gcc binutils musl-tools chromium)   # chromium: the report test
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

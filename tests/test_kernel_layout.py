@@ -68,8 +68,10 @@ def test_symbol_ranges(layouts):
     for lay in layouts.values():
         lo, hi = lay["ranges"]["rqloop"]
         assert lay["symbols"]["runqueue_walk"]["addr"] == lo and hi > lo
-        (ulo, uhi), = lay["ranges"]["user"]
+        (ulo, uhi), (vlo, vhi) = lay["ranges"]["user"]
         assert uhi > ulo and not (lo <= ulo < hi)
+        # ring-3 programs: the user half of every address space (mm.h)
+        assert (vlo, vhi) == (0x8000000000, 0x800000000000)
         assert lay["symbols"]["runqueue_lock"]["addr"] % 32 == 0
         for r in ("spin_lock", "spin_unlock"):
             lo, hi = lay["ranges"][r]

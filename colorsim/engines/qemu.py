@@ -153,6 +153,8 @@ class QemuEngine:
                "-serial", f"file:{run_dir / 'console.log'}",
                "-kernel", str(spec.kernel_multiboot),
                "-append", spec.kernel_cmdline(self.lapic_hz(spec))]
+        if spec.workload.program:            # a multiboot module
+            cmd += ["-initrd", str(spec.rootfs_image)]
         if plugin:
             cmd += ["-plugin", self.plugin_args(spec, run_dir, layout)]
         return cmd

@@ -2,8 +2,9 @@
 //
 // Every vector pushes an error code (a 0 where the CPU pushes none) and its
 // number, then alltraps saves the general registers and calls trap(tf) on
-// the current kernel stack.  Everything runs at ring 0, so the CPU never
-// switches stacks: an interrupt lands on the interrupted task's own stack,
+// the current kernel stack.  From ring 0 the CPU does not switch stacks;
+// from ring 3 it switches to the TSS's RSP0, the top of the current task's
+// block.  Either way the frame is on the interrupted task's own stack,
 // which is what lets trap() call schedule() on the way out, as 2.4 does on
 // its return-to-user path.
 
@@ -47,6 +48,8 @@ alltraps:
         movq %rsp, %rdi         // struct trapframe *
         cld
         call trap
+        .globl trapret
+trapret:                                // also the way out of a system call
         popq %r15
         popq %r14
         popq %r13

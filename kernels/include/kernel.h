@@ -20,11 +20,13 @@ void strlcpy(char *d, const char *s, size_t n);
 void cmdline_set(const char *s);
 const char *cmdline_get(void);
 uint64_t cmdline_u64(const char *key, uint64_t dflt);
+bool cmdline_str(const char *key, char *buf, size_t n);
 
 // memory.c: the firmware memory map
 struct mem_region { uint64_t base, len; };
 int firmware_memory_map(uint64_t magic, uint64_t info, struct mem_region *out, int max);
 void boot_info_init(uint64_t magic, uint64_t info);
+bool boot_module(uint64_t *base, uint64_t *size);
 extern const char *boot_protocol;
 
 // buddy.c

@@ -10,6 +10,10 @@
                                // (colorsim/variants.py reads this line)
 #define MAX_ORDER     11       // buddy orders 0..10 (4 KiB .. 4 MiB)
 #define MAX_PHYS      (2UL << 30)  // RAM above 2 GiB is ignored
+#define PHYS_FREE_START (4UL << 20) // the page allocator starts here (or at
+                                   // the kernel's end if that is higher), so
+                                   // a growing kernel image does not move the
+                                   // task blocks, and with them the results
 
 #define HZ            100      // timer ticks per second
 #define PROC_CHANGE_PENALTY 15 // goodness bonus for staying on the same CPU

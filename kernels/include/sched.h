@@ -13,6 +13,7 @@
 #include "param.h"
 #include "spinlock.h"
 #include "types.h"
+#include "wait.h"
 #include "x86.h"
 
 #define TASK_RUNNING         0
@@ -25,9 +26,15 @@
 #define SCHED_RR    2
 #define SCHED_YIELD 0x10
 
-struct mm_struct {
-  int id;  // one per workload "process"; kernel threads have none
-};
+#define TASK_DEAD            8   // a thread that reaps itself (schedule_tail)
+
+// The process fields after comm (0xa8..), and the padding that keeps the
+// structure at 2.4's size.
+#define TASK_EXT_BYTES (4 * 2 + 8 * 6 + 16 + 24)
+#define TASK_REST_BYTES (1664 - 0xa8 - TASK_EXT_BYTES)
+
+struct mm_struct;        // mm.h
+struct files_struct;     // fs.h
 
 struct thread_struct {
   uint64_t rsp;  // saved kernel stack pointer while switched out
@@ -72,7 +79,20 @@ struct task_struct {
   void *arg;
   uint64_t nvcsw;               // context switches into this task
   char comm[16];
-  uint8_t rest[1664 - 0xa8];    // timers, creds, rlimits, fxsr area, ...
+
+  // processes and threads in user mode (0xa8 on): 2.4's pid/tgid/parent
+  // links, files, the TLS base and the clear-tid word of CLONE_CHILD_CLEARTID
+  int32_t tgid;                 // thread group = process id
+  int32_t group_exit;           // exit_group(): exit_code is the group's
+  struct task_struct *p_pptr;   // parent (init after reparenting)
+  struct task_struct *group_leader;
+  struct files_struct *files;
+  uint64_t fsbase;              // arch_prctl(ARCH_SET_FS)
+  uint64_t clear_child_tid;     // user address, or 0
+  uint64_t timeout;             // jiffies to wake at, 0 = none (ktimer.c)
+  struct list64 timer_link;
+  struct wait_queue_head wait_chldexit;  // wait4() sleeps here
+  uint8_t rest[TASK_REST_BYTES];  // timers, creds, rlimits, fxsr area, ...
 };
 
 // The layout the experiment depends on, checked at compile time: Linux
@@ -86,7 +106,8 @@ _Static_assert(offsetof(struct task_struct, has_cpu) == 0x30, "has_cpu");
 _Static_assert(offsetof(struct task_struct, cpus_allowed) == 0x38, "cpus_allowed");
 _Static_assert(offsetof(struct task_struct, run_list.next) == 0x3c, "run_list");
 _Static_assert(offsetof(struct task_struct, next_task) == 0x48, "next_task");
-_Static_assert(offsetof(struct task_struct, rest) == 0xa8, "rest");
+_Static_assert(offsetof(struct task_struct, tgid) == 0xa8, "tgid");
+_Static_assert(offsetof(struct task_struct, rest) == 0xa8 + TASK_EXT_BYTES, "rest");
 _Static_assert(sizeof(struct task_struct) == TASK_STRUCT_SIZE, "task_struct size");
 
 // The 8 KiB block: a task_struct near the base, the kernel stack above it.
@@ -153,6 +174,10 @@ struct task_struct *kernel_thread(void (*fn)(void *), void *arg,
                                   const char *name);
 struct task_struct *create_task(void (*fn)(void *), void *arg,
                                 const char *name, struct mm_struct *mm);
+struct task_struct *kernel_thread_for_user(void (*fn)(void *), void *arg,
+                                          const char *name);
+struct task_struct *copy_task_struct(const char *name);
+void enter_task(struct task_struct *p);
 void cpu_idle(void) __attribute__((noreturn));
 void task_init_boot(void);
 struct task_struct *make_idle_task(int cpu);

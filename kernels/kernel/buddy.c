@@ -8,6 +8,7 @@
 // rather than contiguous: buddy_age() supplies that history.
 #include "kernel.h"
 #include "param.h"
+#include "spinlock.h"
 
 struct free_block {
   struct free_block *next, *prev;
@@ -21,6 +22,8 @@ struct page {
 static struct page mem_map[MAX_PHYS / PAGE_SIZE];
 static struct free_block free_area[MAX_ORDER];
 static uint64_t max_pfn, free_pages_count;
+// 2.4's zone lock: processes fork, fault and exit on every CPU at once.
+static spinlock_t zone_lock = SPIN_LOCK_UNLOCKED;
 
 static void
 area_add(int order, uint64_t pfn)
@@ -44,8 +47,18 @@ area_del(int order, uint64_t pfn)
   (void)order;
 }
 
+static void __free_pages(void *addr, int order);
+
 void
 free_pages(void *addr, int order)
+{
+  uint64_t f = spin_lock_irqsave(&zone_lock);
+  __free_pages(addr, order);
+  spin_unlock_irqrestore(&zone_lock, f);
+}
+
+static void
+__free_pages(void *addr, int order)
 {
   uint64_t pfn = (uint64_t)addr >> PAGE_SHIFT;
   BUG_ON((uint64_t)addr & ((PAGE_SIZE << order) - 1));
@@ -61,8 +74,19 @@ free_pages(void *addr, int order)
   area_add(order, pfn);
 }
 
+static void *__alloc_pages(int order);
+
 void *
 alloc_pages(int order)
+{
+  uint64_t f = spin_lock_irqsave(&zone_lock);
+  void *p = __alloc_pages(order);
+  spin_unlock_irqrestore(&zone_lock, f);
+  return p;
+}
+
+static void *
+__alloc_pages(int order)
 {
   int k = order;
   while (k < MAX_ORDER && free_area[k].next == &free_area[k])
@@ -106,6 +130,8 @@ void
 buddy_init(struct mem_region *r, int n)
 {
   uint64_t kend = ((uint64_t)__kernel_end + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+  if (kend < PHYS_FREE_START)
+    kend = PHYS_FREE_START;
   for (int i = 0; i < MAX_ORDER; i++)
     free_area[i].next = free_area[i].prev = &free_area[i];
   for (int i = 0; i < n; i++) {

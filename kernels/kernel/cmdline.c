@@ -41,3 +41,21 @@ cmdline_u64(const char *key, uint64_t dflt)
   }
   return dflt;
 }
+
+// Value of "key=word" copied into buf (at most n-1 bytes); false when absent.
+bool
+cmdline_str(const char *key, char *buf, size_t n)
+{
+  size_t kl = strlen(key);
+  for (const char *p = cmdline; *p; p++) {
+    if ((p == cmdline || p[-1] == ' ') && !strncmp(p, key, kl) && p[kl] == '=') {
+      const char *v = p + kl + 1;
+      size_t i = 0;
+      for (; v[i] && v[i] != ' ' && i + 1 < n; i++)
+        buf[i] = v[i];
+      buf[i] = 0;
+      return true;
+    }
+  }
+  return false;
+}

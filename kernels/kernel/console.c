@@ -119,6 +119,15 @@ printk(const char *fmt, ...)
   spin_unlock_irqrestore(&console_lock, f);
 }
 
+// Bytes a user process writes to its console file descriptor.
+void
+console_write(const char *s, size_t n)
+{
+  uint64_t f = spin_lock_irqsave(&console_lock);
+  puts_n(s, n);
+  spin_unlock_irqrestore(&console_lock, f);
+}
+
 void
 panic(const char *fmt, ...)
 {

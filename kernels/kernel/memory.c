@@ -11,6 +11,7 @@
 #define ZERO_PAGE     0x90200
 
 const char *boot_protocol = "unknown";
+static uint64_t module_base, module_size;   // the root-file-system image
 
 static bool
 is_multiboot(uint64_t magic)
@@ -33,6 +34,11 @@ boot_info_init(uint64_t magic, uint64_t info)
       while (*s == ' ') s++;
       cmdline_set(s);
     }
+    if ((flags & (1 << 3)) && *(uint32_t *)(info + 20)) {   // mods_count
+      uint32_t *mod = PTR(*(uint32_t *)(info + 24));        // the first
+      module_base = mod[0];
+      module_size = mod[1] - mod[0];
+    }
   } else if (info == ZERO_PAGE) {
     boot_protocol = "gem5-zero-page";
     uint32_t p = *(uint32_t *)(info + 0x228);
@@ -43,14 +49,40 @@ boot_info_init(uint64_t magic, uint64_t info)
   }
 }
 
+// The image QEMU loaded with -initrd (a multiboot module), if any.
+bool
+boot_module(uint64_t *base, uint64_t *size)
+{
+  *base = module_base;
+  *size = module_size;
+  return module_size != 0;
+}
+
 static int
-add_region(struct mem_region *out, int n, int max, uint64_t base, uint64_t len)
+add_one_region(struct mem_region *out, int n, int max, uint64_t base, uint64_t len)
 {
   if (n < max && len) {
     out[n].base = base;
     out[n].len = len;
     n++;
   }
+  return n;
+}
+
+// A RAM region less the module: the page allocator must not hand out the
+// image's pages.
+static int
+add_region(struct mem_region *out, int n, int max, uint64_t base, uint64_t len)
+{
+  uint64_t end = base + len, mend = module_base + module_size;
+  if (!module_size || mend <= base || module_base >= end)
+    return add_one_region(out, n, max, base, len);
+  uint64_t mstart = module_base & ~0xfffUL;
+  mend = (mend + 0xfff) & ~0xfffUL;
+  if (mstart > base)
+    n = add_one_region(out, n, max, base, mstart - base);
+  if (end > mend)
+    n = add_one_region(out, n, max, mend, end - mend);
   return n;
 }
 

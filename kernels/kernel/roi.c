@@ -8,7 +8,7 @@
 #include "m5op.h"
 #include "sched.h"
 
-enum { IDLE, WARMUP, MEASURING, DONE };
+enum { IDLE, WARMUP, MEASURING, DONE, USER_MEASURING };
 static int phase = IDLE;
 static uint64_t start, warmup, length;
 static uint64_t sched0, switch0, recalc0;
@@ -27,25 +27,63 @@ workload_started(void)
   printk("roi: warmup %lu ticks, then measure %lu ticks\n", warmup, length);
 }
 
+static void
+roi_begin(uint64_t now)
+{
+  phase = MEASURING;
+  sched0 = nr_schedules;
+  switch0 = nr_switches;
+  recalc0 = nr_recalcs;
+  printk("roi: begin at jiffies %lu, nr_running %d\n", now, nr_running);
+  m5_op(M5OP_RESET_STATS);
+}
+
+static void
+roi_end(uint64_t now)
+{
+  phase = DONE;
+  m5_op(M5OP_DUMP_STATS);
+  printk("roi: end at jiffies %lu: schedules %lu switches %lu recalcs %lu "
+         "nr_running %d\n", now, nr_schedules - sched0,
+         nr_switches - switch0, nr_recalcs - recalc0, nr_running);
+}
+
 void
 roi_tick(uint64_t now)
 {
   if (phase == WARMUP && now >= start + warmup) {
-    phase = MEASURING;
-    sched0 = nr_schedules;
-    switch0 = nr_switches;
-    recalc0 = nr_recalcs;
-    printk("roi: begin at jiffies %lu, nr_running %d\n", now, nr_running);
-    m5_op(M5OP_RESET_STATS);
+    roi_begin(now);
   } else if (phase == MEASURING && now >= start + warmup + length) {
-    phase = DONE;
-    m5_op(M5OP_DUMP_STATS);
-    printk("roi: end at jiffies %lu: schedules %lu switches %lu recalcs %lu "
-           "nr_running %d\n", now, nr_schedules - sched0,
-           nr_switches - switch0, nr_recalcs - recalc0, nr_running);
+    roi_end(now);
     m5_op(M5OP_EXIT);
     machine_exit(0);
   }
+}
+
+// The colorsim m5 system call: a user program (init=) marks its own region
+// of interest with the same operations, and the same console lines, as
+// the built-in workload's tick-driven one.  The kernel issues the op, so
+// gem5 and our bus monitor see exactly the address-form load they know.
+long
+roi_user_op(long op)
+{
+  static spinlock_t roi_lock = SPIN_LOCK_UNLOCKED;
+  long r = 0;
+  uint64_t f = spin_lock_irqsave(&roi_lock);
+  if (phase == WARMUP)
+    r = -16;                           // -EBUSY: the built-in ROI owns it
+  else if (op == M5OP_RESET_STATS) {
+    roi_begin(jiffies);
+    phase = USER_MEASURING;            // the tick leaves this one alone
+  } else if (op == M5OP_DUMP_STATS && phase == USER_MEASURING)
+    roi_end(jiffies);
+  else if (op == M5OP_EXIT) {
+    m5_op(M5OP_EXIT);
+    machine_exit(0);
+  } else
+    r = -22;                           // -EINVAL
+  spin_unlock_irqrestore(&roi_lock, f);
+  return r;
 }
 
 // QEMU's isa-debug-exit (port 0xf4) ends the emulator with status

@@ -4,8 +4,12 @@
 // Lock order: tasklist_lock, then runqueue_lock (recalculation drops the
 // run-queue lock before taking the task-list lock, as 2.4 does).
 #include "kernel.h"
+#include "mm.h"
 #include "sched.h"
 #include "smp.h"
+#include "user.h"
+
+void release_task(struct task_struct *p);   // exit.c
 
 spinlock_t runqueue_lock __attribute__((aligned(SMP_CACHE_BYTES))) = SPIN_LOCK_UNLOCKED;
 spinlock_t tasklist_lock __attribute__((aligned(SMP_CACHE_BYTES))) = SPIN_LOCK_UNLOCKED;
@@ -146,9 +150,8 @@ reschedule_idle(struct task_struct *p)
       return;
     best_cpu = tsk->processor;
   }
-  int old = tsk->need_resched;
   tsk->need_resched = 1;
-  if (!old && best_cpu != this_cpu)
+  if (best_cpu != this_cpu)           // 2.4.5: always kick another CPU
     smp_send_reschedule(best_cpu);
 }
 
@@ -174,6 +177,20 @@ wake_up_process(struct task_struct *p)
   return try_to_wake_up(p, 0);
 }
 
+// A thread that exited (not a group leader: nobody waits for it) frees
+// its own block, from the next task's stack.
+static void
+reap_dead_thread(struct task_struct *prev)
+{
+  spin_lock_irq(&tasklist_lock);
+  struct task_struct *b = PTR(prev->prev_task), *n = PTR(prev->next_task);
+  b->next_task = P32(n);
+  n->prev_task = P32(b);
+  nr_threads--;
+  spin_unlock_irq(&tasklist_lock);
+  release_task(prev);
+}
+
 // Runs on the new task's stack right after the switch: prev may now run
 // elsewhere.  A preempted prev gets a chance at an idle CPU.
 void
@@ -183,6 +200,10 @@ schedule_tail(struct task_struct *prev)
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   WRITE_ONCE(prev->has_cpu, 0);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (prev->state == TASK_DEAD) {
+    reap_dead_thread(prev);
+    return;
+  }
   if (prev->pid == 0 || prev->state != TASK_RUNNING)
     return;
   uint64_t f = spin_lock_irqsave(&runqueue_lock);
@@ -190,13 +211,45 @@ schedule_tail(struct task_struct *prev)
   spin_unlock_irqrestore(&runqueue_lock, f);
 }
 
+// 2.4's switch_mm and lazy TLB: a task without an mm (idle, kernel
+// threads) borrows prev's and holds a reference until it switches away
+// (mm_count, so a dying process's page tables outlive their last user).
+// A task with user mode also needs its kernel stack in the TSS and its
+// TLS base in FS.
+static void
+prepare_switch(struct task_struct *prev, struct task_struct *next, int cpu)
+{
+  struct mm_struct *mm = task_mm(next), *oldmm = PTR(prev->active_mm);
+  if (!mm) {
+    next->active_mm = prev->active_mm;
+    if (mm_has_user(oldmm))
+      mmgrab(oldmm);
+  } else if (mm != oldmm) {
+    switch_mm(mm);
+  }
+  if (mm_has_user(mm)) {
+    set_kernel_stack(cpu, next->block + THREAD_SIZE);
+    wrmsr(MSR_FS_BASE, next->fsbase);
+  }
+  if (!prev->mm) {
+    prev->active_mm = 0;
+    if (mm_has_user(oldmm))
+      mmdrop(oldmm);
+  }
+}
+
 void
 schedule(void)
 {
-  struct task_struct *prev = current, *next;
-  int this_cpu = prev->processor, c;
+  struct task_struct *prev, *next;
+  int this_cpu, c;
 
+need_resched_back:
+  prev = current;
+  this_cpu = prev->processor;
   spin_lock_irq(&runqueue_lock);
+  if (prev->state == TASK_INTERRUPTIBLE && prev->sigpending)
+    prev->state = TASK_RUNNING;               // killed: no sleeping (2.4)
   if (prev->state != TASK_RUNNING && task_on_runqueue(prev))
     del_from_runqueue(prev);
   prev->need_resched = 0;
@@ -220,13 +273,14 @@ schedule(void)
   nr_schedules++;
   spin_unlock_irq(&runqueue_lock);
 
-  if (next == prev)
-    return;
-  aligned_data[this_cpu].last_schedule = rdtsc();
-  nr_switches++;
-  next->nvcsw++;
-  if (!next->mm)                              // lazy TLB: borrow prev's mm
-    next->active_mm = prev->active_mm;
-  prev = switch_context(&prev->thread.rsp, next->thread.rsp, prev);
-  schedule_tail(prev);
+  if (next != prev) {
+    aligned_data[this_cpu].last_schedule = rdtsc();
+    nr_switches++;
+    next->nvcsw++;
+    prepare_switch(prev, next, this_cpu);
+    prev = switch_context(&prev->thread.rsp, next->thread.rsp, prev);
+    schedule_tail(prev);
+  }
+  if (READ_ONCE(current->need_resched))       // 2.4: woken meanwhile, again
+    goto need_resched_back;
 }

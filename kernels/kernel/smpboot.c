@@ -5,6 +5,7 @@
 #include "kernel.h"
 #include "sched.h"
 #include "smp.h"
+#include "user.h"
 
 #define TRAMP_BASE 0x8000
 #define ICR_INIT   0x00004500   // INIT, level assert
@@ -66,6 +67,7 @@ ap_main(void)
   struct task_struct *me = current;
   BUG_ON(me != idle_tasks[cpu]);
   idt_load();
+  cpu_init_user(cpu);
   lapic_init(cmdline_u64("lapic_hz", 1000000000));
   printk("cpu%d: online, APIC %u, idle task at %p\n", cpu, lapic_id(), me);
   WRITE_ONCE(cpus[cpu].online, 1);

@@ -5,6 +5,7 @@
 // the base, the kernel stack growing down from the top.
 #include "kernel.h"
 #include "sched.h"
+#include "user.h"
 
 extern char init_task_union[];
 struct task_struct *init_task;
@@ -78,12 +79,12 @@ make_idle_task(int cpu)
   return p;
 }
 
-// Lay out a new task's kernel stack so that the first switch_context to it
-// "returns" into task_start with r12 = fn and r13 = arg.
+// Lay out a new task's kernel stack below `top` so that the first
+// switch_context to it "returns" into task_start with r12 = fn and r13 = arg.
 static void
-prepare_stack(struct task_struct *p)
+prepare_stack(struct task_struct *p, uint64_t top)
 {
-  uint64_t *sp = PTR(p->block + THREAD_SIZE);
+  uint64_t *sp = PTR(top);
   *--sp = 0;                          // keeps task_start's calls 16-aligned
   *--sp = 0;
   *--sp = (uint64_t)task_start;       // return address
@@ -96,15 +97,15 @@ prepare_stack(struct task_struct *p)
   p->thread.rsp = (uint64_t)sp;
 }
 
-// 2.4's do_fork for a thread that starts in fn(arg): copy the parent's
-// task_struct, split its time slice, link the child into the task list,
-// wake it.  mm != NULL makes it a "process" with an address space.
+// The first half of 2.4's do_fork: a new block with a copy of the parent's
+// task_struct, not yet runnable, with its own pid and half the parent's
+// time slice.  NULL when memory is out.
 struct task_struct *
-create_task(void (*fn)(void *), void *arg, const char *name, struct mm_struct *mm)
+copy_task_struct(const char *name)
 {
   struct task_struct *parent = current, *p = alloc_task_struct();
   if (!p)
-    panic("out of memory creating task %d", next_pid);
+    return NULL;
   memcpy(p, parent, sizeof *p);
   p->state = TASK_UNINTERRUPTIBLE;
   p->run_list.next = p->run_list.prev = 0;
@@ -113,20 +114,23 @@ create_task(void (*fn)(void *), void *arg, const char *name, struct mm_struct *m
   p->lock_depth = -1;
   p->policy = SCHED_OTHER;
   p->cpus_allowed = ~0u;
-  p->pid = next_pid++;
+  p->pid = __atomic_fetch_add(&next_pid, 1, __ATOMIC_SEQ_CST);
   p->block = block_of_task(p);
-  p->fn = fn;
-  p->arg = arg;
   p->nvcsw = 0;
-  p->mm = p->active_mm = P32(mm);
-  strlcpy(p->comm, name, sizeof p->comm);
+  if (*name)
+    strlcpy(p->comm, name, sizeof p->comm);
   p->counter = (parent->counter + 1) >> 1;    // the slice is split
   parent->counter >>= 1;
   if (!parent->counter)
     parent->need_resched = 1;
-  prepare_stack(p);
-  task_selfcheck(p);
+  return p;
+}
 
+// The second half: link the task into the task list and wake it.
+void
+enter_task(struct task_struct *p)
+{
+  task_selfcheck(p);
   spin_lock_irq(&tasklist_lock);              // insert before init_task
   struct task_struct *last = PTR(init_task->prev_task);
   p->next_task = P32(init_task);
@@ -137,13 +141,43 @@ create_task(void (*fn)(void *), void *arg, const char *name, struct mm_struct *m
   spin_unlock_irq(&tasklist_lock);
 
   wake_up_process(p);
+}
+
+// 2.4's do_fork for a thread that starts in fn(arg): copy, link, wake.
+// mm != NULL makes it a "process" with an address space.  user_frame
+// leaves room for a trapframe at the top of the stack, for a kernel
+// thread that will enter user mode (init).
+static struct task_struct *
+spawn(void (*fn)(void *), void *arg, const char *name, struct mm_struct *mm,
+      bool user_frame)
+{
+  struct task_struct *p = copy_task_struct(name);
+  if (!p)
+    panic("out of memory creating task %d", next_pid);
+  p->fn = fn;
+  p->arg = arg;
+  p->mm = p->active_mm = P32(mm);
+  prepare_stack(p, user_frame ? (uint64_t)task_pt_regs(p) : p->block + THREAD_SIZE);
+  enter_task(p);
   return p;
+}
+
+struct task_struct *
+create_task(void (*fn)(void *), void *arg, const char *name, struct mm_struct *mm)
+{
+  return spawn(fn, arg, name, mm, false);
 }
 
 struct task_struct *
 kernel_thread(void (*fn)(void *), void *arg, const char *name)
 {
-  return create_task(fn, arg, name, NULL);
+  return spawn(fn, arg, name, NULL, false);
+}
+
+struct task_struct *
+kernel_thread_for_user(void (*fn)(void *), void *arg, const char *name)
+{
+  return spawn(fn, arg, name, NULL, true);
 }
 
 void

@@ -4,6 +4,7 @@
 // (update_process_times); CPU 0 also advances jiffies and drives the
 // region of interest.
 #include "kernel.h"
+#include "proc.h"
 #include "sched.h"
 
 volatile uint64_t jiffies;
@@ -26,6 +27,7 @@ timer_interrupt(int cpu)
   if (cpu == 0) {
     jiffies++;
     roi_tick(jiffies);
+    run_timeouts(jiffies);     // nanosleep and futex timeouts (ktimer.c)
   }
   update_process_times();
 }

@@ -1,19 +1,17 @@
 // Traps and interrupts: the IDT, dispatch, and the return path.
 //
-// 2.4 honours need_resched only on the way back to user mode.  Our
-// workload runs at ring 0, but its code lives in .user_text, so the same
-// rule reads: an interrupt that arrived while the CPU was executing
-// workload ("user") code calls schedule() before it returns.
+// 2.4 honours need_resched only on the way back to user mode.  Two kinds
+// of "user mode" exist: real ring-3 processes (CS & 3), whose way out is
+// exit_to_user_mode() (syscall.c), and the built-in workload, which runs at
+// ring 0 with its code in .user_text: an interrupt that arrived while the
+// CPU was executing that code calls schedule() before it returns.
 #include "kernel.h"
+#include "mm.h"
 #include "sched.h"
 #include "smp.h"
+#include "user.h"
 
-struct trapframe {
-  uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
-  uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
-  uint64_t vec, err;
-  uint64_t rip, cs, rflags, rsp, ss;   // pushed by the CPU
-};
+void force_exit(int sig) __attribute__((noreturn));   // exit.c
 
 struct idt_gate {
   uint16_t off_lo, sel;
@@ -48,10 +46,48 @@ idt_load(void)
 }
 
 static bool
-user_mode(struct trapframe *tf)
+ring3(struct trapframe *tf)
+{
+  return (tf->cs & 3) == 3;
+}
+
+static bool
+builtin_user_text(struct trapframe *tf)
 {
   return tf->rip >= (uint64_t)__user_text_start &&
          tf->rip < (uint64_t)__user_text_end;
+}
+
+bool
+user_mode(struct trapframe *tf)
+{
+  return ring3(tf) || builtin_user_text(tf);
+}
+
+// A page fault at a user address: demand-zero and brk/mmap/stack pages
+// (mmap.c).  The kernel faults here too, when it copies to or from a user
+// page not yet touched.
+static bool
+user_page_fault(struct trapframe *tf, uint64_t cr2)
+{
+  struct mm_struct *mm = task_mm(current);
+  if (tf->vec != 14 || !mm_has_user(mm) || cr2 < USER_BASE || cr2 >= USER_END)
+    return false;
+  return handle_mm_fault(mm, cr2, tf->err & 2) == 0;
+}
+
+// 2.4 would send SIGSEGV (or SIGILL, SIGFPE); we have no signals, so the
+// process dies as if by that signal, with a one-line note.
+static void
+user_exception(struct trapframe *tf, uint64_t cr2)
+{
+  int sig = tf->vec == 14 || tf->vec == 13 ? 11 : tf->vec == 6 ? 4 :
+            tf->vec == 0 ? 8 : 5;
+  printk("pid %d (%s): exception %lu err %lx at rip %lx addr %lx: killed "
+         "(signal %d)\n", current->pid, current->comm, tf->vec, tf->err,
+         tf->rip, cr2, sig);
+  sti();
+  force_exit(sig);
 }
 
 static void
@@ -59,6 +95,10 @@ exception(struct trapframe *tf)
 {
   uint64_t cr2;
   __asm__ volatile("mov %%cr2, %0" : "=r"(cr2));
+  if (user_page_fault(tf, cr2))
+    return;
+  if (ring3(tf))
+    user_exception(tf, cr2);
   panic("exception %lu err %lx at rip %lx rsp %lx cr2 %lx on apic %u",
         tf->vec, tf->err, tf->rip, tf->rsp, cr2, lapic_id());
 }
@@ -80,7 +120,11 @@ trap(struct trapframe *tf)
     exception(tf);
   }
   // ret_from_intr: reschedule before "returning to user mode".
-  while (user_mode(tf) && current->need_resched) {
+  if (ring3(tf)) {
+    exit_to_user_mode(tf);
+    return;
+  }
+  while (builtin_user_text(tf) && current->need_resched) {
     schedule();
     cli();
   }

@@ -42,3 +42,26 @@ wake_up(struct wait_queue_head *q, int nr_exclusive)
   }
   spin_unlock_irqrestore(&q->lock, f);
 }
+
+// Non-exclusive waiters at the head (2.4's add_wait_queue): for callers
+// that set their state, queue, re-check a condition, then schedule().
+void
+add_wait_queue(struct wait_queue_head *q, struct wait_queue_entry *w)
+{
+  uint64_t f = spin_lock_irqsave(&q->lock);
+  w->exclusive = 0;
+  struct list64 *h = &q->waiters;
+  w->link.next = h->next;
+  w->link.prev = h;
+  h->next->prev = &w->link;
+  h->next = &w->link;
+  spin_unlock_irqrestore(&q->lock, f);
+}
+
+void
+remove_wait_queue(struct wait_queue_head *q, struct wait_queue_entry *w)
+{
+  uint64_t f = spin_lock_irqsave(&q->lock);
+  list64_del(&w->link);
+  spin_unlock_irqrestore(&q->lock, f);
+}

@@ -21,6 +21,19 @@ from colorsim.variants import variant_from_build_id  # noqa: E402
 
 # The fields runqueue_walk() reads for every task, in program order (the
 # first one is the first word of the line the walk touches).
+
+
+def user_half():
+    """USER_BASE and USER_END from kernels/include/mm.h: the user half of
+    every address space."""
+    text = (ROOT / "kernels/include/mm.h").read_text()
+    vals = {k: int(v, 16) for k, v in re.findall(
+        r"#define (USER_BASE|USER_END)\s+(0x[0-9a-fA-F]+)UL", text)}
+    if set(vals) != {"USER_BASE", "USER_END"}:
+        raise SystemExit("mklayout: USER_BASE/USER_END not found in mm.h")
+    return vals["USER_BASE"], vals["USER_END"]
+
+
 WALK_FIELDS = ["has_cpu", "cpus_allowed", "policy", "counter", "processor",
                "mm", "nice", "run_list.next"]
 KEY_SYMBOLS = ["entry64", "mb_entry", "kmain", "schedule", "runqueue_walk",
@@ -101,8 +114,13 @@ def main():
         "symbols": {k: syms[k] for k in KEY_SYMBOLS},
         "ranges": {
             "rqloop": span("runqueue_walk"),
+            # user-mode code: the built-in workload's .user_text, and the
+            # user half of every address space (kernels/include/mm.h), where
+            # ring-3 programs run; the kernel never executes there, so a PC
+            # in it is user mode (see kernels/README.md, "Bus monitor")
             "user": [[syms["__user_text_start"]["addr"],
-                      syms["__user_text_end"]["addr"]]],
+                      syms["__user_text_end"]["addr"]],
+                     list(user_half())],
             # where a lockmeter finds acquisitions and releases of
             # runqueue_lock (symbols.runqueue_lock.addr is the lock word)
             "spin_lock": span("spin_lock"),

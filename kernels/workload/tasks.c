@@ -11,6 +11,7 @@
 // tick preempts it (trap.c), and the bus monitor counts its accesses as
 // user mode.  Web-server and Chat workloads as real processes come later.
 #include "kernel.h"
+#include "mm.h"
 #include "param.h"
 #include "sched.h"
 #include "wait.h"
