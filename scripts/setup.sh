@@ -18,7 +18,8 @@ apt_install() {
     --no-install-recommends "$@" >/dev/null
 }
 
-packages=(seabios scons gcc binutils musl-tools chromium)   # chromium: the report test
+# chromium: the report test; slurm: the Slurm executor and its test cluster
+packages=(seabios scons gcc binutils musl-tools chromium slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
