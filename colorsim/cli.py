@@ -57,7 +57,8 @@ def add_run_options(p, kernel_required=True):
     p.add_argument("--cpus", type=_positive_int, help="CPUs to use (default: all)")
     if kernel_required:
         p.add_argument("--kernel", required=True,
-                       help=f"vanilla, or cN for N colors: {colors_rule(32)}")
+                       help=f"vanilla, cN for N colors, mq (multi-queue scheduler) "
+                            f"or mq-cN: {colors_rule(32)}")
     p.add_argument("--workload", default="tasks",
                    help="tasks (the built-in workload, default), or a user program "
                         "from the root-file-system image run as init: init:/bin/roitest, "
