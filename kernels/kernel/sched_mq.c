@@ -55,6 +55,7 @@ sched_init(void)
     rq->runqueue_lock = (spinlock_t)SPIN_LOCK_UNLOCKED;
     aligned_data[cpu].curr_na_goodness = MIN_NA_GOODNESS;
   }
+  printk("sched: multi-queue, %d run queues with a lock each\n", NR_CPUS);
 }
 
 // facts §2: the global count becomes a sum over the queues (racy, as in
