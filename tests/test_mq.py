@@ -96,7 +96,7 @@ def test_mq_image_has_no_global_runqueue_lock(layouts):
 
 @pytest.mark.parametrize("cpus", [1, 2, 4, 8])
 def test_every_cpu_gets_its_share(cpus, tmp_path):
-    r = runner.run(spec("mq", machine="piii8", cpus=cpus, tasks=256, roi_ticks=3),
+    r = runner.run(spec("mq", machine="piii8", cpus=cpus, tasks=1024, roi_ticks=3),
                    out=tmp_path, **QUIET)
     log = (r / "console.log").read_text()
     assert "sched: multi-queue" in log and "roi: end" in log
