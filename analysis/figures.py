@@ -27,7 +27,14 @@ PAPER_FILE = ROOT / "configs" / "paper_results.toml"
 L2_NAMES = {256 * 1024: "256KiB", 512 * 1024: "512KiB", 1024 * 1024: "1MiB"}
 KERNEL_COLORS = {"vanilla": "#b2182b", "c32": "#2166ac", "c16": "#4393c3",
                  "c8": "#92c5de", "c4": "#f4a582", "c2": "#fddbc7",
-                 "mq": "#1b7837"}
+                 "mq": "#1b7837", "mq-c32": "#5aae61"}
+
+
+def miss_kernels(present) -> list:
+    """The kernels of a miss-ratio table: the paper's two, then the
+    multi-queue ones where the experiment ran them (the paper has no MQ
+    row: its MQ runs measured throughput only)."""
+    return ["vanilla", "c32"] + [k for k in ("mq", "mq-c32") if k in set(present)]
 
 
 def l2_name(size) -> str:
@@ -320,7 +327,7 @@ def _miss_table(d: ExpData, axis: str, paper_tab: dict, keys, key_name):
     ``axis`` value and kernel, beside the paper's row."""
     s = spread(d.runs, ["kernel", axis], "rqloop_l2_miss_ratio")
     rows = []
-    for k in ("vanilla", "c32"):
+    for k in miss_kernels(s["kernel"]):
         if k not in paper_tab and k not in set(s["kernel"]):
             continue
         ours = {"kernel": k, "source": "ours (%)"}
@@ -344,7 +351,7 @@ def _miss_table(d: ExpData, axis: str, paper_tab: dict, keys, key_name):
 
 def _miss_figure(plt, s, axis, keys, key_name, paper_tab, title, xlabel, out, stem):
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
-    for k in ("vanilla", "c32"):
+    for k in miss_kernels(s["kernel"]):
         r = s[s["kernel"] == k].set_index(axis).reindex(keys)
         if r["mean"].notna().any():
             ax.errorbar(range(len(keys)), r["mean"] * 100,

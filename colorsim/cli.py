@@ -57,7 +57,8 @@ def add_run_options(p, kernel_required=True):
     p.add_argument("--cpus", type=_positive_int, help="CPUs to use (default: all)")
     if kernel_required:
         p.add_argument("--kernel", required=True,
-                       help=f"vanilla, or cN for N colors: {colors_rule(32)}")
+                       help=f"vanilla, cN for N colors, mq (multi-queue scheduler) "
+                            f"or mq-cN: {colors_rule(32)}")
     p.add_argument("--workload", default="tasks",
                    help="tasks (the built-in workload, default), or a user program "
                         "from the root-file-system image run as init: init:/bin/roitest, "
@@ -174,8 +175,11 @@ def cmd_plot(a):
 
 
 def cmd_summary(a):
-    from analysis.results import offset_summary
-    print_summary(offset_summary(_runs(a.runs), view=a.view))
+    from analysis.results import offset_summary, work_units
+    runs = _runs(a.runs)
+    df = offset_summary(runs, view=a.view)
+    df["schedules"] = [work_units(r)["schedule"] for r in runs]
+    print_summary(df)
 
 
 def cmd_table(a):
@@ -203,9 +207,12 @@ def print_summary(df):
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         cols = ["run", "kernel", "tasks", "peak_offset", "peak_count",
                 "colored_lines_sum", "colored_span", "total", "rqloop_l2_miss_ratio"]
+        cols += [c for c in ("schedules",) if c in df]   # schedule() calls in the region
         d = df[cols].copy()
         d["peak_offset"] = d["peak_offset"].map(lambda x: f"{x:#05x}")
         d["rqloop_l2_miss_ratio"] = d["rqloop_l2_miss_ratio"].map(lambda x: f"{x:.1%}")
+        if "schedules" in d:
+            d["schedules"] = d["schedules"].map(lambda x: "-" if x != x else f"{x:.0f}")
         print(d.to_string(index=False))
 
 

@@ -38,9 +38,14 @@ NEEDS = {
 }
 # What the suite can do today.  The timing model, the lockmeter, the user
 # workloads and the multi-queue kernel add their names here as they land.
-AVAILABLE = frozenset({"counting", "rqloop", "synthetic"})
+AVAILABLE = frozenset({"counting", "rqloop", "synthetic", "multiqueue"})
 WORKLOADS = ("synthetic", "web", "chat")
-KERNEL_NEEDS = {"mq": "multiqueue"}
+KERNEL_NEEDS = {"mq": "multiqueue"}   # by scheduler: mq and mq-cN
+
+
+def kernel_need(kernel: str):
+    """What a kernel name needs beyond the suite's basics, or None."""
+    return KERNEL_NEEDS.get(kernel.split("-")[0])
 
 AXES = ("machine", "l2", "cpus", "kernels", "workload", "tasks", "seeds")
 SCALARS = {"warmup": int, "roi": int, "burst": int, "engine": str,
@@ -216,7 +221,7 @@ def _check_points(path, name, exp: Experiment) -> None:
     for quick in (False, True):
         scale = "quick" if quick else "grid"
         for p in expand(exp, quick):
-            if KERNEL_NEEDS.get(p.kernel):
+            if kernel_need(p.kernel) not in available() | {None}:
                 continue
             try:                 # machine, L2, CPUs, kernel, sizes
                 dataclasses.replace(p, workload_run="synthetic").spec()
@@ -311,7 +316,7 @@ def expand(exp: Experiment, quick: bool = False) -> list:
                 run_wl = exp.stand_in
             else:
                 lacks.append(workload)
-        kneed = KERNEL_NEEDS.get(kernel)
+        kneed = kernel_need(kernel)
         if kneed and kneed not in have:
             lacks.append(kneed)
         engine = s.get("engine", "qemu")

@@ -1,7 +1,9 @@
 """Kernel variants and the coloring arithmetic (the paper's eq. 1 and 3).
 
 A variant name is ``vanilla`` (one color) or ``cN`` with N colors, a power of
-two.  The coloring parameters come from the machine's L2: the task structure
+two, for Linux 2.4's scheduler; ``mq`` and ``mq-cN`` are the same with the
+multi-queue scheduler (IBM's MQ for 2.4, kernels/kernel/sched_mq.c).
+The coloring parameters come from the machine's L2: the task structure
 moves by ``color x line`` bytes, the color being address bits b .. b+n-1 of
 the 8 KiB block, b = log2(L2 size / associativity).
 
@@ -54,7 +56,10 @@ def colors_rule(line: int) -> str:
             f"{TASK_STRUCT_SIZE} B task_struct <= {THREAD_SIZE - KERNEL_STACK_MIN} B, "
             f"so that {KERNEL_STACK_MIN} B of the {THREAD_SIZE} B block stay "
             f"kernel stack: c2..c{max_colors(line)} with {line} B lines")
-SCHEDULERS = ("linux24",)  # the multi-queue scheduler lands later as "mq"
+# linux24: one run queue under runqueue_lock (kernels/kernel/sched.c);
+# mq: per-CPU run queues and locks (kernels/kernel/sched_mq.c, built with
+# -DCONFIG_SCHED_MQ).
+SCHEDULERS = ("linux24", "mq")
 
 
 @dataclass(frozen=True)
@@ -65,11 +70,15 @@ class KernelVariant:
     scheduler: str = "linux24"
 
     def __post_init__(self):
+        if self.scheduler not in SCHEDULERS:
+            raise ConfigError(f"unknown scheduler {self.scheduler!r}; known: "
+                              f"{', '.join(SCHEDULERS)}")
         if not is_pow2(self.colors):
             raise ConfigError(f"number of colors must be a power of two, "
                               f"got {self.colors}")
         if self.colors > max_colors(self.line):
             shift = (self.colors - 1) * self.line
+            pre = "mq-" if self.scheduler == "mq" else ""
             left = THREAD_SIZE - shift - TASK_STRUCT_SIZE
             where = (f"leaving {left} B of kernel stack" if left >= 0 else
                      f"past the end of its {THREAD_SIZE} B block")
@@ -77,7 +86,7 @@ class KernelVariant:
                 f"{self.colors} colors do not fit: the last color shifts the "
                 f"{TASK_STRUCT_SIZE} B task_struct by {shift} B, {where} "
                 f"(at least {KERNEL_STACK_MIN} B of stack needed); use "
-                f"c2..c{max_colors(self.line)} with {self.line} B lines")
+                f"{pre}c2..{pre}c{max_colors(self.line)} with {self.line} B lines")
         if self.way_bits < 13:
             raise ConfigError(f"L2 way size 2^{self.way_bits} B is smaller "
                               f"than the 8 KiB task block: coloring by "
@@ -85,6 +94,8 @@ class KernelVariant:
 
     @property
     def name(self) -> str:
+        if self.scheduler == "mq":
+            return "mq" if self.colors == 1 else f"mq-c{self.colors}"
         return "vanilla" if self.colors == 1 else f"c{self.colors}"
 
     @property
@@ -107,31 +118,40 @@ class KernelVariant:
     @property
     def build_id(self) -> str:
         """Directory name of this variant's build: what the image depends on."""
+        sched = "mq-" if self.scheduler == "mq" else ""
         if self.colors == 1:
-            return f"vanilla-l{self.line}"
-        return f"c{self.colors}-b{self.way_bits}-l{self.line}"
+            return f"{sched}vanilla-l{self.line}"
+        return f"{sched}c{self.colors}-b{self.way_bits}-l{self.line}"
 
     def cflags(self) -> list[str]:
-        return [f"-DCONFIG_COLORS={self.colors}",
-                f"-DCONFIG_COLOR_SHIFT={self.color_shift if self.colors > 1 else 0}",
-                f"-DCONFIG_COLOR_MASK={self.color_mask:#x}",
-                f"-DCONFIG_LINE_SIZE={self.line}"]
+        flags = [f"-DCONFIG_COLORS={self.colors}",
+                 f"-DCONFIG_COLOR_SHIFT={self.color_shift if self.colors > 1 else 0}",
+                 f"-DCONFIG_COLOR_MASK={self.color_mask:#x}",
+                 f"-DCONFIG_LINE_SIZE={self.line}"]
+        if self.scheduler == "mq":     # linux24's flags stay as they were
+            flags.append("-DCONFIG_SCHED_MQ=1")
+        return flags
 
 
-_NAME = re.compile(r"^(vanilla|c(\d+))$")
+KERNEL_NAMES = "'vanilla', 'cN', 'mq' or 'mq-cN'"
+_NAME = re.compile(r"^(?:(mq)(?:-c(\d+))?|vanilla|c(\d+))$")
 
 
 def parse_variant(name: str, machine: Machine) -> KernelVariant:
     m = _NAME.match(name)
     if not m:
-        raise ConfigError(f"unknown kernel {name!r}: use 'vanilla' or 'cN' "
-                          f"with N colors, {colors_rule(machine.caches.l2.line)}")
-    colors = 1 if m.group(1) == "vanilla" else int(m.group(2))
-    if m.group(2) is not None and colors < 2:
+        raise ConfigError(f"unknown kernel {name!r}: use {KERNEL_NAMES} "
+                          f"(mq = the multi-queue scheduler) with N colors, "
+                          f"{colors_rule(machine.caches.l2.line)}")
+    scheduler = "mq" if m.group(1) else "linux24"
+    ncolors = m.group(2) or m.group(3)
+    colors = int(ncolors) if ncolors is not None else 1
+    if ncolors is not None and colors < 2:
+        plain = "mq" if m.group(1) else "vanilla"
         raise ConfigError(f"kernel {name!r}: a colored kernel needs at least "
-                          f"2 colors (use 'vanilla' for one)")
+                          f"2 colors (use {plain!r} for one)")
     l2 = machine.caches.l2
-    return KernelVariant(colors, l2.line, l2.way_bits)
+    return KernelVariant(colors, l2.line, l2.way_bits, scheduler)
 
 
 def colors_needed(processes: int, l2_size: int) -> int:
@@ -143,7 +163,7 @@ def colors_needed(processes: int, l2_size: int) -> int:
     return c
 
 
-_BUILD_ID = re.compile(r"^(?:vanilla|c(\d+)-b(\d+))-l(\d+)$")
+_BUILD_ID = re.compile(r"^(mq-)?(?:vanilla|c(\d+)-b(\d+))-l(\d+)$")
 
 
 def variant_from_build_id(build_id: str) -> KernelVariant:
@@ -151,7 +171,9 @@ def variant_from_build_id(build_id: str) -> KernelVariant:
     m = _BUILD_ID.match(build_id)
     if not m:
         raise ConfigError(f"bad kernel build id {build_id!r}: expected "
-                          f"'vanilla-l<line>' or 'c<N>-b<bits>-l<line>'")
-    colors = int(m.group(1) or 1)
-    way_bits = int(m.group(2) or 13)
-    return KernelVariant(colors, int(m.group(3)), way_bits)
+                          f"'[mq-]vanilla-l<line>' or "
+                          f"'[mq-]c<N>-b<bits>-l<line>'")
+    colors = int(m.group(2) or 1)
+    way_bits = int(m.group(3) or 13)
+    return KernelVariant(colors, int(m.group(4)), way_bits,
+                         "mq" if m.group(1) else "linux24")

@@ -11,7 +11,7 @@ from colorsim.build import ensure_built
 from colorsim.machine import get_machine
 from colorsim.variants import parse_variant
 
-VARIANTS = ["vanilla", "c4", "c32"]
+VARIANTS = ["vanilla", "c4", "c32", "mq", "mq-c32"]   # mq: tests/test_mq.py too
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +58,11 @@ def test_task_struct_size_and_stack_room(layouts):
 
 
 def test_coloring_parameters(layouts):
+    for k in ("vanilla", "c32"):          # the scheduler does not change coloring
+        assert layouts[f"mq-{k}".replace("-vanilla", "")]["variant"] == {
+            **layouts[k]["variant"], "scheduler": "mq",
+            "name": "mq" if k == "vanilla" else "mq-c32",
+            "build_id": "mq-" + layouts[k]["variant"]["build_id"]}
     assert layouts["vanilla"]["variant"]["color_mask"] == 0
     assert layouts["c4"]["variant"]["color_mask"] == 0x60
     assert layouts["c32"]["variant"]["color_mask"] == 0x3e0
@@ -72,7 +77,11 @@ def test_symbol_ranges(layouts):
         assert uhi > ulo and not (lo <= ulo < hi)
         # ring-3 programs: the user half of every address space (mm.h)
         assert (vlo, vhi) == (0x8000000000, 0x800000000000)
-        assert lay["symbols"]["runqueue_lock"]["addr"] % 32 == 0
+        if lay["variant"]["scheduler"] == "mq":    # one lock per CPU queue
+            locks = [l["addr"] for l in lay["scheduler"]["runqueue_locks"]]
+        else:
+            locks = [lay["symbols"]["runqueue_lock"]["addr"]]
+            assert locks[0] % 32 == 0
         for r in ("spin_lock", "spin_unlock"):
             lo, hi = lay["ranges"][r]
             assert hi > lo == lay["symbols"][r]["addr"]

@@ -44,7 +44,7 @@ outputs.fig6 = {{ needs = ["timing"], what = "throughput" }}
 machine = "ppro4"
 l2 = ["512KiB"]
 cpus = [2]
-kernels = ["vanilla", "c8", "mq"]
+kernels = ["vanilla", "c8"]
 workload = "web"
 tasks = [16, 24]
 [tiny.quick]
@@ -106,15 +106,17 @@ def test_paper_experiments_are_all_there_and_quick_keeps_the_shape():
     fig6 = exps["fig6"].points(True)
     assert fig6 and all("timing" in p.lacks for p in fig6)
     fig9 = exps["fig9"].points(True)
-    assert {p.lacks for p in fig9 if p.kernel == "mq"} == {("multiqueue",)}
-    assert all(p.runnable and p.stand_in for p in fig9 if p.kernel != "mq")
+    # the multi-queue kernels run beside vanilla and c32 (the scalability
+    # table), on the synthetic stand-in like the others
+    assert {p.kernel for p in fig9} == {"vanilla", "c32", "mq", "mq-c32"}
+    assert all(p.runnable and p.stand_in for p in fig9)
 
 
 def test_identity_covers_what_determines_a_result(exps, tmp_path):
     exps()
     root = tmp_path / "runs"
     c = run_sweep("tiny", quick=True, jobs=2, root=root, **QUIET)
-    assert c["done"] == 2 and c["lacks"] == 1 and c["failed"] == 0
+    assert c["done"] == 2 and c["lacks"] == 0 and c["failed"] == 0
     for d in find_run_dirs(root)[0]:
         cfg = json.loads((d / "config.json").read_text())
         assert d.name == short_id(run_id(cfg))
@@ -193,7 +195,7 @@ def test_failures_are_recorded_and_never_stop_the_others(exps, tmp_path):
     pts = Catalog(root).points()
     row = pts[pts["experiment"] == "hung"].iloc[0]
     assert row["status"] == "failed" and "no result after" in row["reason"]
-    assert set(pts[pts["experiment"] == "tiny"]["status"]) == {"done", "lacks"}
+    assert set(pts[pts["experiment"] == "tiny"]["status"]) == {"done"}
     # through the command line: status 1 and the count of failed points
     r = subprocess.run([sys.executable, "-m", "colorsim", "sweep", "all",
                         "--quick", "--runs", str(root)], cwd=ROOT,

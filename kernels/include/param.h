@@ -37,3 +37,13 @@
 #define CONFIG_LINE_SIZE   32
 #endif
 #define SMP_CACHE_BYTES    CONFIG_LINE_SIZE
+// The multi-queue scheduler (kernel/sched_mq.c) keeps the running task's
+// na_goodness in each CPU's schedule_data line, beside curr and
+// last_schedule, as the 2.4.7 MQ patch does (mq-scheduler-facts.md §2).
+// A macro at the end of that struct's last line, so that the linux24 image,
+// debug lines included, stays the same bytes.
+#ifdef CONFIG_SCHED_MQ
+#define SCHEDULE_DATA_MQ int32_t curr_na_goodness;
+#else
+#define SCHEDULE_DATA_MQ
+#endif

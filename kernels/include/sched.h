@@ -145,7 +145,7 @@ static inline bool task_on_runqueue(struct task_struct *p) {
 // Per-CPU scheduler data, one cache line each (aligned_data in 2.4).
 struct schedule_data {
   struct task_struct *curr;
-  uint64_t last_schedule;
+  uint64_t last_schedule; SCHEDULE_DATA_MQ
 } __attribute__((aligned(SMP_CACHE_BYTES)));
 
 extern struct schedule_data aligned_data[NR_CPUS];
@@ -189,3 +189,30 @@ void task_start(void);
 // timer.c
 void update_process_times(void);
 void timer_interrupt(int cpu);
+
+#ifdef CONFIG_SCHED_MQ
+// The multi-queue scheduler (kernel/sched_mq.c, mq-scheduler-facts.md §2):
+// one run queue per CPU, each with its own lock, and a summary that other
+// CPUs read without the lock -- the best task waiting here that is not
+// running (max_na_*).  Field order of the 2.4.7 patch; with 32-bit task
+// pointers and list links (as on i386) the element is exactly 32 bytes, one
+// P6 line, and it is padded to a line of its own.
+#define MIN_NA_GOODNESS (-10000)   // "no candidate" (NA_GOODNESS_INIT, 2.4.7)
+struct runqueue_data {
+  int32_t nt_running;            // tasks on this queue
+  int32_t max_na_goodness;       // na_goodness of max_na_ptr, or MIN_NA_GOODNESS
+  uint32_t max_na_ptr;           // struct task_struct * (32-bit), or 0
+  uint32_t max_na_cpus_allowed;  // copy of its cpus_allowed
+  struct list32 runqueue;        // head: tasks whose processor is this CPU
+  int32_t running_non_idle;      // this CPU runs something other than idle
+  spinlock_t runqueue_lock;      // guards all of the above (writes)
+} __attribute__((aligned(SMP_CACHE_BYTES)));
+_Static_assert(offsetof(struct runqueue_data, runqueue_lock) + sizeof(spinlock_t) == 32,
+               "runqueue_data is one 32-byte line, as on i386");
+
+extern struct runqueue_data runqueue_data[NR_CPUS];
+extern uint64_t nr_steals, nr_premature_idle, nr_wakeup_moves, nr_balanced;
+// 2.4.7 MQ replaces the global count by a sum over the queues.
+int nr_running_mq(void);
+#define nr_running nr_running_mq()
+#endif

@@ -25,3 +25,9 @@ static inline void spin_unlock_irqrestore(spinlock_t *l, uint64_t f) {
   spin_unlock(l);
   local_irq_restore(f);
 }
+// One attempt, for taking a second run-queue lock in the multi-queue
+// scheduler (kernel/sched_mq.c) without a lock order between CPUs.
+static inline int spin_trylock(spinlock_t *l) {
+  return __atomic_load_n(&l->slock, __ATOMIC_RELAXED) == 1 &&
+         __atomic_exchange_n(&l->slock, 0, __ATOMIC_ACQUIRE) == 1;
+}

@@ -38,4 +38,21 @@ layout(void)
   LAYOUT("comm", comm);
   __asm__ volatile("\n.ascii \"@@SIZE task_struct %c0\"" ::"i"(
       sizeof(struct task_struct)));
+#ifdef CONFIG_SCHED_MQ
+  // the multi-queue scheduler's per-CPU queue (sched.h): where each
+  // CPU's runqueue_lock is, for the lock meter
+#define RQLAYOUT(name, field)                                           \
+  __asm__ volatile("\n.ascii \"@@RQLAYOUT " name " %c0 %c1\"" ::"i"(    \
+      offsetof(struct runqueue_data, field)),                           \
+      "i"(sizeof(((struct runqueue_data *)0)->field)))
+  RQLAYOUT("nt_running", nt_running);
+  RQLAYOUT("max_na_goodness", max_na_goodness);
+  RQLAYOUT("max_na_ptr", max_na_ptr);
+  RQLAYOUT("max_na_cpus_allowed", max_na_cpus_allowed);
+  RQLAYOUT("runqueue", runqueue);
+  RQLAYOUT("running_non_idle", running_non_idle);
+  RQLAYOUT("runqueue_lock", runqueue_lock);
+  __asm__ volatile("\n.ascii \"@@SIZE runqueue_data %c0\"" ::"i"(
+      sizeof(struct runqueue_data)));
+#endif
 }

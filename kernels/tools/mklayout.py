@@ -36,11 +36,21 @@ def user_half():
 
 WALK_FIELDS = ["has_cpu", "cpus_allowed", "policy", "counter", "processor",
                "mm", "nice", "run_list.next"]
+# The multi-queue scheduler's local walk reads neither processor nor
+# cpus_allowed (kernels/kernel/sched_mq.c; mq-scheduler-facts.md §10).
+MQ_WALK_FIELDS = ["has_cpu", "policy", "counter", "mm", "nice",
+                  "run_list.next"]
 KEY_SYMBOLS = ["entry64", "mb_entry", "kmain", "schedule", "runqueue_walk",
                "runqueue_lock", "tasklist_lock", "runqueue_head",
                "aligned_data", "init_task_union", "jiffies", "trap",
                "__user_text_start", "__user_text_end", "__kernel_end",
                "spin_lock", "spin_unlock"]
+# mq has no global runqueue_lock/runqueue_head: runqueue_data[NR_CPUS]
+# holds each CPU's queue and lock.
+MQ_KEY_SYMBOLS = [s for s in KEY_SYMBOLS
+                  if s not in ("runqueue_lock", "runqueue_head")] + [
+                      "runqueue_data", "steal_remote", "reschedule_idle",
+                      "load_balance"]
 
 
 def parse_offsets(text):
@@ -53,6 +63,33 @@ def parse_offsets(text):
     if not fields or size is None:
         raise SystemExit("mklayout: no @@LAYOUT markers in the offsets file")
     return fields, size
+
+
+def parse_rq_offsets(text):
+    """The multi-queue scheduler's struct runqueue_data, or SystemExit."""
+    fields = {m.group(1): {"offset": int(m.group(2)), "size": int(m.group(3))}
+              for m in re.finditer(r"@@RQLAYOUT (\S+) (\d+) (\d+)", text)}
+    m = re.search(r"@@SIZE runqueue_data (\d+)", text)
+    if not fields or not m:
+        raise SystemExit("mklayout: no @@RQLAYOUT markers in the offsets "
+                         "file of an mq kernel")
+    return fields, int(m.group(1))
+
+
+def mq_scheduler(syms, text):
+    """Where the multi-queue kernel's per-CPU queues and locks are: for
+    the lock meter (one lock word per CPU) and the bus monitor."""
+    fields, size = parse_rq_offsets(text)
+    base, total = syms["runqueue_data"]["addr"], syms["runqueue_data"]["size"]
+    if size == 0 or total % size:
+        raise SystemExit(f"mklayout: runqueue_data is {total} B, not a "
+                         f"multiple of its {size} B element")
+    lock = fields["runqueue_lock"]["offset"]
+    return {"name": "mq",
+            "runqueue_data": {"addr": base, "element_size": size,
+                              "count": total // size, "fields": fields},
+            "runqueue_locks": [{"cpu": i, "addr": base + i * size + lock}
+                               for i in range(total // size)]}
 
 
 def parse_nm(text):
@@ -71,17 +108,17 @@ def parse_nm(text):
     return syms
 
 
-def hot_block(fields, line):
-    offs = [fields[f]["offset"] for f in WALK_FIELDS]
-    ends = [fields[f]["offset"] + fields[f]["size"] for f in WALK_FIELDS]
+def hot_block(fields, line, walk=WALK_FIELDS):
+    offs = [fields[f]["offset"] for f in walk]
+    ends = [fields[f]["offset"] + fields[f]["size"] for f in walk]
     base = min(offs) & ~(line - 1)
     if max(ends) > base + line:
         raise SystemExit(f"mklayout: the run-queue walk's fields span more "
                          f"than one {line}-byte line: {offs}")
     return {"line_offset": base, "line_size": line,
-            "fields_read_per_task": WALK_FIELDS,
-            "first_touched": WALK_FIELDS[0],
-            "first_touched_offset": fields[WALK_FIELDS[0]]["offset"]}
+            "fields_read_per_task": walk,
+            "first_touched": walk[0],
+            "first_touched_offset": fields[walk[0]]["offset"]}
 
 
 def main():
@@ -92,9 +129,12 @@ def main():
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     v = variant_from_build_id(a.build_id)
-    fields, size = parse_offsets(Path(a.offsets).read_text())
+    offsets_text = Path(a.offsets).read_text()
+    fields, size = parse_offsets(offsets_text)
     syms = parse_nm(Path(a.nm).read_text())
-    missing = [s for s in KEY_SYMBOLS if s not in syms]
+    mq = v.scheduler == "mq"
+    key_symbols = MQ_KEY_SYMBOLS if mq else KEY_SYMBOLS
+    missing = [s for s in key_symbols if s not in syms]
     if missing:
         raise SystemExit(f"mklayout: symbols missing from the kernel: {missing}")
     def span(name):
@@ -110,8 +150,9 @@ def main():
         "thread_size": 8192,
         "page_size": 4096,
         "task_struct": {"size": size, "fields": fields},
-        "scheduler_hot": hot_block(fields, v.line),
-        "symbols": {k: syms[k] for k in KEY_SYMBOLS},
+        "scheduler_hot": hot_block(fields, v.line,
+                                   MQ_WALK_FIELDS if mq else WALK_FIELDS),
+        "symbols": {k: syms[k] for k in key_symbols},
         "ranges": {
             "rqloop": span("runqueue_walk"),
             # user-mode code: the built-in workload's .user_text, and the
@@ -128,6 +169,14 @@ def main():
         },
         "images": {"elf64": "kernel.elf", "multiboot": "kernel.mb.elf"},
     }
+    if mq:
+        # the local walk is ranges.rqloop (as linux24's whole-queue walk);
+        # the MQ-only paths that read other CPUs' queue lines get ranges of
+        # their own, and each CPU's lock word is listed for the lock meter
+        layout["scheduler"] = mq_scheduler(syms, offsets_text)
+        layout["ranges"]["steal_remote"] = span("steal_remote")
+        layout["ranges"]["reschedule_idle"] = span("reschedule_idle")
+        layout["ranges"]["load_balance"] = span("load_balance")
     tmp = Path(a.out + ".tmp")
     tmp.write_text(json.dumps(layout, indent=2) + "\n")
     tmp.replace(a.out)
