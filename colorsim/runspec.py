@@ -75,8 +75,15 @@ class RunSpec:
     workload: Workload = field(default_factory=Workload)
     engine: str = "qemu"
     timeout_s: float = 600.0
+    timing: bool = False       # modelled time (busmon timing=), QEMU only
 
     def __post_init__(self):
+        if self.timing and self.engine != "qemu":
+            raise ConfigError("--timing is the QEMU engine's modelled time; "
+                              "gem5 keeps its own")
+        if self.timing and self.machine.timing is None:
+            raise ConfigError(f"machine {self.machine.name} has no [timing] "
+                              f"table in machines.toml; --timing needs one")
         if self.engine not in ENGINES:
             raise ConfigError(f"unknown engine {self.engine!r}; choose one of "
                               f"{', '.join(ENGINES)}")
@@ -131,6 +138,8 @@ class RunSpec:
             del d["workload"]["program"]    # stay comparable
         d["variant"]["name"] = self.variant.name
         d["variant"]["build_id"] = self.variant.build_id
+        if self.timing:                     # absent in counting-only runs,
+            d["timing"] = dataclasses.asdict(self.machine.timing)  # as before
         return d
 
     def default_name(self) -> str:
@@ -138,7 +147,8 @@ class RunSpec:
         what = (f"t{self.workload.tasks}" if not self.workload.program else
                 "init_" + self.workload.program.strip("/").replace("/", "_"))
         return (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
-                f"{self.variant.name}-{what}-{self.engine}")
+                f"{self.variant.name}-{what}-{self.engine}"
+                + ("-timing" if self.timing else ""))
 
 
 def file_sha256(path: Path) -> str:

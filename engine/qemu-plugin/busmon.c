@@ -64,6 +64,9 @@ static struct config {
 	unsigned nrqloop;
 	uint64_t m5base;
 	uint64_t publish;		/* guest physical address, or 0 */
+	int timing;			/* timing= given */
+	struct cm_timing t;
+	uint64_t lock;			/* lockmeter: lock word's vaddr, or 0 */
 	int argc;
 	char **argv;			/* valid for the plugin's lifetime */
 } cfg;
@@ -84,6 +87,27 @@ static uint64_t cpu_insts[MAX_CPUS];
 static uint64_t publish_buf;
 static GByteArray publish_bytes = { (uint8_t *)&publish_buf, sizeof(publish_buf) };
 static unsigned publish_errors;
+
+/*
+ * Lockmeter (lock=VADDR, needs timing=): one spinlock in the i386 2.4
+ * style (spinlock.c: `lock subl $1` takes it when the result is 0, a plain
+ * store of 1 releases it).  The plugin sees both as stores to the lock
+ * word with their values.  Round-robin turns do not follow modelled time,
+ * so the lock is made to: an acquire at modelled time t earlier than the
+ * last release by another CPU waits, in modelled time, until that release
+ * plus one cache-to-cache transfer (the lock line moving by HITM).  That
+ * wait is spin time and makes the acquisition contended, as does having
+ * found the lock held in guest memory.  See README.md, "Lockmeter".
+ */
+struct lockmeter {
+	uint64_t acquisitions, contended, spin_cycles, hold_cycles, hold_max;
+	uint64_t spin_since;		/* modelled time of the first failed try */
+	int spinning;
+} __attribute__((aligned(64)));
+static struct lockmeter lockm[MAX_CPUS];
+static uint64_t lock_release_t;		/* modelled time of the last release */
+static uint64_t lock_acquire_t;
+static int lock_holder = -1, lock_releaser = -1;
 
 /* ---- translation time ------------------------------------------------- */
 
@@ -262,6 +286,51 @@ static void vcpu_fetch(unsigned int vcpu, void *udata)
 
 static void m5op(unsigned func);
 
+static void lock_store(unsigned cpu, qemu_plugin_meminfo_t info,
+		       unsigned flags)
+{
+	struct lockmeter *lm = &lockm[cpu];
+	uint32_t v = qemu_plugin_mem_get_value(info).data.u32;
+	uint64_t now = model.cpu[cpu].now;
+
+	if (flags & CM_F_LOCKED) {		/* lock subl $1: a try */
+		if (v != 0) {			/* found it held */
+			if (!lm->spinning)
+				lm->spin_since = now;
+			lm->spinning = 1;
+			return;
+		}
+		if (lock_releaser >= 0 && lock_releaser != (int)cpu &&
+		    now < lock_release_t + cfg.t.hitm) {
+			/* Held in modelled time: wait for the release and
+			 * the lock line's transfer. */
+			cm_stall(&model, cpu, CM_KERNEL,
+				 lock_release_t + cfg.t.hitm - now);
+			if (!lm->spinning)
+				lm->spin_since = now;
+			lm->spinning = 1;
+			now = model.cpu[cpu].now;
+		}
+		lm->acquisitions++;
+		if (lm->spinning) {
+			lm->contended++;
+			lm->spin_cycles += now - lm->spin_since;
+			lm->spinning = 0;
+		}
+		lock_holder = (int)cpu;
+		lock_acquire_t = now;
+	} else if (v == 1 && lock_holder == (int)cpu) {	/* release */
+		uint64_t hold = now - lock_acquire_t;
+
+		lm->hold_cycles += hold;
+		if (hold > lm->hold_max)
+			lm->hold_max = hold;
+		lock_holder = -1;
+		lock_releaser = (int)cpu;
+		lock_release_t = now;
+	}
+}
+
 static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		     uint64_t vaddr, void *udata)
 {
@@ -284,6 +353,8 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	 * which arrives as R then W (CM_F_LOCKED, set at translation time). */
 	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
 		  1u << shift, store, (unsigned)(uintptr_t)udata);
+	if (vaddr == cfg.lock && store && shift == 2)
+		lock_store(cpu_of(vcpu), info, (unsigned)(uintptr_t)udata);
 }
 
 /* ---- atomic output files ---------------------------------------------- */
@@ -448,6 +519,27 @@ static void stats_cpu(FILE *f, unsigned c)
 	stat_modes(f, c, "l2.misses", "L2 misses", IDX(l2_misses), -1);
 	stat_modes(f, c, "l2.writebacks", "L2 dirty evictions written back",
 		   IDX(l2_writebacks), -1);
+	if (cfg.timing) {
+		stat_modes(f, c, "numCycles", "Modelled cycles",
+			   IDX(cycles), -1);
+		stat_modes(f, c, "busWaitCycles",
+			   "Modelled cycles queued for the bus",
+			   IDX(bus_wait_cycles), -1);
+	}
+	if (cfg.lock != 0) {
+		const struct lockmeter *lm = &lockm[c];
+
+		stat_count(f, lm->acquisitions, "Lock acquisitions",
+			   "system.cpu%u.lock.acquisitions", c);
+		stat_count(f, lm->contended, "Acquisitions that waited",
+			   "system.cpu%u.lock.contended", c);
+		stat_count(f, lm->spin_cycles, "Modelled cycles spent waiting",
+			   "system.cpu%u.lock.spinCycles", c);
+		stat_count(f, lm->hold_cycles, "Modelled cycles held",
+			   "system.cpu%u.lock.holdCycles", c);
+		stat_count(f, lm->hold_max, "Longest hold, modelled cycles",
+			   "system.cpu%u.lock.holdMaxCycles", c);
+	}
 	stats_rqloop(f, c);
 }
 
@@ -528,16 +620,42 @@ static void fill_bus_csv(FILE *f)
 				}
 }
 
+/* Whether counter i is written: the L1I and timing counters only when
+ * those models are on, so counting-only files stay as they were. */
+static int counter_shown(unsigned i)
+{
+	if (i == (unsigned)IDX(l1i_accesses) || i == (unsigned)IDX(l1i_misses))
+		return model.has_l1i;
+	if (i == (unsigned)IDX(cycles) || i == (unsigned)IDX(bus_wait_cycles))
+		return cfg.timing;
+	return 1;
+}
+
 static void fill_counters_csv(FILE *f)
 {
-	for (unsigned c = 0; c < model.ncpus; c++)
+	static const char *const lock_names[] = {
+		"lock_acquisitions", "lock_contended", "lock_spin_cycles",
+		"lock_hold_cycles", "lock_hold_max_cycles",
+	};
+
+	for (unsigned c = 0; c < model.ncpus; c++) {
 		for (unsigned md = 0; md < CM_NMODES; md++)
 			for (unsigned i = 0; i < CM_NCOUNTERS; i++)
-				if (model.has_l1i || (i != (unsigned)IDX(l1i_accesses) &&
-						      i != (unsigned)IDX(l1i_misses)))
-				fprintf(f, "%u,%u,%s,%s,%" PRIu64 "\n", ndumps, c,
-					cm_mode_name[md], cm_counter_name[i],
-					cm_counter_get(&model.cpu[c].ctr[md], i));
+				if (counter_shown(i))
+					fprintf(f, "%u,%u,%s,%s,%" PRIu64 "\n", ndumps, c,
+						cm_mode_name[md], cm_counter_name[i],
+						cm_counter_get(&model.cpu[c].ctr[md], i));
+		if (cfg.lock != 0) {
+			const struct lockmeter *lm = &lockm[c];
+			const uint64_t v[] = { lm->acquisitions, lm->contended,
+					       lm->spin_cycles, lm->hold_cycles,
+					       lm->hold_max };
+
+			for (unsigned i = 0; i < 5; i++)
+				fprintf(f, "%u,%u,kernel,%s,%" PRIu64 "\n", ndumps,
+					c, lock_names[i], v[i]);
+		}
+	}
 }
 
 /* ---- busmon.json: the effective configuration ------------------------- */
@@ -603,6 +721,14 @@ static void fill_json(FILE *f)
 		fprintf(f, "  \"publish\": \"0x%" PRIx64 "\",\n"
 			"  \"publish_errors\": %u,\n", cfg.publish,
 			publish_errors);
+	if (cfg.timing)
+		fprintf(f, "  \"timing\": {\"inst\": %" PRIu64 ", \"l2_hit\": %" PRIu64
+			", \"mem\": %" PRIu64 ", \"hitm\": %" PRIu64 ", \"inval\": %"
+			PRIu64 ", \"bus_line\": %" PRIu64 ", \"bus_addr\": %" PRIu64
+			"},\n", cfg.t.inst, cfg.t.l2_hit, cfg.t.mem, cfg.t.hitm,
+			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
+	if (cfg.lock != 0)
+		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n", cfg.lock);
 	fprintf(f, "  \"offset_bucket_bytes\": %u,\n", CM_CHUNK);
 	fprintf(f, "  \"args\": [");
 	for (int i = 0; i < cfg.argc; i++) {
@@ -634,18 +760,32 @@ static void dump(void)
 	write_json();
 }
 
+/* Counters only: cache contents, clocks and the lock's state stay. */
+static void reset_stats(void)
+{
+	cm_reset_stats(&model);
+	for (unsigned c = 0; c < model.ncpus; c++) {
+		struct lockmeter *lm = &lockm[c];
+
+		lm->acquisitions = lm->contended = lm->spin_cycles = 0;
+		lm->hold_cycles = lm->hold_max = 0;
+		lm->spin_since = model.cpu[c].now;	/* a wait in progress
+							 * counts from here */
+	}
+}
+
 static void m5op(unsigned func)
 {
 	switch (func) {
 	case M5_RESETSTATS:
-		cm_reset_stats(&model);
+		reset_stats();
 		break;
 	case M5_DUMPSTATS:
 		dump();
 		break;
 	case M5_DUMPRESETSTATS:
 		dump();
-		cm_reset_stats(&model);
+		reset_stats();
 		break;
 	case M5_EXIT:
 		/* The guest exits next through isa-debug-exit; we only note
@@ -769,6 +909,25 @@ static int parse_option(const char *arg)
 		if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
 			goto bad;
 		cfg.inclusive = val[0] == '1';
+	} else if (KEY("timing")) {
+		/* INST:L2:MEM:HITM:INVAL:BUSLINE:BUSADDR, core cycles */
+		uint64_t *dst[] = { &cfg.t.inst, &cfg.t.l2_hit, &cfg.t.mem,
+				    &cfg.t.hitm, &cfg.t.inval, &cfg.t.bus_line,
+				    &cfg.t.bus_addr };
+		const char *p = val;
+		char *e;
+
+		for (unsigned i = 0; i < 7; i++) {
+			if (parse_u64(p, dst[i], &e, i == 6) < 0 ||
+			    *dst[i] > 1000000 || (i < 6 && *e != ':'))
+				goto bad_timing;
+			p = e + 1;
+		}
+		cfg.timing = 1;
+	} else if (KEY("lock")) {
+		if (parse_u64(val, &cfg.lock, NULL, 1) < 0 || cfg.lock == 0 ||
+		    cfg.lock % 4 != 0)
+			goto bad;
 	} else if (KEY("publish")) {
 		if (parse_u64(val, &cfg.publish, NULL, 1) < 0 ||
 		    cfg.publish == 0 || cfg.publish % 8 != 0 ||
@@ -777,13 +936,18 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, m5base, "
-			"publish)\n", arg);
+			"publish, timing, lock)\n", arg);
 		return -1;
 	}
 	return 0;
 #undef KEY
 bad:
 	fprintf(stderr, "busmon: bad value in '%s'\n", arg);
+	return -1;
+bad_timing:
+	fprintf(stderr, "busmon: bad value in '%s': expected INST:L2:MEM:HITM:"
+		"INVAL:BUSLINE:BUSADDR in core cycles, each at most 1000000\n",
+		arg);
 	return -1;
 bad_geom:
 	fprintf(stderr, "busmon: bad value in '%s': expected SIZE:ASSOC:LINE "
@@ -876,6 +1040,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		cm_free(&model);
 		return -1;
 	}
+	if (cfg.lock != 0 && !cfg.timing) {
+		fprintf(stderr, "busmon: lock= needs timing= (the lockmeter "
+			"measures modelled time)\n");
+		cm_free(&model);
+		return -1;
+	}
+	if (cfg.timing)
+		cm_enable_timing(&model, &cfg.t);
 	cm_set_inclusive(&model, cfg.inclusive);
 	if (cm_set_repl(&model, CM_LEVEL_L1D, cfg.l1repl, err, sizeof(err)) < 0 ||
 	    (model.has_l1i && cm_set_repl(&model, CM_LEVEL_L1I, cfg.l1repl, err,
