@@ -305,8 +305,9 @@ def build_parser():
     f.add_argument("--colored", default="c32", help="colored kernel to compare (default c32)")
     f.set_defaults(func=cmd_figure1)
     compare.add_parser(sub)
-    from . import catalog, figures, sweep
+    from . import catalog, figures, sweep, timing
     sweep.add_parser(sub)
+    timing.add_parser(sub)
     catalog.add_parsers(sub)
     figures.add_parser(sub)
     return ap

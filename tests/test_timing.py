@@ -67,3 +67,88 @@ def test_counting_only_has_no_cycles(tmp_path):
     c = counters(run_guest(tmp_path, elf))
     assert not any(k[3] in ("cycles", "bus_wait_cycles") or
                    k[3].startswith("lock_") for k in c)
+
+
+def pingpong_guest(tmp_path, crit, outside=200, rounds=50):
+    """Both CPUs take the lock word at 0x50000 `rounds` times, the i386
+    2.4 way (lock subl; spin reading with pause), hold it for `crit`
+    iterations of (dec; jnz), release it with a plain store of 1, and work
+    `outside` iterations with a pause (a round-robin turn ends there)."""
+    def loop(addr, flag_done):
+        return f"""\tmov ${rounds}, %edi
+10:\tlock subl $1, {addr}
+\tjz 12f
+11:\tpause
+\tcmpl $0, {addr}
+\tjle 11b
+\tjmp 10b
+12:\tmov ${crit}, %ecx
+13:\tdec %ecx
+\tjnz 13b
+\tmovl $1, {addr}
+\tmov ${outside}, %ecx
+14:\tdec %ecx
+\tjnz 14b
+\tpause
+\tdec %edi
+\tjnz 10b
+{flag_done}"""
+    body = """
+\tmovl $1, 0x50000             /* the lock, free */
+\tm5 0x40                       /* resetstats */
+\tmov $tramp, %esi              /* AP trampoline to 0x8000 (vector 8) */
+\tmov $0x8000, %edi
+\tmov $(tramp_end - tramp), %ecx
+\trep movsb
+\tmovl $0, 0xFEE00310
+\tmovl $0xC4500, 0xFEE00300     /* INIT, all excluding self */
+\tmovl $0xC4608, 0xFEE00300     /* SIPI, vector 8 */
+""" + loop("0x50000", "") + """
+20:\tpause
+\tcmpl $1, 0x50800              /* the AP is done */
+\tjne 20b
+\tm5 0x41                       /* dumpstats */
+"""
+    after = """
+\t.code16
+tramp:                          /* AP in real mode at 0800:0000 */
+\tmov $0x5000, %ax
+\tmov %ax, %ds
+""" + loop("0x0", "\tmovl $1, 0x800\n") + """5:\thlt
+\tjmp 5b
+tramp_end:
+"""
+    elf, _ = build_guest(tmp_path, body, after=after)
+    out = run_guest(tmp_path, elf, TIMING, "lock=0x50000")
+    c = counters(out)
+    lk = lambda s: sum(c[(0, cpu, "kernel", "lock_" + s)] for cpu in (0, 1))
+    return {s: lk(s) for s in ("acquisitions", "contended", "spin_cycles",
+                               "hold_cycles")} | {
+        "hold_max": max(c[(0, cpu, "kernel", "lock_hold_max_cycles")]
+                        for cpu in (0, 1))}
+
+
+@needs_qemu
+def test_lock_pingpong(tmp_path):
+    """Hold time is the critical section's modelled cycles, exactly: the
+    acquiring TB (lock subl; jz) is charged before the acquire, then
+    (mov; dec; jnz), K - 1 times (dec; jnz), and the releasing TB (movl;
+    mov; dec; jnz) is charged before its store: 2K + 5 instructions at
+    inst clocks each, with the lock line still M in the holder.  With a
+    critical section shorter than the work outside it the two CPUs rarely
+    meet; longer, nearly every acquisition waits, and the wait grows."""
+    runs = {}
+    for crit in (100, 400, 2000):
+        d = tmp_path / f"k{crit}"
+        d.mkdir()
+        m = runs[crit] = pingpong_guest(d, crit, outside=200)
+        assert m["acquisitions"] == 100
+        assert m["hold_max"] == (2 * crit + 5) * T["inst"]
+        assert m["hold_cycles"] == 100 * (2 * crit + 5) * T["inst"]
+    frac = {k: m["contended"] / m["acquisitions"] for k, m in runs.items()}
+    spin = {k: m["spin_cycles"] / m["acquisitions"] for k, m in runs.items()}
+    assert frac[100] < 0.1 and frac[400] > 0.5 and frac[2000] >= frac[400]
+    assert spin[100] < spin[400] < spin[2000]
+    # A contended acquire waits at most the holder's whole section plus
+    # the lock line's transfer.
+    assert spin[2000] <= (2 * 2000 + 5 + T["hitm"]) * T["inst"] + T["mem"]

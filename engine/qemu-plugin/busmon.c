@@ -105,6 +105,34 @@ struct lockmeter {
 	int spinning;
 } __attribute__((aligned(64)));
 static struct lockmeter lockm[MAX_CPUS];
+
+/*
+ * Idle catch-up.  A halted vCPU runs no TBs, so its clock stands still
+ * while the others' advance; on waking it would be far behind, and the
+ * lock model would then make it "wait" for every release since.  A vCPU
+ * that starts a TB after the others ran more than IDLE_GAP instructions
+ * without it was halted (a round-robin turn is far shorter: the budget
+ * is the time to the next timer deadline over the vCPU count), so its
+ * clock jumps to the slowest clock among the CPUs that did run.  The
+ * jump is idle time: it is not charged to `cycles`.
+ */
+#define IDLE_GAP 100000u
+static uint64_t last_run[MAX_CPUS];	/* insts_since_start at its last TB */
+static unsigned long long idle_catchups;
+
+static void idle_catch_up(unsigned cpu)
+{
+	uint64_t floor = UINT64_MAX;
+
+	for (unsigned c = 0; c < model.ncpus; c++)
+		if (c != cpu && insts_since_start - last_run[c] <= IDLE_GAP &&
+		    model.cpu[c].now < floor)
+			floor = model.cpu[c].now;
+	if (floor != UINT64_MAX && floor > model.cpu[cpu].now) {
+		model.cpu[cpu].now = floor;
+		idle_catchups++;
+	}
+}
 static uint64_t lock_release_t;		/* modelled time of the last release */
 static uint64_t lock_acquire_t;
 static int lock_holder = -1, lock_releaser = -1;
@@ -261,10 +289,13 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 
 	uint64_t n = (packed & 0xffffffffu) + (packed >> 32);
 
+	if (cfg.timing && insts_since_start - last_run[cpu] > IDLE_GAP)
+		idle_catch_up(cpu);
 	cm_add_insts(&model, cpu, CM_KERNEL, packed & 0xffffffffu);
 	cm_add_insts(&model, cpu, CM_USER, packed >> 32);
 	insts_since_start += n;
 	cpu_insts[cpu] += n;
+	last_run[cpu] = insts_since_start;
 	if (cfg.publish != 0) {
 		publish_buf = cpu_insts[cpu];	/* x86 guest: little endian */
 		if (qemu_plugin_write_memory_hwaddr(cfg.publish + 8 * cpu,
@@ -729,6 +760,13 @@ static void fill_json(FILE *f)
 			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
 	if (cfg.lock != 0)
 		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n", cfg.lock);
+	if (cfg.timing) {
+		fprintf(f, "  \"idle_catchups\": %llu,\n  \"clocks\": [",
+			idle_catchups);
+		for (unsigned c = 0; c < model.ncpus; c++)
+			fprintf(f, "%s%" PRIu64, c ? ", " : "", model.cpu[c].now);
+		fprintf(f, "],\n");
+	}
 	fprintf(f, "  \"offset_bucket_bytes\": %u,\n", CM_CHUNK);
 	fprintf(f, "  \"args\": [");
 	for (int i = 0; i < cfg.argc; i++) {
