@@ -20,6 +20,7 @@ from .variants import KernelVariant
 
 ENGINES = ("qemu", "gem5")
 HZ = 100
+SYNC_QUANTUM_US = 100      # --timing: how far (modelled us) a CPU may lead
 
 
 ROOTFS_NAME_MAX = 95       # kernels/include/fs.h RFS_NAME_MAX, less the NUL
@@ -127,6 +128,10 @@ class RunSpec:
         line = (f"tasks={w.tasks} burst={w.burst} buffer={w.buffer} "
                 f"warmup={w.warmup_ticks} roi={w.roi_ticks} seed={w.seed} "
                 f"lapic_hz={lapic_hz}")
+        if self.timing:    # ticks from modelled time (kernels/kernel/timer.c)
+            hz = self.machine.processor.clock_hz
+            line += (f" timing_hz={hz} "
+                     f"timing_quantum={hz * SYNC_QUANTUM_US // 1_000_000}")
         return line + (f" init={w.program}" if w.program else "")
 
     def to_dict(self) -> dict:

@@ -28,7 +28,8 @@ def timing_summary(run: Path) -> dict:
     run = Path(run)
     try:
         cfg = json.loads((run / "config.json").read_text())
-        rows = list(csv.DictReader(open(run / "counters.csv", newline="")))
+        with open(run / "counters.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
     except (OSError, ValueError) as e:
         raise ConfigError(f"{run}: not a readable run ({e})") from None
     if not cfg.get("timing"):

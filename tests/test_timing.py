@@ -152,3 +152,69 @@ def test_lock_pingpong(tmp_path):
     # A contended acquire waits at most the holder's whole section plus
     # the lock line's transfer.
     assert spin[2000] <= (2 * 2000 + 5 + T["hitm"]) * T["inst"] + T["mem"]
+
+
+# ---- end to end: guest time follows modelled time ----------------------------
+
+def _timing_spec(kernel, tasks=256):
+    from colorsim.machine import get_machine
+    from colorsim.runspec import RunSpec, Workload
+    from colorsim.variants import parse_variant
+    m = get_machine("ppro4")
+    return RunSpec(m, parse_variant(kernel, m),
+                   Workload(tasks=tasks, warmup_ticks=5, roi_ticks=5),
+                   timeout_s=120, timing=True)
+
+
+def _qemu_run(spec, layout, run_dir):
+    import subprocess
+    from colorsim.engines.qemu import QemuEngine
+    eng = QemuEngine()
+    run_dir.mkdir()
+    rc = subprocess.run(eng.command(spec, run_dir, layout),
+                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                        timeout=spec.timeout_s).returncode
+    assert eng.judge_exit(rc) is None, rc
+    return run_dir
+
+
+@needs_qemu
+def test_timing_runs_follow_modelled_time_and_repeat(tmp_path):
+    """--timing: the region of interest lasts its ticks of modelled time on
+    every CPU (each ticks when its own clock crosses 10 ms), so the CPU
+    that misses more (vanilla) runs fewer instructions in it; the same
+    run repeats byte for byte, also beside two busy loops."""
+    import subprocess
+    import sys
+    from colorsim import runner
+    from tests.test_repeat_under_load import BUSY
+    runs = {}
+    for kernel in ("vanilla", "c32"):
+        spec = _timing_spec(kernel)
+        layout = runner.prepare(spec, progress=lambda *_: None)
+        runs[kernel] = _qemu_run(spec, layout, tmp_path / kernel)
+    hogs = [subprocess.Popen([sys.executable, "-c", BUSY.format(s=60)])
+            for _ in range(2)]
+    try:
+        again = _qemu_run(spec, layout, tmp_path / "c32-again")   # c32
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    for f in ("counters.csv", "bus_offsets.csv"):
+        assert (again / f).read_bytes() == (runs["c32"] / f).read_bytes(), f
+    hz = spec.machine.processor.clock_hz
+    per_tick = hz // 100
+    insts = {}
+    for kernel, d in runs.items():
+        c = counters(d)
+        for cpu in range(4):
+            cyc = sum(c[(0, cpu, m, "cycles")] for m in ("kernel", "user"))
+            # 5 ticks of this CPU's clock, give or take the poll interval
+            # (and the ticks' own phase on each CPU): within one tick.
+            assert abs(cyc - 5 * per_tick) <= per_tick, (kernel, cpu, cyc)
+        insts[kernel] = sum(c[(0, cpu, m, "insts")] for cpu in range(4)
+                            for m in ("kernel", "user"))
+        conf = json.loads((d / "busmon.json").read_text())
+        assert conf["publish_errors"] == 0 and conf["sync_polls"] > 0
+    assert insts["c32"] > 1.2 * insts["vanilla"], insts

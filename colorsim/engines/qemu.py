@@ -138,7 +138,12 @@ class QemuEngine:
             args.append(f"user={lo:#x}-{hi:#x}")
         if spec.timing:
             args.append(f"timing={spec.machine.timing.plugin_arg()}")
-            args.append(f"lock={layout['symbols']['runqueue_lock']['addr']:#x}")
+            sym = layout["symbols"]
+            args.append(f"lock={sym['runqueue_lock']['addr']:#x}")
+            # The kernel is identity-mapped: a symbol's address is physical.
+            args.append(f"publish={sym['modeled_clock']['addr']:#x}")
+            lo = sym["timing_check"]["addr"]
+            args.append(f"free={lo:#x}-{lo + sym['timing_check']['size']:#x}")
         return ",".join([str(PLUGIN)] + args)
 
     def command(self, spec: RunSpec, run_dir: Path, layout: dict,

@@ -42,6 +42,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define M5_DUMPRESETSTATS	0x42
 
 #define MAX_RANGES	16
+#define TB_FREE		(1ull << 31)	/* in vcpu_tb_exec's userdata */
 #define MAX_CPUS	1024
 
 _Static_assert(sizeof(void *) == 8, "userdata packs two 32-bit counts");
@@ -62,6 +63,8 @@ static struct config {
 	unsigned nuser;
 	struct range rqloop[MAX_RANGES];
 	unsigned nrqloop;
+	struct range free[MAX_RANGES];	/* PCs that cost no modelled time */
+	unsigned nfree;
 	uint64_t m5base;
 	uint64_t publish;		/* guest physical address, or 0 */
 	int timing;			/* timing= given */
@@ -108,31 +111,78 @@ static struct lockmeter lockm[MAX_CPUS];
 
 /*
  * Idle catch-up.  A halted vCPU runs no TBs, so its clock stands still
- * while the others' advance; on waking it would be far behind, and the
- * lock model would then make it "wait" for every release since.  A vCPU
- * that starts a TB after the others ran more than IDLE_GAP instructions
- * without it was halted (a round-robin turn is far shorter: the budget
- * is the time to the next timer deadline over the vCPU count), so its
- * clock jumps to the slowest clock among the CPUs that did run.  The
- * jump is idle time: it is not charged to `cycles`.
+ * while the others' advance.  Every `hlt` (found by opcode at translation
+ * time) marks its CPU halted; the CPU's next TB (it woke up) first moves
+ * its clock up to the slowest clock among the CPUs that are not halted.
+ * The jump is idle time: it is not charged to `cycles`.  Halted CPUs are
+ * also left out of the floor that running CPUs synchronise to.
  */
-#define IDLE_GAP 100000u
-static uint64_t last_run[MAX_CPUS];	/* insts_since_start at its last TB */
+static uint8_t halted[MAX_CPUS];
 static unsigned long long idle_catchups;
 
-static void idle_catch_up(unsigned cpu)
+/* The slowest clock among CPUs that are not halted (other than `skip`). */
+static uint64_t clock_floor(unsigned skip)
 {
 	uint64_t floor = UINT64_MAX;
 
 	for (unsigned c = 0; c < model.ncpus; c++)
-		if (c != cpu && insts_since_start - last_run[c] <= IDLE_GAP &&
-		    model.cpu[c].now < floor)
+		if (c != skip && !halted[c] && model.cpu[c].now < floor)
 			floor = model.cpu[c].now;
+	return floor;
+}
+
+static void idle_catch_up(unsigned cpu)
+{
+	uint64_t floor = clock_floor(cpu);
+
+	halted[cpu] = 0;
 	if (floor != UINT64_MAX && floor > model.cpu[cpu].now) {
 		model.cpu[cpu].now = floor;
 		idle_catchups++;
 	}
 }
+
+/*
+ * Guest time from modelled time (free= and publish= with timing=).  The
+ * kernel's poll (kernels/kernel/timer.c, timing_check) lies in a free=
+ * range: its instructions cost no modelled cycles, because the fine poll
+ * is an artefact of the simulation, not work the real machine did.  At
+ * every TB there the plugin writes the CPU's clock to publish + 8 * cpu
+ * and the floor (slowest running CPU) to publish + 8 * PUBLISH_FLOOR, so
+ * the kernel reads both exactly.  max_skew is the largest lead over the
+ * floor seen there.
+ */
+#define PUBLISH_FLOOR	64
+static uint64_t max_skew;
+static unsigned long long sync_polls;
+
+static void publish_word(uint64_t addr, uint64_t v)
+{
+	publish_buf = v;			/* x86 guest: little endian */
+	if (qemu_plugin_write_memory_hwaddr(addr, &publish_bytes) !=
+	    QEMU_PLUGIN_HWADDR_OPERATION_OK)
+		publish_errors++;
+}
+
+static void publish_clocks(unsigned cpu)
+{
+	uint64_t now = model.cpu[cpu].now, floor = clock_floor(UINT32_MAX);
+
+	if (floor == UINT64_MAX)
+		floor = now;
+	if (now - floor > max_skew && now > floor)
+		max_skew = now - floor;
+	sync_polls++;
+	publish_word(cfg.publish + 8 * cpu, now);
+	publish_word(cfg.publish + 8 * PUBLISH_FLOOR, floor);
+}
+
+static void vcpu_hlt(unsigned int vcpu, void *udata)
+{
+	(void)udata;
+	halted[vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus] = 1;
+}
+
 static uint64_t lock_release_t;		/* modelled time of the last release */
 static uint64_t lock_acquire_t;
 static int lock_holder = -1, lock_releaser = -1;
@@ -156,6 +206,15 @@ static unsigned pc_flags(uint64_t pc)
 	if (in_ranges(cfg.rqloop, cfg.nrqloop, pc))
 		f |= CM_F_RQLOOP;
 	return f;
+}
+
+/* Is this instruction a hlt (0xf4 after any legacy prefixes)? */
+static int insn_is_hlt(const struct qemu_plugin_insn *insn)
+{
+	uint8_t b[4];
+	size_t n = qemu_plugin_insn_data(insn, b, sizeof(b));
+
+	return n >= 1 && b[0] == 0xf4;
 }
 
 static int is_legacy_prefix(uint8_t b)
@@ -188,6 +247,7 @@ static int insn_is_locked(const struct qemu_plugin_insn *insn)
 }
 
 static void vcpu_tb_exec(unsigned int vcpu, void *udata);
+static void vcpu_hlt(unsigned int vcpu, void *udata);
 static void vcpu_fetch(unsigned int vcpu, void *udata);
 static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		     uint64_t vaddr, void *udata);
@@ -260,6 +320,9 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		unsigned f = pc_flags(qemu_plugin_insn_vaddr(insn));
 
 		count[(f & CM_F_USER) ? CM_USER : CM_KERNEL]++;
+		if (cfg.timing && insn_is_hlt(insn))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_hlt,
+				QEMU_PLUGIN_CB_NO_REGS, NULL);
 		if (insn_is_locked(insn))
 			f |= CM_F_LOCKED;
 		qemu_plugin_register_vcpu_mem_cb(insn, vcpu_mem,
@@ -267,6 +330,10 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 						 QEMU_PLUGIN_MEM_RW,
 						 (void *)(uintptr_t)f);
 	}
+	/* Bit 31 marks a TB that starts in a free= range. */
+	if (n > 0 && in_ranges(cfg.free, cfg.nfree,
+			       qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0))))
+		count[CM_KERNEL] |= TB_FREE;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
 		QEMU_PLUGIN_CB_NO_REGS,
 		(void *)(uintptr_t)(count[CM_KERNEL] | count[CM_USER] << 32));
@@ -286,17 +353,25 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 {
 	uint64_t packed = (uintptr_t)udata;
 	unsigned cpu = cpu_of(vcpu);
+	uint64_t kn = packed & (TB_FREE - 1), un = packed >> 32;
+	uint64_t n = kn + un;
 
-	uint64_t n = (packed & 0xffffffffu) + (packed >> 32);
-
-	if (cfg.timing && insts_since_start - last_run[cpu] > IDLE_GAP)
+	if (halted[cpu])
 		idle_catch_up(cpu);
-	cm_add_insts(&model, cpu, CM_KERNEL, packed & 0xffffffffu);
-	cm_add_insts(&model, cpu, CM_USER, packed >> 32);
+	if (packed & TB_FREE) {
+		/* Counted, but free in modelled time; then tell the guest. */
+		model.cpu[cpu].ctr[CM_KERNEL].insts += kn;
+		insts_since_start += n;
+		cpu_insts[cpu] += n;
+		if (cfg.publish != 0 && cfg.timing)
+			publish_clocks(cpu);
+		return;
+	}
+	cm_add_insts(&model, cpu, CM_KERNEL, kn);
+	cm_add_insts(&model, cpu, CM_USER, un);
 	insts_since_start += n;
 	cpu_insts[cpu] += n;
-	last_run[cpu] = insts_since_start;
-	if (cfg.publish != 0) {
+	if (cfg.publish != 0 && !cfg.timing) {
 		publish_buf = cpu_insts[cpu];	/* x86 guest: little endian */
 		if (qemu_plugin_write_memory_hwaddr(cfg.publish + 8 * cpu,
 						    &publish_bytes) !=
@@ -746,6 +821,8 @@ static void fill_json(FILE *f)
 	fprintf(f, "  \"inclusive\": %s,\n", cfg.inclusive ? "true" : "false");
 	json_ranges(f, "user", cfg.user, cfg.nuser);
 	json_ranges(f, "rqloop", cfg.rqloop, cfg.nrqloop);
+	if (cfg.nfree > 0)
+		json_ranges(f, "free", cfg.free, cfg.nfree);
 	fprintf(f, "  \"m5base\": \"0x%" PRIx64 "\",\n", cfg.m5base);
 	fprintf(f, "  \"m5window\": %u,\n", M5_WINDOW);
 	if (cfg.publish != 0)
@@ -761,8 +838,9 @@ static void fill_json(FILE *f)
 	if (cfg.lock != 0)
 		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n", cfg.lock);
 	if (cfg.timing) {
-		fprintf(f, "  \"idle_catchups\": %llu,\n  \"clocks\": [",
-			idle_catchups);
+		fprintf(f, "  \"idle_catchups\": %llu,\n  \"sync_polls\": %llu,\n"
+			"  \"max_skew_cycles\": %" PRIu64 ",\n  \"clocks\": [",
+			idle_catchups, sync_polls, max_skew);
 		for (unsigned c = 0; c < model.ncpus; c++)
 			fprintf(f, "%s%" PRIu64, c ? ", " : "", model.cpu[c].now);
 		fprintf(f, "],\n");
@@ -802,6 +880,7 @@ static void dump(void)
 static void reset_stats(void)
 {
 	cm_reset_stats(&model);
+	max_skew = 0;			/* the region's own skew */
 	for (unsigned c = 0; c < model.ncpus; c++) {
 		struct lockmeter *lm = &lockm[c];
 
@@ -926,6 +1005,9 @@ static int parse_option(const char *arg)
 	} else if (KEY("user")) {
 		if (add_range(cfg.user, &cfg.nuser, val) < 0)
 			goto bad_range;
+	} else if (KEY("free")) {
+		if (add_range(cfg.free, &cfg.nfree, val) < 0)
+			goto bad_range;
 	} else if (KEY("rqloop")) {
 		if (add_range(cfg.rqloop, &cfg.nrqloop, val) < 0)
 			goto bad_range;
@@ -974,7 +1056,7 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, m5base, "
-			"publish, timing, lock)\n", arg);
+			"publish, timing, lock, free)\n", arg);
 		return -1;
 	}
 	return 0;
