@@ -5,9 +5,11 @@ modelled second and cycles per schedule(), from runs made with --timing.
 and prints the issue-7 table: ppro4 with 1024 tasks, vanilla vs c32 at
 256 KiB, 512 KiB and 1 MiB; piii8 with 1..8 CPUs, vanilla vs c32.
 
-The unit of work is one schedule() call: every burst of the built-in
-workload ends in exactly one (sys_pass_baton sleeps), so schedule() calls
-in the region are completed bursts.
+The unit of work is one burst of the built-in workload: busmon's unit=
+counts entries to its compute loop (kernels/workload/tasks.c), per CPU,
+as `work_units`.  Runs made before that counter existed fall back to
+schedule() calls (each burst ends in one; a few more come from tick
+preemption).
 """
 
 from __future__ import annotations
@@ -56,14 +58,16 @@ def timing_summary(run: Path) -> dict:
     cycles = [per[c]["cycles"] for c in cpus]
     # Busy CPUs: the region lasts as long as the mean CPU's clock ran.
     seconds = sum(cycles) / len(cycles) / hz
+    units = sum(per[c].get("work_units", 0) for c in cpus) or sched
     out.update(
+        work_units=units,
         lock_acquisitions=acq,
         lock_contention=con / acq if acq else float("nan"),
         lock_spin_us=us(sum(per[c]["lock_spin_cycles"] for c in cpus)),
         lock_hold_mean_us=us(hold / acq) if acq else float("nan"),
         lock_hold_max_us=us(max(per[c]["lock_hold_max_cycles"] for c in cpus)),
         modeled_seconds=seconds,
-        work_per_modeled_second=sched / seconds if seconds else float("nan"),
+        work_per_modeled_second=units / seconds if seconds else float("nan"),
         cycles_per_schedule=sum(cycles) / sched if sched else float("nan"),
         insts=sum(per[c]["insts"] for c in cpus),
         skew=(max(cycles) - min(cycles)) / max(cycles) if max(cycles) else 0.0,
@@ -125,12 +129,12 @@ def cmd_timing_table(a):
             print(f"missing: {path} (run with --run)", file=sys.stderr)
             continue
         rows.append(timing_summary(path))
-    print(f"{'machine':7} {'cpus':>4} {'L2':>6} {'kernel':8} {'sched':>6} "
+    print(f"{'machine':7} {'cpus':>4} {'L2':>6} {'kernel':8} {'units':>6} {'sched':>6} "
           f"{'work/Ms':>9} {'cyc/sched':>10} {'lock acq':>8} {'contend':>8} "
           f"{'hold us':>8} {'max us':>8} {'spin us':>10} {'skew':>6}")
     for r in rows:
         print(f"{r['machine']:7} {r['cpus']:>4} {r['l2'] // 1024:>5}K "
-              f"{r['kernel']:8} {r['schedule_calls']:>6} "
+              f"{r['kernel']:8} {r['work_units']:>6} {r['schedule_calls']:>6} "
               f"{r['work_per_modeled_second']:>9.0f} {r['cycles_per_schedule']:>10.0f} "
               f"{r['lock_acquisitions']:>8} {r['lock_contention']:>8.3f} "
               f"{r['lock_hold_mean_us']:>8.1f} {r['lock_hold_max_us']:>8.1f} "

@@ -205,7 +205,7 @@ def test_timing_runs_follow_modelled_time_and_repeat(tmp_path):
         assert (again / f).read_bytes() == (runs["c32"] / f).read_bytes(), f
     hz = spec.machine.processor.clock_hz
     per_tick = hz // 100
-    insts = {}
+    insts, units = {}, {}
     for kernel, d in runs.items():
         c = counters(d)
         for cpu in range(4):
@@ -217,4 +217,11 @@ def test_timing_runs_follow_modelled_time_and_repeat(tmp_path):
                             for m in ("kernel", "user"))
         conf = json.loads((d / "busmon.json").read_text())
         assert conf["publish_errors"] == 0 and conf["sync_polls"] > 0
+        # Units of work: one per burst; each burst ends in one schedule(),
+        # and tick preemption adds a few schedule() calls of its own.
+        units[kernel] = sum(c[(0, cpu, "user", "work_units")] for cpu in range(4))
+        from colorsim.console import roi_counters
+        sched = roi_counters(d / "console.log")["schedule_calls"]
+        assert 0.8 * sched <= units[kernel] <= sched + 4, (units, sched)
     assert insts["c32"] > 1.2 * insts["vanilla"], insts
+    assert units["c32"] > units["vanilla"], units

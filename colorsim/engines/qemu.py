@@ -144,6 +144,9 @@ class QemuEngine:
             args.append(f"publish={sym['modeled_clock']['addr']:#x}")
             lo = sym["timing_check"]["addr"]
             args.append(f"free={lo:#x}-{lo + sym['timing_check']['size']:#x}")
+            # A unit of work: one burst of the built-in workload (a call of
+            # its compute loop, kernels/workload/tasks.c).
+            args.append(f"unit={sym['compute']['addr']:#x}")
         return ",".join([str(PLUGIN)] + args)
 
     def command(self, spec: RunSpec, run_dir: Path, layout: dict,

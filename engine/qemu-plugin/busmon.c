@@ -43,6 +43,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 #define MAX_RANGES	16
 #define TB_FREE		(1ull << 31)	/* in vcpu_tb_exec's userdata */
+#define TB_UNIT		(1ull << 30)	/* the TB starts at unit= */
 #define MAX_CPUS	1024
 
 _Static_assert(sizeof(void *) == 8, "userdata packs two 32-bit counts");
@@ -70,6 +71,7 @@ static struct config {
 	int timing;			/* timing= given */
 	struct cm_timing t;
 	uint64_t lock;			/* lockmeter: lock word's vaddr, or 0 */
+	uint64_t unit;			/* PC whose executions are units of work */
 	int argc;
 	char **argv;			/* valid for the plugin's lifetime */
 } cfg;
@@ -118,6 +120,10 @@ static struct lockmeter lockm[MAX_CPUS];
  * also left out of the floor that running CPUs synchronise to.
  */
 static uint8_t halted[MAX_CPUS];
+
+/* unit=PC: executions of the TB that starts there (the workload's compute
+ * burst), per CPU: the units of work for throughput. */
+static uint64_t work_units[MAX_CPUS];
 static unsigned long long idle_catchups;
 
 /* The slowest clock among CPUs that are not halted (other than `skip`). */
@@ -334,6 +340,9 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (n > 0 && in_ranges(cfg.free, cfg.nfree,
 			       qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0))))
 		count[CM_KERNEL] |= TB_FREE;
+	if (n > 0 && cfg.unit != 0 &&
+	    qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0)) == cfg.unit)
+		count[CM_KERNEL] |= TB_UNIT;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
 		QEMU_PLUGIN_CB_NO_REGS,
 		(void *)(uintptr_t)(count[CM_KERNEL] | count[CM_USER] << 32));
@@ -353,11 +362,12 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 {
 	uint64_t packed = (uintptr_t)udata;
 	unsigned cpu = cpu_of(vcpu);
-	uint64_t kn = packed & (TB_FREE - 1), un = packed >> 32;
+	uint64_t kn = packed & (TB_UNIT - 1), un = packed >> 32;
 	uint64_t n = kn + un;
 
 	if (halted[cpu])
 		idle_catch_up(cpu);
+	work_units[cpu] += (packed & TB_UNIT) != 0;
 	if (packed & TB_FREE) {
 		/* Counted, but free in modelled time; then tell the guest. */
 		model.cpu[cpu].ctr[CM_KERNEL].insts += kn;
@@ -751,6 +761,9 @@ static void fill_counters_csv(FILE *f)
 					fprintf(f, "%u,%u,%s,%s,%" PRIu64 "\n", ndumps, c,
 						cm_mode_name[md], cm_counter_name[i],
 						cm_counter_get(&model.cpu[c].ctr[md], i));
+		if (cfg.unit != 0)
+			fprintf(f, "%u,%u,user,work_units,%" PRIu64 "\n", ndumps,
+				c, work_units[c]);
 		if (cfg.lock != 0) {
 			const struct lockmeter *lm = &lockm[c];
 			const uint64_t v[] = { lm->acquisitions, lm->contended,
@@ -837,6 +850,8 @@ static void fill_json(FILE *f)
 			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
 	if (cfg.lock != 0)
 		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n", cfg.lock);
+	if (cfg.unit != 0)
+		fprintf(f, "  \"unit\": \"0x%" PRIx64 "\",\n", cfg.unit);
 	if (cfg.timing) {
 		fprintf(f, "  \"idle_catchups\": %llu,\n  \"sync_polls\": %llu,\n"
 			"  \"max_skew_cycles\": %" PRIu64 ",\n  \"clocks\": [",
@@ -881,6 +896,7 @@ static void reset_stats(void)
 {
 	cm_reset_stats(&model);
 	max_skew = 0;			/* the region's own skew */
+	memset(work_units, 0, sizeof(work_units));
 	for (unsigned c = 0; c < model.ncpus; c++) {
 		struct lockmeter *lm = &lockm[c];
 
@@ -1044,6 +1060,9 @@ static int parse_option(const char *arg)
 			p = e + 1;
 		}
 		cfg.timing = 1;
+	} else if (KEY("unit")) {
+		if (parse_u64(val, &cfg.unit, NULL, 1) < 0 || cfg.unit == 0)
+			goto bad;
 	} else if (KEY("lock")) {
 		if (parse_u64(val, &cfg.lock, NULL, 1) < 0 || cfg.lock == 0 ||
 		    cfg.lock % 4 != 0)
@@ -1056,7 +1075,7 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, m5base, "
-			"publish, timing, lock, free)\n", arg);
+			"publish, timing, lock, free, unit)\n", arg);
 		return -1;
 	}
 	return 0;

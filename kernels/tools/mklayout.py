@@ -40,7 +40,7 @@ KEY_SYMBOLS = ["entry64", "mb_entry", "kmain", "schedule", "runqueue_walk",
                "runqueue_lock", "tasklist_lock", "runqueue_head",
                "aligned_data", "init_task_union", "jiffies", "trap",
                "__user_text_start", "__user_text_end", "__kernel_end",
-               "spin_lock", "spin_unlock", "modeled_clock", "timing_check"]
+               "spin_lock", "spin_unlock", "modeled_clock", "timing_check", "compute"]
 
 
 def parse_offsets(text):
