@@ -70,7 +70,7 @@ def timing_summary(run: Path) -> dict:
         work_per_modeled_second=units / seconds if seconds else float("nan"),
         cycles_per_schedule=sum(cycles) / sched if sched else float("nan"),
         insts=sum(per[c]["insts"] for c in cpus),
-        skew=(max(cycles) - min(cycles)) / max(cycles) if max(cycles) else 0.0,
+        cycles_spread=(max(cycles) - min(cycles)) / max(cycles) if max(cycles) else 0.0,
         per_cpu=[{"cpu": c,
                   "acquisitions": per[c]["lock_acquisitions"],
                   "contention": (per[c]["lock_contended"] / per[c]["lock_acquisitions"]
@@ -131,14 +131,20 @@ def cmd_timing_table(a):
         rows.append(timing_summary(path))
     print(f"{'machine':7} {'cpus':>4} {'L2':>6} {'kernel':8} {'units':>6} {'sched':>6} "
           f"{'work/Ms':>9} {'cyc/sched':>10} {'lock acq':>8} {'contend':>8} "
-          f"{'hold us':>8} {'max us':>8} {'spin us':>10} {'skew':>6}")
+          f"{'hold us':>8} {'max us':>8} {'spin us':>10} {'spread':>6}")
     for r in rows:
         print(f"{r['machine']:7} {r['cpus']:>4} {r['l2'] // 1024:>5}K "
               f"{r['kernel']:8} {r['work_units']:>6} {r['schedule_calls']:>6} "
               f"{r['work_per_modeled_second']:>9.0f} {r['cycles_per_schedule']:>10.0f} "
               f"{r['lock_acquisitions']:>8} {r['lock_contention']:>8.3f} "
               f"{r['lock_hold_mean_us']:>8.1f} {r['lock_hold_max_us']:>8.1f} "
-              f"{r['lock_spin_us']:>10.0f} {r['skew']:>6.3f}")
+              f"{r['lock_spin_us']:>10.0f} {r['cycles_spread']:>6.3f}")
+        if a.per_cpu:
+            for c in r["per_cpu"]:
+                print(f"{'':7} {'cpu' + str(c['cpu']):>4} {'':6} {'':8} {'':6} {'':6} "
+                      f"{'':9} {'':10} {c['acquisitions']:>8} {c['contention']:>8.3f} "
+                      f"{c['hold_mean_us']:>8.1f} {c['hold_max_us']:>8.1f} "
+                      f"{c['spin_us']:>10.0f}")
     return 0
 
 
@@ -148,4 +154,6 @@ def add_parser(sub):
     t.add_argument("--run", action="store_true", help="make missing runs first")
     t.add_argument("--force", action="store_true", help="redo the runs")
     t.add_argument("--out", type=Path, help="run directory (default runs/timing)")
+    t.add_argument("--per-cpu", action="store_true",
+                   help="also the lockmeter per CPU (the paper's Tables 6 and 8)")
     t.set_defaults(func=cmd_timing_table)

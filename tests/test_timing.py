@@ -225,3 +225,51 @@ def test_timing_runs_follow_modelled_time_and_repeat(tmp_path):
         assert 0.8 * sched <= units[kernel] <= sched + 4, (units, sched)
     assert insts["c32"] > 1.2 * insts["vanilla"], insts
     assert units["c32"] > units["vanilla"], units
+
+
+# ---- refusals -----------------------------------------------------------------
+
+@pytest.mark.parametrize("args,expect", [
+    (["--engine", "gem5"], "--timing is the QEMU engine's"),
+    (["--machine", "notiming"], "has no [timing] table"),
+    (["--machine", "badtiming"], "timing.mem must be a whole number"),
+    (["--machine", "oddtiming"], "unknown timing key 'latency'"),
+])
+def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
+    """Bad timing input: one line, exit status 2, nothing written."""
+    from colorsim.machine import MACHINES_ENV
+    from tests.test_cli_errors import MACHINES, RUN, check_refused
+    ppro = MACHINES[MACHINES.index("[ppro4]"):MACHINES.index("[piii8]")]
+    untimed = ppro[:ppro.index("[ppro4.timing]")].split("# Modelled time")[0]
+    text = MACHINES
+    for name, extra in (("notiming", ""),
+                        ("badtiming", "[ppro4.timing]\ninst = 1\nl2_hit = 6\nmem = -1\n"
+                         "hitm = 30\ninval = 18\nbus_line = 12\nbus_addr = 6\n"),
+                        ("oddtiming", "[ppro4.timing]\nlatency = 3\n")):
+        text += "\n" + untimed.replace("ppro4", name) + extra.replace("ppro4", name)
+    f = tmp_path / "machines.toml"
+    f.write_text(text)
+    monkeypatch.setenv(MACHINES_ENV, str(f))
+    out = tmp_path / "runs"
+    out.mkdir()
+    check_refused(RUN + ["--kernel", "c32", "--timing", "--dry-run", *args,
+                         "--out", str(out)], expect, capsys, out)
+
+
+@needs_qemu
+@pytest.mark.parametrize("args, message", [
+    (["timing=1:2:3"], "busmon: bad value in 'timing=1:2:3': expected INST:L2"),
+    (["timing=1:2:3:4:5:6:7:8"], "busmon: bad value in 'timing=1:2:3:4:5:6:7:8'"),
+    (["timing=1:2:3:4:5:6:2000000"], "each at most 1000000"),
+    (["lock=0x1000"], "busmon: lock= needs timing="),
+    (["timing=1:2:3:4:5:6:7", "lock=0x1002"], "busmon: bad value in 'lock=0x1002'"),
+    (["unit=0"], "busmon: bad value in 'unit=0'"),
+    (["free=0x20-0x10"], "busmon: bad value in 'free=0x20-0x10'"),
+])
+def test_timing_option_errors(args, message, tmp_path):
+    import subprocess
+    from tests.test_cache_model import qemu_cmd
+    r = subprocess.run(qemu_cmd([f"out={tmp_path}", *args]), capture_output=True,
+                       text=True, timeout=20)
+    assert r.returncode != 0
+    assert message in r.stderr, r.stderr
