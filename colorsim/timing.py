@@ -130,7 +130,7 @@ def cmd_timing_table(a):
             continue
         rows.append(timing_summary(path))
     print(f"{'machine':7} {'cpus':>4} {'L2':>6} {'kernel':8} {'units':>6} {'sched':>6} "
-          f"{'work/Ms':>9} {'cyc/sched':>10} {'lock acq':>8} {'contend':>8} "
+          f"{'work/s':>9} {'cyc/sched':>10} {'lock acq':>8} {'contend':>8} "
           f"{'hold us':>8} {'max us':>8} {'spin us':>10} {'spread':>6}")
     for r in rows:
         print(f"{r['machine']:7} {r['cpus']:>4} {r['l2'] // 1024:>5}K "
