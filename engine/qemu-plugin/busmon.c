@@ -126,13 +126,21 @@ static uint8_t halted[MAX_CPUS];
 static uint64_t work_units[MAX_CPUS];
 static unsigned long long idle_catchups;
 
-/* The slowest clock among CPUs that are not halted (other than `skip`). */
+/*
+ * The slowest clock among CPUs that are not halted (other than `skip`).
+ * A CPU spinning on the metered lock is left out as well: its clock
+ * stands nearly still while it spins (each spin is a few instructions per
+ * round-robin turn) and jumps to the release when it acquires, so it is
+ * not behind, only waiting; holding the others back for it would stall
+ * the very holder it waits for.
+ */
 static uint64_t clock_floor(unsigned skip)
 {
 	uint64_t floor = UINT64_MAX;
 
 	for (unsigned c = 0; c < model.ncpus; c++)
-		if (c != skip && !halted[c] && model.cpu[c].now < floor)
+		if (c != skip && !halted[c] && !lockm[c].spinning &&
+		    model.cpu[c].now < floor)
 			floor = model.cpu[c].now;
 	return floor;
 }
