@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Engine speed: guest MIPS with and without the bus monitor, and the wall
-time of the README's first command.
+"""Engine speed: guest MIPS with and without the bus monitor, in counting-only
+and timing mode (--timing), the cost of synchronisation and the skew
+observed, and the wall time of the README's first command.
 
 Usage:  python3 benchmarks/bench_engine.py [--repeat 3] [--tasks 1024]
 
@@ -47,10 +48,22 @@ def main():
     spec = RunSpec(m, parse_variant(a.kernel, m), Workload(tasks=a.tasks))
     layout = runner.prepare(spec, progress=lambda *_: None)
     eng = QemuEngine()
+    tspec = RunSpec(m, parse_variant(a.kernel, m), Workload(tasks=a.tasks),
+                    timing=True)
+    tlayout = runner.prepare(tspec, progress=lambda *_: None)
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         insts = None
+        ttimes = []
+        for i in range(a.repeat):
+            d = tmp / f"timing-{i}"
+            d.mkdir()
+            wall, p = timed(eng.command(tspec, d, tlayout))
+            if p.returncode != EXIT_OK:
+                sys.exit(f"QEMU (timing) failed ({p.returncode}): {p.stderr[-500:]}")
+            ttimes.append(wall)
+            tjson = json.loads((d / "busmon.json").read_text())
         for plugin in (False, True):
             times = []
             for _ in range(a.repeat):
@@ -75,7 +88,16 @@ def main():
     print(f"{'configuration':32} {'wall s (best of ' + str(a.repeat) + ')':>22} {'guest MIPS':>11}")
     for plugin, label in ((False, "QEMU, no plugin"), (True, "QEMU + busmon (caches, MESI)")):
         print(f"{label:32} {rows[plugin]:22.2f} {insts / rows[plugin] / 1e6:11.1f}")
+    tinsts = tjson["insts_since_start"]
+    print(f"{'QEMU + busmon --timing':32} {min(ttimes):22.2f} "
+          f"{tinsts / min(ttimes) / 1e6:11.1f}   ({tinsts / 1e6:.1f} M instructions)")
     print(f"plugin slowdown: {rows[True] / rows[False]:.1f}x")
+    hz = m.processor.clock_hz
+    print(f"timing mode: {tjson['sync_polls']} clock publications (free poll TBs, "
+          f"{tjson['sync_polls'] / tinsts * 1e3:.2f} per kinst), "
+          f"{tjson['idle_catchups']} idle catch-ups; largest lead over the slowest "
+          f"running CPU in the region: {tjson['max_skew_cycles']} cycles "
+          f"({tjson['max_skew_cycles'] / hz * 1e6:.0f} us modelled)")
     print(f"README first command (figure1, 2 runs + plot, kernels built): {fig_wall:.1f} s")
     print(f"peak QEMU resident memory: {peak_mib:.0f} MiB")
 

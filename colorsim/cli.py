@@ -73,6 +73,8 @@ def add_run_options(p, kernel_required=True):
                    help="seconds a run may take before it is stopped as hung (default 900)")
     p.add_argument("--out", type=Path, default=None, help="directory for run directories (default runs/)")
     p.add_argument("--force", action="store_true", help="run again even if a complete run exists")
+    p.add_argument("--timing", action="store_true",
+                   help="modelled time: cycles, lockmeter, throughput (QEMU; machines.toml [x.timing])")
 
 
 def spec_from_args(a, kernel=None) -> RunSpec:
@@ -89,7 +91,8 @@ def spec_from_args(a, kernel=None) -> RunSpec:
         w = Workload(tasks=a.tasks, burst=a.burst, warmup_ticks=a.warmup,
                      roi_ticks=a.roi, seed=a.seed,
                      program=parse_workload(a.workload))
-        spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=a.timeout)
+        spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=a.timeout,
+                       timing=getattr(a, "timing", False))
     for n in notes:
         warnings.warn(n.message)
     return spec
@@ -309,8 +312,9 @@ def build_parser():
     f.add_argument("--colored", default="c32", help="colored kernel to compare (default c32)")
     f.set_defaults(func=cmd_figure1)
     compare.add_parser(sub)
-    from . import catalog, figures, sweep
+    from . import catalog, figures, sweep, timing
     sweep.add_parser(sub)
+    timing.add_parser(sub)
     catalog.add_parsers(sub)
     figures.add_parser(sub)
     return ap

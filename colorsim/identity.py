@@ -38,6 +38,8 @@ def engine_version(name: str) -> str:
 def identity_dict(config: dict) -> dict:
     """The part of a run's configuration its identity covers."""
     d = {k: config.get(k) for k in ID_KEYS}
+    if config.get("timing"):        # timing runs only: counting-only ids
+        d["timing"] = config["timing"]  # stay what they were
     if not d["engine_version"]:
         d["engine_version"] = config.get("engine")
     return d

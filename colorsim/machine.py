@@ -135,6 +135,36 @@ class Emulation:
                               f"QEMU's range 0..10")
 
 
+TIMING_FIELDS = ("inst", "l2_hit", "mem", "hitm", "inval", "bus_line",
+                 "bus_addr")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Costs in core clocks for the bus monitor's modelled time
+    (``[machine.timing]``; busmon's timing= option, in this order)."""
+
+    inst: int
+    l2_hit: int
+    mem: int
+    hitm: int
+    inval: int
+    bus_line: int
+    bus_addr: int
+
+    def __post_init__(self):
+        for f in TIMING_FIELDS:
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 1_000_000:
+                raise ConfigError(f"timing.{f} must be a whole number of "
+                                  f"clocks 0..1000000, got {v!r}")
+        if self.inst < 1:
+            raise ConfigError("timing.inst must be at least 1 clock")
+
+    def plugin_arg(self) -> str:
+        return ":".join(str(getattr(self, f)) for f in TIMING_FIELDS)
+
+
 @dataclass(frozen=True)
 class Machine:
     name: str
@@ -146,6 +176,7 @@ class Machine:
     l2_choices: tuple = ()
     max_cpus: int = 0
     cache_policy: CachePolicy = CachePolicy()
+    timing: Timing = None      # [x.timing]; not part of to_dict (see RunSpec)
 
     def with_l2(self, size) -> "Machine":
         """The same machine with another L2 size (associativity kept)."""
@@ -170,6 +201,9 @@ class Machine:
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["l2_choices"] = list(self.l2_choices)
+        # Counting-only runs do not depend on the timing table; a timing
+        # run records it under its own key (RunSpec.to_dict).
+        del d["timing"]
         return d
 
 
@@ -212,6 +246,14 @@ def machine_from_table(name: str, t: dict) -> Machine:
         policy = CachePolicy(repl.get("l1", "lru"), repl.get("l2", "lru"),
                              c.get("inclusion", "non-inclusive"),
                              c.get("instruction_fetch", False))
+        timing = None
+        if "timing" in t:
+            tt = t["timing"]
+            unknown = sorted(set(tt) - set(TIMING_FIELDS))
+            if unknown:
+                raise ConfigError(f"machine {name}: unknown timing key "
+                                  f"{unknown[0]!r} (known: {', '.join(TIMING_FIELDS)})")
+            timing = Timing(**{f: tt[f] for f in TIMING_FIELDS})
     except KeyError as e:
         raise ConfigError(f"machine {name}: missing {e.args[0]!r}") from None
     except (TypeError, AttributeError):
@@ -222,7 +264,7 @@ def machine_from_table(name: str, t: dict) -> Machine:
         raise ConfigError(msg if msg.startswith(f"machine {name}")
                           else f"machine {name}: {msg}") from None
     return Machine(name, t.get("description", name), proc, caches, mem, emu,
-                   choices, proc.cpus, policy)
+                   choices, proc.cpus, policy, timing)
 
 
 _SECTION = re.compile(r"^\s*\[+\s*([A-Za-z0-9_-]+)")

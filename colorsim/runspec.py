@@ -20,6 +20,7 @@ from .variants import KernelVariant
 
 ENGINES = ("qemu", "gem5")
 HZ = 100
+SYNC_QUANTUM_US = 100      # --timing: how far (modelled us) a CPU may lead
 
 
 ROOTFS_NAME_MAX = 95       # kernels/include/fs.h RFS_NAME_MAX, less the NUL
@@ -75,8 +76,15 @@ class RunSpec:
     workload: Workload = field(default_factory=Workload)
     engine: str = "qemu"
     timeout_s: float = 600.0
+    timing: bool = False       # modelled time (busmon timing=), QEMU only
 
     def __post_init__(self):
+        if self.timing and self.engine != "qemu":
+            raise ConfigError("--timing is the QEMU engine's modelled time; "
+                              "gem5 keeps its own")
+        if self.timing and self.machine.timing is None:
+            raise ConfigError(f"machine {self.machine.name} has no [timing] "
+                              f"table in machines.toml; --timing needs one")
         if self.engine not in ENGINES:
             raise ConfigError(f"unknown engine {self.engine!r}; choose one of "
                               f"{', '.join(ENGINES)}")
@@ -120,6 +128,10 @@ class RunSpec:
         line = (f"tasks={w.tasks} burst={w.burst} buffer={w.buffer} "
                 f"warmup={w.warmup_ticks} roi={w.roi_ticks} seed={w.seed} "
                 f"lapic_hz={lapic_hz}")
+        if self.timing:    # ticks from modelled time (kernels/kernel/timer.c)
+            hz = self.machine.processor.clock_hz
+            line += (f" timing_hz={hz} "
+                     f"timing_quantum={hz * SYNC_QUANTUM_US // 1_000_000}")
         return line + (f" init={w.program}" if w.program else "")
 
     def to_dict(self) -> dict:
@@ -131,6 +143,8 @@ class RunSpec:
             del d["workload"]["program"]    # stay comparable
         d["variant"]["name"] = self.variant.name
         d["variant"]["build_id"] = self.variant.build_id
+        if self.timing:                     # absent in counting-only runs,
+            d["timing"] = dataclasses.asdict(self.machine.timing)  # as before
         return d
 
     def default_name(self) -> str:
@@ -138,7 +152,8 @@ class RunSpec:
         what = (f"t{self.workload.tasks}" if not self.workload.program else
                 "init_" + self.workload.program.strip("/").replace("/", "_"))
         return (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
-                f"{self.variant.name}-{what}-{self.engine}")
+                f"{self.variant.name}-{what}-{self.engine}"
+                + ("-timing" if self.timing else ""))
 
 
 def file_sha256(path: Path) -> str:

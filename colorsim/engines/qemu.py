@@ -115,9 +115,12 @@ class QemuEngine:
 
     def mode(self, spec: RunSpec) -> dict:
         """How the emulator runs: stored in every run's configuration."""
-        return {"accel": "tcg,thread=single",
+        mode = {"accel": "tcg,thread=single",
                 "icount_shift": spec.machine.emulation.icount_shift,
                 "icount_sleep": False, "deterministic": True}
+        if spec.timing:
+            mode["timing"] = True
+        return mode
 
     def plugin_args(self, spec: RunSpec, run_dir: Path, layout: dict) -> str:
         c, p = spec.machine.caches, spec.machine.cache_policy
@@ -133,6 +136,17 @@ class QemuEngine:
         args.append(f"rqloop={lo:#x}-{hi:#x}")
         for lo, hi in layout["ranges"]["user"]:
             args.append(f"user={lo:#x}-{hi:#x}")
+        if spec.timing:
+            args.append(f"timing={spec.machine.timing.plugin_arg()}")
+            sym = layout["symbols"]
+            args.append(f"lock={sym['runqueue_lock']['addr']:#x}")
+            # The kernel is identity-mapped: a symbol's address is physical.
+            args.append(f"publish={sym['modeled_clock']['addr']:#x}")
+            lo = sym["timing_check"]["addr"]
+            args.append(f"free={lo:#x}-{lo + sym['timing_check']['size']:#x}")
+            # A unit of work: one burst of the built-in workload (a call of
+            # its compute loop, kernels/workload/tasks.c).
+            args.append(f"unit={sym['compute']['addr']:#x}")
         return ",".join([str(PLUGIN)] + args)
 
     def command(self, spec: RunSpec, run_dir: Path, layout: dict,

@@ -42,6 +42,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define M5_DUMPRESETSTATS	0x42
 
 #define MAX_RANGES	16
+#define TB_FREE		(1ull << 31)	/* in vcpu_tb_exec's userdata */
+#define TB_UNIT		(1ull << 30)	/* the TB starts at unit= */
 #define MAX_CPUS	1024
 
 _Static_assert(sizeof(void *) == 8, "userdata packs two 32-bit counts");
@@ -62,8 +64,14 @@ static struct config {
 	unsigned nuser;
 	struct range rqloop[MAX_RANGES];
 	unsigned nrqloop;
+	struct range free[MAX_RANGES];	/* PCs that cost no modelled time */
+	unsigned nfree;
 	uint64_t m5base;
 	uint64_t publish;		/* guest physical address, or 0 */
+	int timing;			/* timing= given */
+	struct cm_timing t;
+	uint64_t lock;			/* lockmeter: lock word's vaddr, or 0 */
+	uint64_t unit;			/* PC whose executions are units of work */
 	int argc;
 	char **argv;			/* valid for the plugin's lifetime */
 } cfg;
@@ -85,6 +93,114 @@ static uint64_t publish_buf;
 static GByteArray publish_bytes = { (uint8_t *)&publish_buf, sizeof(publish_buf) };
 static unsigned publish_errors;
 
+/*
+ * Lockmeter (lock=VADDR, needs timing=): one spinlock in the i386 2.4
+ * style (spinlock.c: `lock subl $1` takes it when the result is 0, a plain
+ * store of 1 releases it).  The plugin sees both as stores to the lock
+ * word with their values.  Round-robin turns do not follow modelled time,
+ * so the lock is made to: an acquire at modelled time t earlier than the
+ * last release by another CPU waits, in modelled time, until that release
+ * plus one cache-to-cache transfer (the lock line moving by HITM).  That
+ * wait is spin time and makes the acquisition contended, as does having
+ * found the lock held in guest memory.  See README.md, "Lockmeter".
+ */
+struct lockmeter {
+	uint64_t acquisitions, contended, spin_cycles, hold_cycles, hold_max;
+	uint64_t spin_since;		/* modelled time of the first failed try */
+	int spinning;
+} __attribute__((aligned(64)));
+static struct lockmeter lockm[MAX_CPUS];
+
+/*
+ * Idle catch-up.  A halted vCPU runs no TBs, so its clock stands still
+ * while the others' advance.  Every `hlt` (found by opcode at translation
+ * time) marks its CPU halted; the CPU's next TB (it woke up) first moves
+ * its clock up to the slowest clock among the CPUs that are not halted.
+ * The jump is idle time: it is not charged to `cycles`.  Halted CPUs are
+ * also left out of the floor that running CPUs synchronise to.
+ */
+static uint8_t halted[MAX_CPUS];
+
+/* unit=PC: executions of the TB that starts there (the workload's compute
+ * burst), per CPU: the units of work for throughput. */
+static uint64_t work_units[MAX_CPUS];
+static unsigned long long idle_catchups;
+
+/*
+ * The slowest clock among CPUs that are not halted (other than `skip`).
+ * A CPU spinning on the metered lock is left out as well: its clock
+ * stands nearly still while it spins (each spin is a few instructions per
+ * round-robin turn) and jumps to the release when it acquires, so it is
+ * not behind, only waiting; holding the others back for it would stall
+ * the very holder it waits for.
+ */
+static uint64_t clock_floor(unsigned skip)
+{
+	uint64_t floor = UINT64_MAX;
+
+	for (unsigned c = 0; c < model.ncpus; c++)
+		if (c != skip && !halted[c] && !lockm[c].spinning &&
+		    model.cpu[c].now < floor)
+			floor = model.cpu[c].now;
+	return floor;
+}
+
+static void idle_catch_up(unsigned cpu)
+{
+	uint64_t floor = clock_floor(cpu);
+
+	halted[cpu] = 0;
+	if (floor != UINT64_MAX && floor > model.cpu[cpu].now) {
+		model.cpu[cpu].now = floor;
+		idle_catchups++;
+	}
+}
+
+/*
+ * Guest time from modelled time (free= and publish= with timing=).  The
+ * kernel's poll (kernels/kernel/timer.c, timing_check) lies in a free=
+ * range: its instructions cost no modelled cycles, because the fine poll
+ * is an artefact of the simulation, not work the real machine did.  At
+ * every TB there the plugin writes the CPU's clock to publish + 8 * cpu
+ * and the floor (slowest running CPU) to publish + 8 * PUBLISH_FLOOR, so
+ * the kernel reads both exactly.  max_skew is the largest lead over the
+ * floor seen there.
+ */
+#define PUBLISH_FLOOR	64
+static uint64_t max_skew;
+static unsigned long long sync_polls;
+
+static void publish_word(uint64_t addr, uint64_t v)
+{
+	publish_buf = v;			/* x86 guest: little endian */
+	if (qemu_plugin_write_memory_hwaddr(addr, &publish_bytes) !=
+	    QEMU_PLUGIN_HWADDR_OPERATION_OK)
+		publish_errors++;
+}
+
+static void publish_clocks(unsigned cpu)
+{
+	uint64_t now = model.cpu[cpu].now, floor = clock_floor(UINT32_MAX);
+
+	if (floor == UINT64_MAX)
+		floor = now;
+	if (now - floor > max_skew && now > floor)
+		max_skew = now - floor;
+	sync_polls++;
+	publish_word(cfg.publish + 8 * cpu, now);
+	publish_word(cfg.publish + 8 * PUBLISH_FLOOR, floor);
+}
+
+static void vcpu_hlt(unsigned int vcpu, void *udata)
+{
+	(void)udata;
+	halted[vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus] = 1;
+}
+
+static uint64_t lock_release_t;		/* modelled time of the last release */
+static uint64_t lock_acquire_t;
+static int lock_holder = -1, lock_releaser = -1;
+
 /* ---- translation time ------------------------------------------------- */
 
 static int in_ranges(const struct range *r, unsigned n, uint64_t pc)
@@ -104,6 +220,15 @@ static unsigned pc_flags(uint64_t pc)
 	if (in_ranges(cfg.rqloop, cfg.nrqloop, pc))
 		f |= CM_F_RQLOOP;
 	return f;
+}
+
+/* Is this instruction a hlt (0xf4 after any legacy prefixes)? */
+static int insn_is_hlt(const struct qemu_plugin_insn *insn)
+{
+	uint8_t b[4];
+	size_t n = qemu_plugin_insn_data(insn, b, sizeof(b));
+
+	return n >= 1 && b[0] == 0xf4;
 }
 
 static int is_legacy_prefix(uint8_t b)
@@ -136,6 +261,7 @@ static int insn_is_locked(const struct qemu_plugin_insn *insn)
 }
 
 static void vcpu_tb_exec(unsigned int vcpu, void *udata);
+static void vcpu_hlt(unsigned int vcpu, void *udata);
 static void vcpu_fetch(unsigned int vcpu, void *udata);
 static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		     uint64_t vaddr, void *udata);
@@ -208,6 +334,9 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		unsigned f = pc_flags(qemu_plugin_insn_vaddr(insn));
 
 		count[(f & CM_F_USER) ? CM_USER : CM_KERNEL]++;
+		if (cfg.timing && insn_is_hlt(insn))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_hlt,
+				QEMU_PLUGIN_CB_NO_REGS, NULL);
 		if (insn_is_locked(insn))
 			f |= CM_F_LOCKED;
 		qemu_plugin_register_vcpu_mem_cb(insn, vcpu_mem,
@@ -215,6 +344,13 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 						 QEMU_PLUGIN_MEM_RW,
 						 (void *)(uintptr_t)f);
 	}
+	/* Bit 31 marks a TB that starts in a free= range. */
+	if (n > 0 && in_ranges(cfg.free, cfg.nfree,
+			       qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0))))
+		count[CM_KERNEL] |= TB_FREE;
+	if (n > 0 && cfg.unit != 0 &&
+	    qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0)) == cfg.unit)
+		count[CM_KERNEL] |= TB_UNIT;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
 		QEMU_PLUGIN_CB_NO_REGS,
 		(void *)(uintptr_t)(count[CM_KERNEL] | count[CM_USER] << 32));
@@ -234,14 +370,26 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 {
 	uint64_t packed = (uintptr_t)udata;
 	unsigned cpu = cpu_of(vcpu);
+	uint64_t kn = packed & (TB_UNIT - 1), un = packed >> 32;
+	uint64_t n = kn + un;
 
-	uint64_t n = (packed & 0xffffffffu) + (packed >> 32);
-
-	cm_add_insts(&model, cpu, CM_KERNEL, packed & 0xffffffffu);
-	cm_add_insts(&model, cpu, CM_USER, packed >> 32);
+	if (halted[cpu])
+		idle_catch_up(cpu);
+	work_units[cpu] += (packed & TB_UNIT) != 0;
+	if (packed & TB_FREE) {
+		/* Counted, but free in modelled time; then tell the guest. */
+		model.cpu[cpu].ctr[CM_KERNEL].insts += kn;
+		insts_since_start += n;
+		cpu_insts[cpu] += n;
+		if (cfg.publish != 0 && cfg.timing)
+			publish_clocks(cpu);
+		return;
+	}
+	cm_add_insts(&model, cpu, CM_KERNEL, kn);
+	cm_add_insts(&model, cpu, CM_USER, un);
 	insts_since_start += n;
 	cpu_insts[cpu] += n;
-	if (cfg.publish != 0) {
+	if (cfg.publish != 0 && !cfg.timing) {
 		publish_buf = cpu_insts[cpu];	/* x86 guest: little endian */
 		if (qemu_plugin_write_memory_hwaddr(cfg.publish + 8 * cpu,
 						    &publish_bytes) !=
@@ -261,6 +409,51 @@ static void vcpu_fetch(unsigned int vcpu, void *udata)
 }
 
 static void m5op(unsigned func);
+
+static void lock_store(unsigned cpu, qemu_plugin_meminfo_t info,
+		       unsigned flags)
+{
+	struct lockmeter *lm = &lockm[cpu];
+	uint32_t v = qemu_plugin_mem_get_value(info).data.u32;
+	uint64_t now = model.cpu[cpu].now;
+
+	if (flags & CM_F_LOCKED) {		/* lock subl $1: a try */
+		if (v != 0) {			/* found it held */
+			if (!lm->spinning)
+				lm->spin_since = now;
+			lm->spinning = 1;
+			return;
+		}
+		if (lock_releaser >= 0 && lock_releaser != (int)cpu &&
+		    now < lock_release_t + cfg.t.hitm) {
+			/* Held in modelled time: wait for the release and
+			 * the lock line's transfer. */
+			cm_stall(&model, cpu, CM_KERNEL,
+				 lock_release_t + cfg.t.hitm - now);
+			if (!lm->spinning)
+				lm->spin_since = now;
+			lm->spinning = 1;
+			now = model.cpu[cpu].now;
+		}
+		lm->acquisitions++;
+		if (lm->spinning) {
+			lm->contended++;
+			lm->spin_cycles += now - lm->spin_since;
+			lm->spinning = 0;
+		}
+		lock_holder = (int)cpu;
+		lock_acquire_t = now;
+	} else if (v == 1 && lock_holder == (int)cpu) {	/* release */
+		uint64_t hold = now - lock_acquire_t;
+
+		lm->hold_cycles += hold;
+		if (hold > lm->hold_max)
+			lm->hold_max = hold;
+		lock_holder = -1;
+		lock_releaser = (int)cpu;
+		lock_release_t = now;
+	}
+}
 
 static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		     uint64_t vaddr, void *udata)
@@ -284,6 +477,8 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	 * which arrives as R then W (CM_F_LOCKED, set at translation time). */
 	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
 		  1u << shift, store, (unsigned)(uintptr_t)udata);
+	if (vaddr == cfg.lock && store && shift == 2)
+		lock_store(cpu_of(vcpu), info, (unsigned)(uintptr_t)udata);
 }
 
 /* ---- atomic output files ---------------------------------------------- */
@@ -448,6 +643,27 @@ static void stats_cpu(FILE *f, unsigned c)
 	stat_modes(f, c, "l2.misses", "L2 misses", IDX(l2_misses), -1);
 	stat_modes(f, c, "l2.writebacks", "L2 dirty evictions written back",
 		   IDX(l2_writebacks), -1);
+	if (cfg.timing) {
+		stat_modes(f, c, "numCycles", "Modelled cycles",
+			   IDX(cycles), -1);
+		stat_modes(f, c, "busWaitCycles",
+			   "Modelled cycles queued for the bus",
+			   IDX(bus_wait_cycles), -1);
+	}
+	if (cfg.lock != 0) {
+		const struct lockmeter *lm = &lockm[c];
+
+		stat_count(f, lm->acquisitions, "Lock acquisitions",
+			   "system.cpu%u.lock.acquisitions", c);
+		stat_count(f, lm->contended, "Acquisitions that waited",
+			   "system.cpu%u.lock.contended", c);
+		stat_count(f, lm->spin_cycles, "Modelled cycles spent waiting",
+			   "system.cpu%u.lock.spinCycles", c);
+		stat_count(f, lm->hold_cycles, "Modelled cycles held",
+			   "system.cpu%u.lock.holdCycles", c);
+		stat_count(f, lm->hold_max, "Longest hold, modelled cycles",
+			   "system.cpu%u.lock.holdMaxCycles", c);
+	}
 	stats_rqloop(f, c);
 }
 
@@ -528,16 +744,45 @@ static void fill_bus_csv(FILE *f)
 				}
 }
 
+/* Whether counter i is written: the L1I and timing counters only when
+ * those models are on, so counting-only files stay as they were. */
+static int counter_shown(unsigned i)
+{
+	if (i == (unsigned)IDX(l1i_accesses) || i == (unsigned)IDX(l1i_misses))
+		return model.has_l1i;
+	if (i == (unsigned)IDX(cycles) || i == (unsigned)IDX(bus_wait_cycles))
+		return cfg.timing;
+	return 1;
+}
+
 static void fill_counters_csv(FILE *f)
 {
-	for (unsigned c = 0; c < model.ncpus; c++)
+	static const char *const lock_names[] = {
+		"lock_acquisitions", "lock_contended", "lock_spin_cycles",
+		"lock_hold_cycles", "lock_hold_max_cycles",
+	};
+
+	for (unsigned c = 0; c < model.ncpus; c++) {
 		for (unsigned md = 0; md < CM_NMODES; md++)
 			for (unsigned i = 0; i < CM_NCOUNTERS; i++)
-				if (model.has_l1i || (i != (unsigned)IDX(l1i_accesses) &&
-						      i != (unsigned)IDX(l1i_misses)))
-				fprintf(f, "%u,%u,%s,%s,%" PRIu64 "\n", ndumps, c,
-					cm_mode_name[md], cm_counter_name[i],
-					cm_counter_get(&model.cpu[c].ctr[md], i));
+				if (counter_shown(i))
+					fprintf(f, "%u,%u,%s,%s,%" PRIu64 "\n", ndumps, c,
+						cm_mode_name[md], cm_counter_name[i],
+						cm_counter_get(&model.cpu[c].ctr[md], i));
+		if (cfg.unit != 0)
+			fprintf(f, "%u,%u,user,work_units,%" PRIu64 "\n", ndumps,
+				c, work_units[c]);
+		if (cfg.lock != 0) {
+			const struct lockmeter *lm = &lockm[c];
+			const uint64_t v[] = { lm->acquisitions, lm->contended,
+					       lm->spin_cycles, lm->hold_cycles,
+					       lm->hold_max };
+
+			for (unsigned i = 0; i < 5; i++)
+				fprintf(f, "%u,%u,kernel,%s,%" PRIu64 "\n", ndumps,
+					c, lock_names[i], v[i]);
+		}
+	}
 }
 
 /* ---- busmon.json: the effective configuration ------------------------- */
@@ -597,12 +842,32 @@ static void fill_json(FILE *f)
 	fprintf(f, "  \"inclusive\": %s,\n", cfg.inclusive ? "true" : "false");
 	json_ranges(f, "user", cfg.user, cfg.nuser);
 	json_ranges(f, "rqloop", cfg.rqloop, cfg.nrqloop);
+	if (cfg.nfree > 0)
+		json_ranges(f, "free", cfg.free, cfg.nfree);
 	fprintf(f, "  \"m5base\": \"0x%" PRIx64 "\",\n", cfg.m5base);
 	fprintf(f, "  \"m5window\": %u,\n", M5_WINDOW);
 	if (cfg.publish != 0)
 		fprintf(f, "  \"publish\": \"0x%" PRIx64 "\",\n"
 			"  \"publish_errors\": %u,\n", cfg.publish,
 			publish_errors);
+	if (cfg.timing)
+		fprintf(f, "  \"timing\": {\"inst\": %" PRIu64 ", \"l2_hit\": %" PRIu64
+			", \"mem\": %" PRIu64 ", \"hitm\": %" PRIu64 ", \"inval\": %"
+			PRIu64 ", \"bus_line\": %" PRIu64 ", \"bus_addr\": %" PRIu64
+			"},\n", cfg.t.inst, cfg.t.l2_hit, cfg.t.mem, cfg.t.hitm,
+			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
+	if (cfg.lock != 0)
+		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n", cfg.lock);
+	if (cfg.unit != 0)
+		fprintf(f, "  \"unit\": \"0x%" PRIx64 "\",\n", cfg.unit);
+	if (cfg.timing) {
+		fprintf(f, "  \"idle_catchups\": %llu,\n  \"sync_polls\": %llu,\n"
+			"  \"max_skew_cycles\": %" PRIu64 ",\n  \"clocks\": [",
+			idle_catchups, sync_polls, max_skew);
+		for (unsigned c = 0; c < model.ncpus; c++)
+			fprintf(f, "%s%" PRIu64, c ? ", " : "", model.cpu[c].now);
+		fprintf(f, "],\n");
+	}
 	fprintf(f, "  \"offset_bucket_bytes\": %u,\n", CM_CHUNK);
 	fprintf(f, "  \"args\": [");
 	for (int i = 0; i < cfg.argc; i++) {
@@ -634,18 +899,34 @@ static void dump(void)
 	write_json();
 }
 
+/* Counters only: cache contents, clocks and the lock's state stay. */
+static void reset_stats(void)
+{
+	cm_reset_stats(&model);
+	max_skew = 0;			/* the region's own skew */
+	memset(work_units, 0, sizeof(work_units));
+	for (unsigned c = 0; c < model.ncpus; c++) {
+		struct lockmeter *lm = &lockm[c];
+
+		lm->acquisitions = lm->contended = lm->spin_cycles = 0;
+		lm->hold_cycles = lm->hold_max = 0;
+		lm->spin_since = model.cpu[c].now;	/* a wait in progress
+							 * counts from here */
+	}
+}
+
 static void m5op(unsigned func)
 {
 	switch (func) {
 	case M5_RESETSTATS:
-		cm_reset_stats(&model);
+		reset_stats();
 		break;
 	case M5_DUMPSTATS:
 		dump();
 		break;
 	case M5_DUMPRESETSTATS:
 		dump();
-		cm_reset_stats(&model);
+		reset_stats();
 		break;
 	case M5_EXIT:
 		/* The guest exits next through isa-debug-exit; we only note
@@ -748,6 +1029,9 @@ static int parse_option(const char *arg)
 	} else if (KEY("user")) {
 		if (add_range(cfg.user, &cfg.nuser, val) < 0)
 			goto bad_range;
+	} else if (KEY("free")) {
+		if (add_range(cfg.free, &cfg.nfree, val) < 0)
+			goto bad_range;
 	} else if (KEY("rqloop")) {
 		if (add_range(cfg.rqloop, &cfg.nrqloop, val) < 0)
 			goto bad_range;
@@ -769,6 +1053,28 @@ static int parse_option(const char *arg)
 		if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
 			goto bad;
 		cfg.inclusive = val[0] == '1';
+	} else if (KEY("timing")) {
+		/* INST:L2:MEM:HITM:INVAL:BUSLINE:BUSADDR, core cycles */
+		uint64_t *dst[] = { &cfg.t.inst, &cfg.t.l2_hit, &cfg.t.mem,
+				    &cfg.t.hitm, &cfg.t.inval, &cfg.t.bus_line,
+				    &cfg.t.bus_addr };
+		const char *p = val;
+		char *e;
+
+		for (unsigned i = 0; i < 7; i++) {
+			if (parse_u64(p, dst[i], &e, i == 6) < 0 ||
+			    *dst[i] > 1000000 || (i < 6 && *e != ':'))
+				goto bad_timing;
+			p = e + 1;
+		}
+		cfg.timing = 1;
+	} else if (KEY("unit")) {
+		if (parse_u64(val, &cfg.unit, NULL, 1) < 0 || cfg.unit == 0)
+			goto bad;
+	} else if (KEY("lock")) {
+		if (parse_u64(val, &cfg.lock, NULL, 1) < 0 || cfg.lock == 0 ||
+		    cfg.lock % 4 != 0)
+			goto bad;
 	} else if (KEY("publish")) {
 		if (parse_u64(val, &cfg.publish, NULL, 1) < 0 ||
 		    cfg.publish == 0 || cfg.publish % 8 != 0 ||
@@ -777,13 +1083,18 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, m5base, "
-			"publish)\n", arg);
+			"publish, timing, lock, free, unit)\n", arg);
 		return -1;
 	}
 	return 0;
 #undef KEY
 bad:
 	fprintf(stderr, "busmon: bad value in '%s'\n", arg);
+	return -1;
+bad_timing:
+	fprintf(stderr, "busmon: bad value in '%s': expected INST:L2:MEM:HITM:"
+		"INVAL:BUSLINE:BUSADDR in core cycles, each at most 1000000\n",
+		arg);
 	return -1;
 bad_geom:
 	fprintf(stderr, "busmon: bad value in '%s': expected SIZE:ASSOC:LINE "
@@ -876,6 +1187,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		cm_free(&model);
 		return -1;
 	}
+	if (cfg.lock != 0 && !cfg.timing) {
+		fprintf(stderr, "busmon: lock= needs timing= (the lockmeter "
+			"measures modelled time)\n");
+		cm_free(&model);
+		return -1;
+	}
+	if (cfg.timing)
+		cm_enable_timing(&model, &cfg.t);
 	cm_set_inclusive(&model, cfg.inclusive);
 	if (cm_set_repl(&model, CM_LEVEL_L1D, cfg.l1repl, err, sizeof(err)) < 0 ||
 	    (model.has_l1i && cm_set_repl(&model, CM_LEVEL_L1I, cfg.l1repl, err,

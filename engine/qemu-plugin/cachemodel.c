@@ -58,9 +58,10 @@ const char *const cm_counter_name[CM_NCOUNTERS] = {
 	"rqloop_l1d_read_accesses", "rqloop_l1d_read_misses",
 	"rqloop_l2_read_accesses", "rqloop_l2_read_misses",
 	"l1i_accesses", "l1i_misses",
+	"cycles", "bus_wait_cycles",
 };
 
-_Static_assert(CM_NCOUNTERS == 19, "cm_counter_name out of date");
+_Static_assert(CM_NCOUNTERS == 21, "cm_counter_name out of date");
 
 static int is_pow2(uint64_t x)
 {
@@ -224,7 +225,55 @@ static void bus_record(struct cm_model *m, unsigned cpu, unsigned mode,
 		       enum cm_kind kind, uint64_t addr)
 {
 	m->cpu[cpu].ctr[mode].bus[kind]++;
+	m->cpu[cpu].wb_pending += kind == CM_WRITEBACK;
 	m->hist[cpu][mode][kind][(addr & (CM_PAGE_SIZE - 1)) / CM_CHUNK]++;
+}
+
+/*
+ * Put one transaction of `occ` cycles on the bus at cpu's time; returns
+ * how long it queued.  The bus keeps one busy stretch [bus_busy_start,
+ * bus_free).  A request at or after its start queues behind it; a request
+ * from before it (a CPU behind in modelled time, which round-robin
+ * interleaving allows up to the skew bound) is taken to fit in an earlier
+ * idle gap, unqueued and unbooked: the model does not keep the gaps.
+ */
+static uint64_t bus_book(struct cm_model *m, unsigned cpu, uint64_t occ)
+{
+	uint64_t t = m->cpu[cpu].now, start;
+
+	if (t < m->bus_busy_start)
+		return 0;
+	start = t > m->bus_free ? t : m->bus_free;
+	if (start > m->bus_free)
+		m->bus_busy_start = start;
+	m->bus_free = start + occ;
+	return start - t;
+}
+
+/* The CPU stalls `lat` cycles for a bus transaction of `occ` cycles. */
+static void bus_time(struct cm_model *m, unsigned cpu, unsigned mode,
+		     uint64_t occ, uint64_t lat)
+{
+	uint64_t wait;
+
+	if (!m->timing)
+		return;
+	wait = bus_book(m, cpu, occ);
+	m->cpu[cpu].ctr[mode].bus_wait_cycles += wait;
+	cm_stall(m, cpu, mode, wait + lat);
+}
+
+/*
+ * Write-backs are posted (the P6 has write-back buffers): they occupy the
+ * bus after the fill that caused them, and the CPU does not wait for them.
+ */
+static void wb_flush(struct cm_model *m, unsigned cpu)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+
+	for (; p->wb_pending > 0; p->wb_pending--)
+		if (m->timing)
+			(void)bus_book(m, cpu, m->t.bus_line);
 }
 
 /* Drop lineno from a CPU's L1I, if it has one and holds the line. */
@@ -302,6 +351,9 @@ static enum cm_state bus_fill(struct cm_model *m, unsigned cpu, unsigned mode,
 	shared = snoop(m, cpu, paddr >> m->line_shift, kind, &hitm);
 	bus_record(m, cpu, mode, kind, paddr & ~(uint64_t)(CM_CHUNK - 1));
 	m->cpu[cpu].ctr[mode].hitm += hitm;
+	/* A HITM line comes from the owner's cache in the same transaction
+	 * (implicit write-back), so it costs the cache-to-cache latency. */
+	bus_time(m, cpu, mode, m->t.bus_line, hitm ? m->t.hitm : m->t.mem);
 	if (own)
 		return CM_M;
 	return shared ? CM_S : CM_E;
@@ -315,6 +367,7 @@ static void bus_upgrade(struct cm_model *m, unsigned cpu, unsigned mode,
 
 	snoop(m, cpu, lineno, CM_INVALIDATE, &hitm);
 	bus_record(m, cpu, mode, CM_INVALIDATE, lineno << m->line_shift);
+	bus_time(m, cpu, mode, m->t.bus_addr, m->t.inval);
 }
 
 /* ---- the hierarchy of one CPU ------------------------------------------ */
@@ -364,6 +417,7 @@ static struct cm_line *l2_access(struct cm_model *m, unsigned cpu,
 	p->ctr[mode].rqloop_l2_read_accesses += rq;
 	if (l2 != NULL) {
 		cache_touch(&p->l2, l2);
+		cm_stall(m, cpu, mode, m->t.l2_hit);
 		if (own && l2->state == CM_S)
 			bus_upgrade(m, cpu, mode, lineno);
 		if (own)
@@ -444,6 +498,7 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	l1->lineno = lineno;
 	l1->state = l2->state;
 	cache_touch(&p->l1, l1);
+	wb_flush(m, cpu);
 }
 
 void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
@@ -484,6 +539,7 @@ static void fetch_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	l->lineno = lineno;
 	l->state = CM_S;
 	cache_touch(&p->l1i, l);
+	wb_flush(m, cpu);
 }
 
 void cm_fetch(struct cm_model *m, unsigned cpu, uint64_t paddr,
@@ -546,6 +602,12 @@ oom:
 	cm_free(m);
 	snprintf(err, errlen, "Out of memory allocating the caches.");
 	return -1;
+}
+
+void cm_enable_timing(struct cm_model *m, const struct cm_timing *t)
+{
+	m->timing = 1;
+	m->t = *t;
 }
 
 void cm_set_inclusive(struct cm_model *m, int inclusive)

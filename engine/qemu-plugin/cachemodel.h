@@ -79,6 +79,9 @@ struct cm_counters {
 	/* Instruction fetches (only with an L1I, cm_enable_l1i()). */
 	uint64_t l1i_accesses;		/* lines fetched, per TB execution */
 	uint64_t l1i_misses;
+	/* Modelled time (only with cm_enable_timing()). */
+	uint64_t cycles;		/* base cost of instructions + stalls */
+	uint64_t bus_wait_cycles;	/* of which: queueing for the bus */
 };
 
 #define CM_NCOUNTERS (sizeof(struct cm_counters) / sizeof(uint64_t))
@@ -106,12 +109,31 @@ struct cm_cache {
 	uint32_t repl;
 };
 
+/*
+ * Timing parameters, all in core cycles (machines.toml [x.timing] gives
+ * them with their sources).  A miss stalls the CPU for its latency; the
+ * bus is one resource: each transaction occupies it for bus_line (data)
+ * or bus_addr (no data) cycles from the later of the CPU's time and the
+ * bus's next-free time, and the CPU also stalls for that queueing.
+ */
+struct cm_timing {
+	uint64_t inst;		/* base cost per instruction */
+	uint64_t l2_hit;	/* L1 miss served by L2 */
+	uint64_t mem;		/* L2 miss filled from memory */
+	uint64_t hitm;		/* L2 miss filled by another cache (HITM) */
+	uint64_t inval;		/* INVALIDATE (upgrade, no data) */
+	uint64_t bus_line;	/* bus occupancy of a line transfer */
+	uint64_t bus_addr;	/* bus occupancy of an address-only transaction */
+};
+
 /* Everything one CPU owns.  Padded so CPUs never share a host line. */
 struct cm_cpu {
 	struct cm_cache l1;
 	struct cm_cache l2;
 	struct cm_cache l1i;	/* lines == NULL without an L1I */
 	struct cm_counters ctr[CM_NMODES];
+	uint64_t now;		/* modelled time in cycles; never reset */
+	unsigned wb_pending;	/* write-backs to put on the bus after the fill */
 } __attribute__((aligned(64)));
 
 /* hist[cpu][mode][kind][chunk] */
@@ -125,6 +147,10 @@ struct cm_model {
 	int inclusive;		/* L2 evictions back-invalidate L1D and L1I */
 	struct cm_cpu *cpu;	/* [ncpus] */
 	cm_hist_t *hist;	/* [ncpus] */
+	int timing;		/* cm_enable_timing() was called */
+	struct cm_timing t;
+	uint64_t bus_free;	/* the bus's next-free time (cycles) */
+	uint64_t bus_busy_start;	/* start of the busy stretch ending there */
 };
 
 /*
@@ -164,6 +190,25 @@ int cm_set_repl(struct cm_model *m, enum cm_level level, enum cm_repl repl,
 int cm_enable_l1i(struct cm_model *m, const struct cm_geom *g,
 		  char *err, size_t errlen);
 
+/*
+ * Turn on modelled time with these costs.  Every CPU's clock starts at 0;
+ * cm_reset_stats() zeroes the cycle counters, never the clocks.
+ */
+void cm_enable_timing(struct cm_model *m, const struct cm_timing *t);
+
+/*
+ * Advance cpu's clock by `cycles` of stall in `mode` (the lock model uses
+ * it for modelled spin waits).  No-op without timing.
+ */
+static inline void cm_stall(struct cm_model *m, unsigned cpu, unsigned mode,
+			    uint64_t cycles)
+{
+	if (!m->timing)
+		return;
+	m->cpu[cpu].now += cycles;
+	m->cpu[cpu].ctr[mode].cycles += cycles;
+}
+
 /* Zero all counters and histograms; cache contents are kept. */
 void cm_reset_stats(struct cm_model *m);
 
@@ -189,6 +234,7 @@ static inline void cm_add_insts(struct cm_model *m, unsigned cpu,
 				unsigned mode, uint64_t n)
 {
 	m->cpu[cpu].ctr[mode].insts += n;
+	cm_stall(m, cpu, mode, n * m->t.inst);
 }
 
 /*

@@ -21,6 +21,8 @@
 #define TICR     0x380
 #define TDCR     0x3E0
 #define ICR_BUSY (1 << 12)
+#define POLL_HZ  5000                   // modelled time: poll every 200 us
+int timing_init(void);                  // timer.c
 #define PERIODIC (1 << 17)
 #define MASKED   (1 << 16)
 
@@ -60,7 +62,9 @@ lapic_init(uint64_t lapic_hz)
   }
   lapic_write(TDCR, 0xB);                 // divide by 1
   lapic_write(LVT_TIMER, PERIODIC | T_TIMER);
-  lapic_write(TICR, lapic_hz / HZ);
+  // Under modelled time the timer is a fine poll and ticks follow the
+  // modelled clock (timer.c); POLL_HZ is in the emulator's icount time.
+  lapic_write(TICR, lapic_hz / (timing_init() ? POLL_HZ : HZ));
 }
 
 void

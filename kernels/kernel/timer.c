@@ -6,6 +6,8 @@
 #include "kernel.h"
 #include "proc.h"
 #include "sched.h"
+#include "param.h"
+#include "x86.h"
 
 volatile uint64_t jiffies;
 
@@ -21,8 +23,8 @@ update_process_times(void)
   }
 }
 
-void
-timer_interrupt(int cpu)
+static void
+tick(int cpu)
 {
   if (cpu == 0) {
     jiffies++;
@@ -30,4 +32,56 @@ timer_interrupt(int cpu)
     run_timeouts(jiffies);     // nanosleep and futex timeouts (ktimer.c)
   }
   update_process_times();
+}
+
+// Modelled time (colorsim run --timing; engine/qemu-plugin/README.md,
+// "Guest time from modelled time").  The bus monitor writes this CPU's
+// modelled clock (core cycles) into modeled_clock[cpu], and the slowest
+// running CPU's into modeled_clock[MODELED_FLOOR], whenever this CPU runs
+// timing_check(), whose instructions it treats as free.  The LAPIC timer
+// is then a fine poll (lapic.c) and a tick happens when this CPU's modelled
+// clock crosses the next 1/HZ boundary: a CPU that misses more executes
+// fewer instructions per tick.
+#define MODELED_FLOOR 64
+volatile uint64_t modeled_clock[MODELED_FLOOR + 1] __attribute__((aligned(64)));
+static uint64_t tick_cycles;   // 0: ticks come from the LAPIC directly
+static uint64_t quantum;       // how far ahead of the floor a CPU may run
+static uint64_t next_tick[NR_CPUS];
+
+int
+timing_init(void)
+{
+  tick_cycles = cmdline_u64("timing_hz", 0) / HZ;
+  quantum = cmdline_u64("timing_quantum", 0);
+  return tick_cycles != 0;
+}
+
+// Free in modelled time (busmon free=): first wait, with pause (which ends
+// this vCPU's round-robin turn), while this CPU is more than a quantum
+// ahead of the slowest running one; then count the ticks now due.
+__attribute__((noinline)) int
+timing_check(int cpu)
+{
+  while (modeled_clock[cpu] > modeled_clock[MODELED_FLOOR] + quantum)
+    cpu_relax();
+  uint64_t now = modeled_clock[cpu];
+  if (next_tick[cpu] == 0)
+    next_tick[cpu] = (now / tick_cycles + 1) * tick_cycles;
+  int n = 0;
+  while (now >= next_tick[cpu]) {
+    next_tick[cpu] += tick_cycles;
+    n++;
+  }
+  return n;
+}
+
+void
+timer_interrupt(int cpu)
+{
+  if (tick_cycles) {
+    for (int n = timing_check(cpu); n > 0; n--)
+      tick(cpu);
+    return;
+  }
+  tick(cpu);
 }
