@@ -66,6 +66,7 @@ BAD_RUNS = [
     (["--kernel", "c32", "--name", "r.failed"], "suffix"),
     (["--machine", "ppro4"], "--kernel"),
     (["--kernel", "c32", "--bogus"], "unrecognized arguments"),
+    (["--kernel", "mq", "--timing"], "not supported yet"),
 ]
 
 
