@@ -27,7 +27,7 @@ BIN = BUILD / "workloads" / "bin"
 IMAGE = BUILD / "disk-images" / "rootfs.img"
 MKROOTFS = ROOT / "disk-images" / "mkrootfs.py"
 PROGRAMS = ["forktest", "exectest", "isolation", "threads", "memtest",
-            "filetest", "misctest", "faulttest"]
+            "filetest", "misctest", "faulttest", "pipetest"]
 
 
 COLORED = "c32-b17-l32"
@@ -192,7 +192,7 @@ def test_mkrootfs_refuses_bad_input(tmp_path, args):
 @pytest.mark.parametrize("name", PROGRAMS + ["roitest"])
 def test_program_runs_natively(built, name, tmp_path):
     args = []
-    if name == "exectest":
+    if name in ("exectest", "pipetest"):
         args = [str(BIN)]
     elif name == "filetest":
         (tmp_path / "etc").mkdir()

@@ -1,0 +1,152 @@
+/* pipetest: pipes, poll, select and dup2.
+ *   - 200 KB through a pipe from a child, in odd-sized writes, read in odd
+ *     sizes: every byte in order (the writer blocks on a full page, the
+ *     reader on an empty one), then end of file once the writer exits;
+ *   - poll and select: not readable when empty (timeout 0 and 20 ms),
+ *     readable after a write, POLLHUP once the writer is gone;
+ *   - write with no reader left: EPIPE;
+ *   - dup2 a pipe onto a child's stdout, exec /bin/hello: its output
+ *     comes through the pipe;
+ *   - O_NONBLOCK read of an empty pipe: EAGAIN.
+ * Runs on the testbed and on a Linux host (argv[1]: the programs' dir). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#define T "pipetest"
+#define TOTAL (200 * 1024)
+
+static unsigned char pat(long i) { return (unsigned char)(i * 13 + (i >> 9)); }
+
+static void bulk(void)
+{
+  int fd[2];
+  CHECK(T, pipe(fd) == 0);
+  pid_t p = fork();
+  CHECK(T, p >= 0);
+  if (p == 0) {
+    close(fd[0]);
+    unsigned char buf[3001];
+    for (long off = 0; off < TOTAL;) {
+      long n = TOTAL - off < 3001 ? TOTAL - off : 3001;
+      for (long i = 0; i < n; i++)
+        buf[i] = pat(off + i);
+      long w = write(fd[1], buf, n);
+      if (w <= 0)
+        _exit(2);
+      off += w;
+    }
+    _exit(0);
+  }
+  close(fd[1]);
+  unsigned char buf[777];
+  long got = 0, r;
+  while ((r = read(fd[0], buf, sizeof buf)) > 0) {
+    for (long i = 0; i < r; i++)
+      CHECK(T, buf[i] == pat(got + i));
+    got += r;
+  }
+  CHECK(T, r == 0 && got == TOTAL);
+  int st;
+  CHECK(T, waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  close(fd[0]);
+}
+
+static void polling(void)
+{
+  int fd[2];
+  CHECK(T, pipe(fd) == 0);
+  struct pollfd pfd = {fd[0], POLLIN, 0};
+  CHECK(T, poll(&pfd, 1, 0) == 0);
+  CHECK(T, poll(&pfd, 1, 20) == 0);
+  fd_set rs;
+  FD_ZERO(&rs);
+  FD_SET(fd[0], &rs);
+  struct timeval tv = {0, 20000};
+  CHECK(T, select(fd[0] + 1, &rs, NULL, NULL, &tv) == 0);
+  /* a child writes after a while: poll sleeps until then */
+  pid_t p = fork();
+  if (p == 0) {
+    usleep(30000);
+    CHECK(T, write(fd[1], "x", 1) == 1);
+    _exit(0);
+  }
+  close(fd[1]);
+  CHECK(T, poll(&pfd, 1, -1) == 1 && (pfd.revents & POLLIN));
+  FD_ZERO(&rs);
+  FD_SET(fd[0], &rs);
+  CHECK(T, select(fd[0] + 1, &rs, NULL, NULL, NULL) == 1 && FD_ISSET(fd[0], &rs));
+  char c;
+  CHECK(T, read(fd[0], &c, 1) == 1 && c == 'x');
+  waitpid(p, NULL, 0);
+  pfd.revents = 0;
+  CHECK(T, poll(&pfd, 1, 1000) == 1 && (pfd.revents & POLLHUP));
+  CHECK(T, read(fd[0], &c, 1) == 0);
+  close(fd[0]);
+  /* writable end: POLLOUT */
+  CHECK(T, pipe(fd) == 0);
+  struct pollfd w = {fd[1], POLLOUT, 0};
+  CHECK(T, poll(&w, 1, 0) == 1 && (w.revents & POLLOUT));
+  close(fd[0]);
+  errno = 0;
+  CHECK(T, write(fd[1], "y", 1) == -1 && errno == EPIPE);
+  close(fd[1]);
+}
+
+static void redirect(const char *bindir)
+{
+  int fd[2];
+  CHECK(T, pipe(fd) == 0);
+  pid_t p = fork();
+  if (p == 0) {
+    CHECK(T, dup2(fd[1], 1) == 1);
+    close(fd[0]);
+    close(fd[1]);
+    char path[256];
+    snprintf(path, sizeof path, "%s/hello", bindir);
+    char *argv[] = {path, "through", "a pipe", NULL}, *envp[] = {NULL};
+    execve(path, argv, envp);
+    _exit(127);
+  }
+  close(fd[1]);
+  char out[512];
+  long n = 0, r;
+  while ((r = read(fd[0], out + n, sizeof out - 1 - n)) > 0)
+    n += r;
+  out[n] = 0;
+  int st;
+  CHECK(T, waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 7);
+  CHECK(T, strstr(out, "through") && strstr(out, "a pipe"));
+  close(fd[0]);
+  /* dup of a read end: both descriptors read the same pipe */
+  CHECK(T, pipe2(fd, O_NONBLOCK) == 0);
+  int d = dup(fd[0]);
+  CHECK(T, d > fd[1]);
+  char c;
+  errno = 0;
+  CHECK(T, read(d, &c, 1) == -1 && errno == EAGAIN);
+  CHECK(T, write(fd[1], "z", 1) == 1);
+  CHECK(T, read(d, &c, 1) == 1 && c == 'z');
+  CHECK(T, fcntl(fd[0], F_GETFL) & O_NONBLOCK);
+  close(d);
+  close(fd[0]);
+  close(fd[1]);
+}
+
+int main(int argc, char **argv)
+{
+  signal(SIGPIPE, SIG_IGN);          /* the host would kill us on EPIPE */
+  bulk();
+  polling();
+  redirect(argc > 1 ? argv[1] : "/bin");
+  printf(T ": ok\n");
+  return 0;
+}
