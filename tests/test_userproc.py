@@ -27,7 +27,7 @@ BIN = BUILD / "workloads" / "bin"
 IMAGE = BUILD / "disk-images" / "rootfs.img"
 MKROOTFS = ROOT / "disk-images" / "mkrootfs.py"
 PROGRAMS = ["forktest", "exectest", "isolation", "threads", "memtest",
-            "filetest", "misctest", "faulttest", "pipetest"]
+            "filetest", "misctest", "faulttest", "pipetest", "socktest"]
 
 
 COLORED = "c32-b17-l32"

@@ -67,6 +67,7 @@ uint32_t csum_and_copy_from_user(uint8_t *dst, uint64_t src, uint32_t n, int *er
 void dev_queue_xmit(struct sk_buff *skb);
 void net_rx_interrupt(void);
 void net_init(void);
+void net_report(void);
 extern uint64_t net_rx_irqs[], net_rx_packets[];
 // sock.c: the stream protocol
 struct sock *sk_alloc(void);

@@ -79,3 +79,19 @@ net_rx_interrupt(void)
     }
   }
 }
+
+// One console line: which CPUs took the card's interrupts, and how many
+// packets each delivered (printed when init exits and at the ROI's end).
+void
+net_report(void)
+{
+  uint64_t irqs = 0;
+  for (int cpu = 0; cpu < ncpus; cpu++)
+    irqs += net_rx_irqs[cpu];
+  if (!irqs)
+    return;
+  printk("net: irq cpu %d;", card.irq_cpu);
+  for (int cpu = 0; cpu < ncpus; cpu++)
+    printk(" cpu%d %lu irqs %lu packets;", cpu, net_rx_irqs[cpu], net_rx_packets[cpu]);
+  printk("\n");
+}
