@@ -170,6 +170,8 @@ def test_two_builds_of_the_image_are_identical(built, tmp_path):
     entries = [f"/init={BIN / 'init'}"] + [
         f"/bin/{p.name}={p}" for p in sorted(BIN.iterdir()) if p.name != "init"]
     entries.append(f"/etc/motd={ROOT / 'disk-images/files/etc/motd'}")
+    www = BUILD / "disk-images" / "www"
+    entries += [f"/www/{p.name}={p}" for p in sorted(www.iterdir())]
     again = tmp_path / "again.img"
     subprocess.run(["python3", str(MKROOTFS), "-o", str(again), "--pattern",
                     "/data/pattern.bin:10000"] + entries, check=True)
