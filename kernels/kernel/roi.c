@@ -6,6 +6,7 @@
 // the same address-form m5 operations (m5op.h).
 #include "kernel.h"
 #include "m5op.h"
+#include "net.h"
 #include "sched.h"
 
 enum { IDLE, WARMUP, MEASURING, DONE, USER_MEASURING };
@@ -35,6 +36,7 @@ roi_begin(uint64_t now)
   switch0 = nr_switches;
   recalc0 = nr_recalcs;
   printk("roi: begin at jiffies %lu, nr_running %d\n", now, nr_running);
+  rqstat_reset();
   m5_op(M5OP_RESET_STATS);
 }
 
@@ -46,6 +48,8 @@ roi_end(uint64_t now)
   printk("roi: end at jiffies %lu: schedules %lu switches %lu recalcs %lu "
          "nr_running %d\n", now, nr_schedules - sched0,
          nr_switches - switch0, nr_recalcs - recalc0, nr_running);
+  rqstat_report();                     // run-queue lengths seen (rqstat.c)
+  net_report();                        // where the card's interrupts went
 }
 
 void
