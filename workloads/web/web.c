@@ -17,6 +17,7 @@
  * each server process is sent a QUIT request and must exit 0.
  * --root prefixes the file paths (a Linux host: the mkfileset.py dir). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@
 #include "httpd.h"
 #include "m5roi.h"
 #include "net.h"
+
+static bool m5_supported;   /* the m5 call worked: we run on the testbed */
 
 static void die(const char *what)
 {
@@ -168,7 +171,7 @@ int main(int argc, char **argv)
   while ((r = read(progress[0], tick, sizeof tick)) > 0) {
     done += r;
     if (done_begin < 0 && done >= warmup) {
-      m5_reset_stats();
+      m5_supported = m5_reset_stats() == 0;
       t0 = now();
       done_begin = done;
     } else if (done_begin >= 0 && done_end < 0 && done - done_begin >= measure) {
@@ -195,8 +198,13 @@ int main(int argc, char **argv)
     failed = "requests lost";
   else if (done_end < 0)
     failed = "the region never ended: make --warmup + --measure smaller";
-  /* Stop the servers: each takes one QUIT connection and exits. */
-  for (long i = 0; i < httpd; i++) {
+  /* Stop the servers: each takes one QUIT connection and exits.  On the
+   * testbed (where the m5 call works) init's exit stops the machine, and
+   * a thousand exits and waits would only lengthen the run (wait4 scans
+   * every task for each zombie), so the servers are left running; a
+   * server that failed has already failed a client. */
+  bool testbed = m5_supported;
+  for (long i = 0; i < httpd && !testbed; i++) {
     int s = tcp_dial(port);
     char b[16];
     if (s < 0 || write_all(s, "QUIT\r\n\r\n", 8) < 0) {
@@ -209,8 +217,8 @@ int main(int argc, char **argv)
       ;
     close(s);
   }
-  if (waitpid(server_launcher, &st, 0) != server_launcher || !WIFEXITED(st) ||
-      WEXITSTATUS(st) != 0)
+  if (!testbed && (waitpid(server_launcher, &st, 0) != server_launcher ||
+                   !WIFEXITED(st) || WEXITSTATUS(st) != 0))
     failed = failed ? failed : "a server failed";
   if (failed) {
     errno = EPROTO;
@@ -218,7 +226,7 @@ int main(int argc, char **argv)
   }
   printf("web: roi %ld requests (completed %ld..%ld) in %.2f s\n", done_end - done_begin,
          done_begin, done_end, t1 - t0);
-  printf("web: ok (%ld requests, %ld bytes, every byte verified; %ld servers quit)\n",
-         reqs, bytes, httpd);
+  printf("web: ok (%ld requests, %ld bytes, every byte verified; %ld servers %s)\n",
+         reqs, bytes, httpd, testbed ? "left to the machine's stop" : "quit");
   return 0;
 }
