@@ -73,6 +73,14 @@ def test_web_in_the_guest(built, kernel, cpus, accept):
     assert re.search(r"roi: end at jiffies \d+: schedules \d+", out)
 
 
+def test_web_with_more_results_than_a_pipe_holds(built):
+    # 200 clients' results (24 bytes each) exceed the kernel's one-page
+    # pipe: the controller must read them while requests still complete
+    rc, out = boot(BUILD / "kernels" / "vanilla-l32" / "kernel.mb.elf", "/bin/web", cpus=2,
+                   extra="initargs=--httpd,8,--clients,200,--requests,2", timeout=120)
+    assert "web: ok (400 requests" in out, out[-3000:]
+
+
 def test_colorsim_run_web(built, tmp_path):
     rc = cli_main(["run", "--machine", "ppro4", "--kernel", "c32", "--cpus", "2",
                    "--workload", "web", "--httpd", "16", "--clients", "8",

@@ -17,6 +17,7 @@
  * each server process is sent a QUIT request and must exit 0.
  * --root prefixes the file paths (a Linux host: the mkfileset.py dir). */
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,8 +168,40 @@ int main(int argc, char **argv)
   long done = 0, done_begin = -1, done_end = -1;
   double t0 = 0, t1 = 0;
   char tick[4096];
-  long r;
-  while ((r = read(progress[0], tick, sizeof tick)) > 0) {
+  /* Results arrive while requests still complete: a pipe holds one page,
+   * less than 256 results, so both pipes are read as they fill. */
+  struct client_result res[64];
+  long got = 0, reqs = 0, bytes = 0, rfill = 0;
+  struct pollfd pfd[2] = {{progress[0], POLLIN, 0}, {results[0], POLLIN, 0}};
+  while (pfd[0].fd >= 0 || pfd[1].fd >= 0) {
+    if (poll(pfd, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      die("poll");
+    }
+    if (pfd[1].revents) {
+      long r = read(results[0], (char *)res + rfill, sizeof res - rfill);
+      if (r <= 0) {
+        pfd[1].fd = -1;
+      } else {
+        rfill += r;
+        long whole = rfill / sizeof res[0];
+        for (long i = 0; i < whole; i++) {
+          got++;
+          reqs += res[i].requests;
+          bytes += res[i].bytes;
+        }
+        rfill -= whole * sizeof res[0];
+        memmove(res, (char *)res + whole * sizeof res[0], rfill);
+      }
+    }
+    if (!pfd[0].revents)
+      continue;
+    long r = read(progress[0], tick, sizeof tick);
+    if (r <= 0) {
+      pfd[0].fd = -1;
+      continue;
+    }
     done += r;
     if (done_begin < 0 && done >= warmup) {
       m5_supported = m5_reset_stats() == 0;
@@ -179,13 +212,6 @@ int main(int argc, char **argv)
       t1 = now();
       done_end = done;
     }
-  }
-  struct client_result res;
-  long got = 0, reqs = 0, bytes = 0;
-  while (read(results[0], &res, sizeof res) == sizeof res) {
-    got++;
-    reqs += res.requests;
-    bytes += res.bytes;
   }
   /* A failure from here on is reported at the end: the servers are still
    * stopped first, so a failed run on a host leaves no process behind. */
