@@ -73,40 +73,60 @@ static long
 pipe_write(struct file *f, uint64_t buf, uint64_t n)
 {
   struct pipe_inode_info *p = f->private_data;
-  char tmp[512];
+  char small[512];
   uint64_t done = 0;
-  // Up to PIPE_BUF bytes go in one piece: wait for that much room.
+  // Up to PIPE_BUF bytes go in one piece: wait for that much room, and
+  // bounce them through a page so they are appended under one lock hold.
   uint64_t atomic = n <= PIPE_BUF ? n : 1;
+  char *tmp = small;
+  uint64_t cap = sizeof small;
+  if (atomic > sizeof small) {
+    if (!(tmp = alloc_pages(0)))
+      return -ENOMEM;
+    cap = PAGE_SIZE;
+  }
+  long r = 0;
   while (done < n) {
     uint64_t need = done ? 1 : atomic;
     if ((f->flags & O_NONBLOCK) && READ_ONCE(p->readers) &&
-        PIPE_SIZE - READ_ONCE(p->len) < need)
-      return done ? (long)done : -EAGAIN;
-    long r = wait_event_interruptible(&p->wait, !READ_ONCE(p->readers) ||
-                                      PIPE_SIZE - READ_ONCE(p->len) >= need);
-    if (r)
-      return done ? (long)done : r;
-    if (!READ_ONCE(p->readers))
-      return done ? (long)done : -EPIPE;
-    // Fill what room there is; copy from the user before taking the lock.
-    uint64_t room = PIPE_SIZE - READ_ONCE(p->len);
-    while (room && done < n) {
-      uint64_t chunk = n - done;
-      if (chunk > room) chunk = room;
-      if (chunk > sizeof tmp) chunk = sizeof tmp;
-      if (copy_from_user(tmp, buf + done, chunk) < 0)
-        return done ? (long)done : -EFAULT;
-      uint64_t fl = spin_lock_irqsave(&p->lock);
-      for (uint64_t i = 0; i < chunk; i++)
-        p->base[(p->start + p->len + i) % PIPE_SIZE] = tmp[i];
-      p->len += chunk;
-      spin_unlock_irqrestore(&p->lock, fl);
-      done += chunk;
-      room -= chunk;
+        PIPE_SIZE - READ_ONCE(p->len) < need) {
+      r = -EAGAIN;
+      break;
     }
+    r = wait_event_interruptible(&p->wait, !READ_ONCE(p->readers) ||
+                                 PIPE_SIZE - READ_ONCE(p->len) >= need);
+    if (r)
+      break;
+    if (!READ_ONCE(p->readers)) {
+      r = -EPIPE;
+      break;
+    }
+    // Copy from the user before taking the lock (a fault must not happen
+    // under it), then append what fits.  The room is checked again under
+    // the lock: another writer may have taken it meanwhile.
+    uint64_t chunk = n - done < cap ? n - done : cap;
+    if (copy_from_user(tmp, buf + done, chunk) < 0) {
+      r = -EFAULT;
+      break;
+    }
+    uint64_t fl = spin_lock_irqsave(&p->lock);
+    uint64_t room = PIPE_SIZE - p->len;
+    if (room < need) {
+      spin_unlock_irqrestore(&p->lock, fl);
+      continue;                      // lost the race: wait again
+    }
+    if (chunk > room)
+      chunk = room;
+    for (uint64_t i = 0; i < chunk; i++)
+      p->base[(p->start + p->len + i) % PIPE_SIZE] = tmp[i];
+    p->len += chunk;
+    spin_unlock_irqrestore(&p->lock, fl);
+    done += chunk;
     wake_up(&p->wait, 1);            // data for readers
   }
-  return done;
+  if (tmp != small)
+    free_pages(tmp, 0);
+  return done ? (long)done : r;
 }
 
 static unsigned
