@@ -40,6 +40,7 @@ pipe_read(struct file *f, uint64_t buf, uint64_t n)
   long done = 0;
   if (!n)
     return 0;
+again:
   if (!pipe_readable(p) && (f->flags & O_NONBLOCK))
     return -EAGAIN;
   long r = wait_event_interruptible(&p->wait, pipe_readable(p));
@@ -65,6 +66,10 @@ pipe_read(struct file *f, uint64_t buf, uint64_t n)
     }
     done += chunk;
   }
+  // Woken with the others, but another reader took the bytes: this is
+  // not end of file while a writer is left, so sleep again.
+  if (!done && READ_ONCE(p->writers))
+    goto again;
   wake_up(&p->wait, 1);              // room for writers
   return done;
 }

@@ -9,10 +9,12 @@
  *     comes through the pipe;
  *   - O_NONBLOCK read of an empty pipe: EAGAIN;
  *   - 8 writers x 600 records of 40 bytes into one pipe, read by a reader
- *     that starts late: every record whole, in order per writer.
+ *     that starts late: every record whole, in order per writer;
+ *   - a one-byte token passed among 8 processes 2400 times (a lock).
  * Runs on the testbed and on a Linux host (argv[1]: the programs' dir). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -184,12 +186,45 @@ static void many_writers(void)
   close(fd[0]);
 }
 
+/* A pipe as a lock (the web server's --accept pipe): one token byte, 8
+ * processes taking and returning it 300 times each.  Every release wakes
+ * every waiter; all but one find the pipe empty again and must go back to
+ * sleep, not see end of file. */
+static void token_lock(void)
+{
+  enum { USERS = 8, ROUNDS = 300 };
+  int fd[2];
+  CHECK(T, pipe(fd) == 0 && write(fd[1], "L", 1) == 1);
+  for (int u = 0; u < USERS; u++)
+    if (fork() == 0) {
+      for (int i = 0; i < ROUNDS; i++) {
+        char t;
+        if (read(fd[0], &t, 1) != 1 || t != 'L')
+          _exit(3);
+        if (i % 7 == 0)
+          sched_yield();             /* hold it a while */
+        if (write(fd[1], "L", 1) != 1)
+          _exit(4);
+      }
+      _exit(0);
+    }
+  for (int u = 0; u < USERS; u++) {
+    int st;
+    CHECK(T, wait(&st) > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  char t;
+  CHECK(T, read(fd[0], &t, 1) == 1 && t == 'L');   /* the token is still there */
+  close(fd[0]);
+  close(fd[1]);
+}
+
 int main(int argc, char **argv)
 {
   signal(SIGPIPE, SIG_IGN);          /* the host would kill us on EPIPE */
   bulk();
   polling();
   many_writers();
+  token_lock();
   redirect(argc > 1 ? argv[1] : "/bin");
   printf(T ": ok\n");
   return 0;
