@@ -41,7 +41,9 @@ def test_builtin_workload_reports_its_long_queue(tmp_path):
                    "--tasks", "96", "--out", str(tmp_path), "--name", "b"])
     assert rc in (0, None)
     c = counters(tmp_path / "b")
-    assert c["rq_samples"] == c["schedule_calls"] > 0
+    # sampled where schedule() counts itself; other CPUs may schedule
+    # between the two snapshots at the region's edges
+    assert abs(c["rq_samples"] - c["schedule_calls"]) <= 4 and c["rq_samples"] > 0
     assert hist_total(c) == c["rq_samples"]
     # 96 tasks compute, sleep briefly, wake: most of them are runnable
     assert 60 <= c["rq_len_mean"] <= 97 and c["rq_len_max"] <= 97
@@ -54,7 +56,8 @@ def test_web_reports_its_queue(built, tmp_path):
                    "--requests", "6", "--out", str(tmp_path), "--name", "w"])
     assert rc in (0, None)
     c = counters(tmp_path / "w")
-    assert c["rq_samples"] == c["schedule_calls"] and hist_total(c) == c["rq_samples"]
+    assert abs(c["rq_samples"] - c["schedule_calls"]) <= 4
+    assert hist_total(c) == c["rq_samples"]
     # idle servers sleep in accept: the queue is far shorter than 64 + 8
     assert 1 <= c["rq_len_mean"] < 40
     assert json.loads((tmp_path / "w" / "config.json").read_text())["complete"]

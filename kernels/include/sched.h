@@ -170,6 +170,7 @@ void sched_init(void);
 // rqstat.c: run-queue length at each schedule(), for the region's report
 void rqstat_sample(int n);
 void rqstat_reset(void);
+void rqstat_freeze(void);
 void rqstat_report(void);
 // task.c
 struct task_struct *alloc_task_struct(void);

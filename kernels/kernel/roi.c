@@ -35,8 +35,8 @@ roi_begin(uint64_t now)
   sched0 = nr_schedules;
   switch0 = nr_switches;
   recalc0 = nr_recalcs;
+  rqstat_reset();                      // with sched0: the same region
   printk("roi: begin at jiffies %lu, nr_running %d\n", now, nr_running);
-  rqstat_reset();
   m5_op(M5OP_RESET_STATS);
 }
 
@@ -45,6 +45,7 @@ roi_end(uint64_t now)
 {
   phase = DONE;
   m5_op(M5OP_DUMP_STATS);
+  rqstat_freeze();                     // before the slow console line
   printk("roi: end at jiffies %lu: schedules %lu switches %lu recalcs %lu "
          "nr_running %d\n", now, nr_schedules - sched0,
          nr_switches - switch0, nr_recalcs - recalc0, nr_running);

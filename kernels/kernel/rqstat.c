@@ -15,6 +15,7 @@
 #define RQ_BUCKETS 15
 
 static uint64_t hist[RQ_BUCKETS], samples, sum, max;
+static bool frozen;           // the region ended: keep its numbers
 
 static int
 bucket(uint64_t n)
@@ -30,6 +31,8 @@ bucket(uint64_t n)
 void
 rqstat_sample(int n)
 {
+  if (frozen)
+    return;
   hist[bucket(n)]++;
   samples++;
   sum += n;
@@ -44,6 +47,15 @@ rqstat_reset(void)
   for (int i = 0; i < RQ_BUCKETS; i++)
     hist[i] = 0;
   samples = sum = max = 0;
+  frozen = false;
+  spin_unlock_irqrestore(&runqueue_lock, f);
+}
+
+void
+rqstat_freeze(void)
+{
+  uint64_t f = spin_lock_irqsave(&runqueue_lock);
+  frozen = true;
   spin_unlock_irqrestore(&runqueue_lock, f);
 }
 

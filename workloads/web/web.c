@@ -220,8 +220,11 @@ int main(int argc, char **argv)
   if (waitpid(client_launcher, &st, 0) != client_launcher || !WIFEXITED(st) ||
       WEXITSTATUS(st) != 0)
     failed = "a client failed";
-  else if (got != clients || reqs != total || done != total)
+  else if (got != clients || reqs != total || done != total) {
+    printf("web: %ld of %ld clients reported %ld of %ld requests; %ld counted\n",
+           got, clients, reqs, total, done);
     failed = "requests lost";
+  }
   else if (done_end < 0)
     failed = "the region never ended: make --warmup + --measure smaller";
   /* Stop the servers: each takes one QUIT connection and exits.  On the
