@@ -51,6 +51,31 @@ def _positive_seconds(text):
     return v
 
 
+# Options handed to a user workload as "--name value" (web, chat).
+WORKLOAD_OPTIONS = {
+    "httpd": "web: server processes (default 256)",
+    "clients": "web: closed-loop clients (default 256)",
+    "requests": "web: requests per client",
+    "accept": "web: accept serialisation, none or pipe",
+    "keepalive": "web: requests per connection (1: HTTP/1.0)",
+    "rooms": "chat: rooms (default 30)",
+    "users": "chat: users per room (default 20)",
+    "messages": "chat: messages per user (default 300)",
+}
+
+
+def program_args(a) -> str:
+    """The comma-separated program arguments of the workload options."""
+    words = []
+    for opt in WORKLOAD_OPTIONS:
+        v = getattr(a, opt, None)
+        if v is not None:
+            words += [f"--{opt}", str(v)]
+    if getattr(a, "args", ""):
+        words += a.args.split(",")
+    return ",".join(words)
+
+
 def add_run_options(p, kernel_required=True):
     p.add_argument("--machine", default="ppro4", help="machine description (configs/machines.toml)")
     p.add_argument("--l2", help="L2 size per CPU, e.g. 512KiB (default: the machine's)")
@@ -64,6 +89,11 @@ def add_run_options(p, kernel_required=True):
                         "from the root-file-system image run as init: init:/bin/roitest, "
                         "or just roitest")
     p.add_argument("--tasks", type=_positive_int, default=1024, help="workload tasks (default 1024)")
+    g = p.add_argument_group("web and chat workloads (passed to the program; "
+                             "workloads/README.md)")
+    for opt, what in WORKLOAD_OPTIONS.items():
+        g.add_argument(f"--{opt}", help=what)
+    g.add_argument("--args", default="", help="more program arguments, comma-separated")
     p.add_argument("--burst", type=_positive_int, default=Workload.burst, help="compute iterations between sleeps")
     p.add_argument("--warmup", type=_positive_int, default=Workload.warmup_ticks, help="ticks before the region of interest")
     p.add_argument("--roi", type=_positive_int, default=Workload.roi_ticks, help="ticks measured")
@@ -90,7 +120,7 @@ def spec_from_args(a, kernel=None) -> RunSpec:
         variant = parse_variant(kernel or a.kernel, machine)
         w = Workload(tasks=a.tasks, burst=a.burst, warmup_ticks=a.warmup,
                      roi_ticks=a.roi, seed=a.seed,
-                     program=parse_workload(a.workload))
+                     program=parse_workload(a.workload), args=program_args(a))
         spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=a.timeout,
                        timing=getattr(a, "timing", False))
     for n in notes:

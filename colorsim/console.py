@@ -9,6 +9,15 @@ Both engines carry these numbers into ``counters.csv`` as rows of the region's
 dump with cpu -1 (all CPUs) and mode ``all``: ``schedule_calls`` (the unit of
 work every cross-engine comparison divides by), ``context_switches``,
 ``counter_recalcs`` and ``roi_jiffies``.
+
+After it, the kernel prints the run-queue lengths its ``schedule()`` calls
+saw in the region (``kernels/kernel/rqstat.c``)::
+
+    rq: samples 734 sum 5496 max 13 hist 0:0 1:0 2:0 3-4:30 5-8:504 ... 4097+:0
+
+which become ``rq_samples``, ``rq_len_sum``, ``rq_len_max``, ``rq_len_mean``
+and one ``rq_len_<lo>_<hi>`` count per bucket (``rq_len_4097_up`` for the
+last).
 """
 
 from __future__ import annotations
@@ -22,7 +31,25 @@ ROI_BEGIN = re.compile(r"roi: begin at jiffies (?P<begin>\d+)")
 # stat name -> regex group
 STATS = {"schedule_calls": "schedules", "context_switches": "switches",
          "counter_recalcs": "recalcs"}
+RQ = re.compile(r"rq: samples (?P<samples>\d+) sum (?P<sum>\d+) max (?P<max>\d+) "
+                r"hist (?P<hist>[0-9:+ -]+)")
 ALL_CPUS, ALL_MODES, ROI_DUMP = -1, "all", 0
+
+
+def parse_rq(text: str, start: int = 0) -> dict:
+    """The run-queue-length counters of the first ``rq:`` line at or after
+    ``start`` ({} if there is none)."""
+    m = RQ.search(text, start)
+    if not m:
+        return {}
+    samples, total = int(m.group("samples")), int(m.group("sum"))
+    out = {"rq_samples": samples, "rq_len_sum": total, "rq_len_max": int(m.group("max")),
+           "rq_len_mean": round(total / samples, 3) if samples else 0.0}
+    for word in m.group("hist").split():
+        label, count = word.rsplit(":", 1)
+        name = label.replace("+", "_up").replace("-", "_")
+        out[f"rq_len_{name}"] = int(count)
+    return out
 
 
 def parse_roi(text: str) -> dict:
@@ -41,6 +68,7 @@ def parse_roi(text: str) -> dict:
     begins = list(ROI_BEGIN.finditer(text, 0, m.start()))
     if begins:
         out["roi_jiffies"] = int(m.group("end")) - int(begins[-1].group("begin"))
+    out.update(parse_rq(text, m.end()))
     return out
 
 

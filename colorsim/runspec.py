@@ -54,10 +54,16 @@ class Workload:
     roi_ticks: int = 10        # ticks between resetstats and dumpstats
     seed: int = 1              # allocator fragmentation / placement seed
     program: str = ""          # init=program instead of the built-in tasks
+    args: str = ""             # the program's arguments, comma-separated
 
     def __post_init__(self):
         if self.program:
             parse_workload("init:" + self.program)
+        if self.args and (not self.program or not re.fullmatch(r"[A-Za-z0-9_.=-]+(,[A-Za-z0-9_.=-]+)*", self.args)
+                          or len(self.args) > 255):
+            raise ConfigError(f"program arguments need a user program (--workload) and "
+                              f"must be words of letters, digits and _.=- "
+                              f"(at most 255 characters), got {self.args!r}")
         if not 1 <= self.tasks <= 4096:
             raise ConfigError(f"--tasks must be between 1 and 4096, got "
                               f"{self.tasks}")
@@ -137,7 +143,8 @@ class RunSpec:
             hz = self.machine.processor.clock_hz
             line += (f" timing_hz={hz} "
                      f"timing_quantum={hz * SYNC_QUANTUM_US // 1_000_000}")
-        return line + (f" init={w.program}" if w.program else "")
+        line += f" init={w.program}" if w.program else ""
+        return line + (f" initargs={w.args}" if w.args else "")
 
     def to_dict(self) -> dict:
         d = {"machine": self.machine.to_dict(),
@@ -146,6 +153,8 @@ class RunSpec:
              "engine": self.engine}
         if not self.workload.program:       # runs made before it existed
             del d["workload"]["program"]    # stay comparable
+        if not self.workload.args:
+            del d["workload"]["args"]
         d["variant"]["name"] = self.variant.name
         d["variant"]["build_id"] = self.variant.build_id
         if self.timing:                     # absent in counting-only runs,
@@ -156,6 +165,8 @@ class RunSpec:
         l2 = self.machine.caches.l2.size // 1024
         what = (f"t{self.workload.tasks}" if not self.workload.program else
                 "init_" + self.workload.program.strip("/").replace("/", "_"))
+        if self.workload.args:
+            what += "-" + self.workload.args.replace("--", "").replace(",", "_")
         return (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
                 f"{self.variant.name}-{what}-{self.engine}"
                 + ("-timing" if self.timing else ""))

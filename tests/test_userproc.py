@@ -27,7 +27,7 @@ BIN = BUILD / "workloads" / "bin"
 IMAGE = BUILD / "disk-images" / "rootfs.img"
 MKROOTFS = ROOT / "disk-images" / "mkrootfs.py"
 PROGRAMS = ["forktest", "exectest", "isolation", "threads", "memtest",
-            "filetest", "misctest", "faulttest"]
+            "filetest", "misctest", "faulttest", "pipetest", "socktest"]
 
 
 COLORED = "c32-b17-l32"
@@ -170,6 +170,8 @@ def test_two_builds_of_the_image_are_identical(built, tmp_path):
     entries = [f"/init={BIN / 'init'}"] + [
         f"/bin/{p.name}={p}" for p in sorted(BIN.iterdir()) if p.name != "init"]
     entries.append(f"/etc/motd={ROOT / 'disk-images/files/etc/motd'}")
+    www = BUILD / "disk-images" / "www"
+    entries += [f"/www/{p.name}={p}" for p in sorted(www.iterdir())]
     again = tmp_path / "again.img"
     subprocess.run(["python3", str(MKROOTFS), "-o", str(again), "--pattern",
                     "/data/pattern.bin:10000"] + entries, check=True)
@@ -192,7 +194,7 @@ def test_mkrootfs_refuses_bad_input(tmp_path, args):
 @pytest.mark.parametrize("name", PROGRAMS + ["roitest"])
 def test_program_runs_natively(built, name, tmp_path):
     args = []
-    if name == "exectest":
+    if name in ("exectest", "pipetest"):
         args = [str(BIN)]
     elif name == "filetest":
         (tmp_path / "etc").mkdir()

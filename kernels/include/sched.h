@@ -167,6 +167,11 @@ void schedule_tail(struct task_struct *prev);
 int wake_up_process(struct task_struct *p);
 int try_to_wake_up(struct task_struct *p, int sync);
 void sched_init(void);
+// rqstat.c: run-queue length at each schedule(), for the region's report
+void rqstat_sample(int n);
+void rqstat_reset(void);
+void rqstat_freeze(void);
+void rqstat_report(void);
 // task.c
 struct task_struct *alloc_task_struct(void);
 void free_task_struct(struct task_struct *p);

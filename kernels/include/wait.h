@@ -20,4 +20,5 @@ void init_waitqueue_head(struct wait_queue_head *q);
 void sleep_on_exclusive(struct wait_queue_head *q);
 void wake_up(struct wait_queue_head *q, int nr_exclusive);
 void add_wait_queue(struct wait_queue_head *q, struct wait_queue_entry *w);
+void add_wait_queue_exclusive(struct wait_queue_head *q, struct wait_queue_entry *w);
 void remove_wait_queue(struct wait_queue_head *q, struct wait_queue_entry *w);

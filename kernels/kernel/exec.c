@@ -277,16 +277,37 @@ sys_execve(uint64_t upath, uint64_t uargv, uint64_t envp)
 // the trapframe its stack was laid out to leave free (task.c).
 static char init_path[RFS_NAME_MAX];
 
+// initargs=a,b,c on the command line: init's argv[1..] (the command line
+// is key=value words, so the arguments are one word, split at commas).
+static char init_args[256];
+#define INIT_ARGS_MAX 16
+
+static int
+split_init_args(char **argv)
+{
+  int argc = 1;
+  if (!cmdline_str("initargs", init_args, sizeof init_args) || !init_args[0])
+    return argc;
+  argv[argc++] = init_args;
+  for (char *p = init_args; *p && argc < INIT_ARGS_MAX; p++)
+    if (*p == ',') {
+      *p = 0;
+      argv[argc++] = p + 1;
+    }
+  return argc;
+}
+
 static void
 init_thread(void *arg)
 {
-  char *argv[] = {init_path};
+  char *argv[INIT_ARGS_MAX] = {init_path};
+  int argc = split_init_args(argv);
   current->files = files_alloc_console();
   current->tgid = current->pid;
   current->group_leader = current;
   current->p_pptr = init_task;
   init_waitqueue_head(&current->wait_chldexit);
-  long r = do_execve(init_path, argv, 1);
+  long r = do_execve(init_path, argv, argc);
   if (r < 0)
     panic("init: cannot run %s (error %ld)", init_path, -r);
   printk("init: pid %d runs %s\n", current->pid, init_path);

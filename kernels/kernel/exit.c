@@ -8,6 +8,7 @@
 #include "fs.h"
 #include "kernel.h"
 #include "mm.h"
+#include "net.h"
 #include "proc.h"
 #include "sched.h"
 #include "user.h"
@@ -74,6 +75,7 @@ exit_mm(struct task_struct *me)
 static void
 init_gone(int status)
 {
+  net_report();
   printk("init: exited with status %d\n", status);
   machine_exit(status == 0 ? 0 : 3);
 }

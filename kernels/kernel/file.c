@@ -1,7 +1,8 @@
 // Open files and descriptor tables, and the file system calls: open,
 // read, write, writev, close, lseek, fstat/stat, ioctl.
 //
-// Two kinds of file: the console (fds 0-2 of init, inherited; reads give
+// Pipes and sockets bring their own file_operations (pipe.c, socket.c);
+// this file dispatches to them.  The two built-in kinds: the console (fds 0-2 of init, inherited; reads give
 // end of file, writes go to the serial port) and files of the image, read
 // through the page cache.  User buffers are copied through a small
 // kernel buffer, so a bad pointer is -EFAULT, never a kernel fault.
@@ -12,7 +13,7 @@
 #include "mm.h"
 #include "sched.h"
 
-#define NR_FILES 1024
+#define NR_FILES 4096      // a web run holds 2 sockets per connection
 #define O_ACCMODE 3
 #define O_DIRECTORY 0200000
 #define SEEK_SET 0
@@ -28,14 +29,22 @@ void console_write(const char *s, size_t n);
 static struct file file_pool[NR_FILES];
 static spinlock_t file_pool_lock = SPIN_LOCK_UNLOCKED;
 
-static struct file *
+static int file_rotor;            // where the next search starts
+
+// A free slot has kind 0: fput clears it only after the release hook, so
+// a file is never reused while its pipe or socket is still being freed.
+struct file *
 get_empty_filp(int kind, struct inode *ino)
 {
   struct file *f = NULL;
   uint64_t fl = spin_lock_irqsave(&file_pool_lock);
-  for (int i = 0; i < NR_FILES && !f; i++)
-    if (!file_pool[i].count)
+  for (int n = 0; n < NR_FILES && !f; n++) {
+    int i = (file_rotor + n) % NR_FILES;
+    if (!file_pool[i].kind) {
       f = &file_pool[i];
+      file_rotor = i + 1;
+    }
+  }
   if (f)
     *f = (struct file){.kind = kind, .count = 1, .inode = ino,
                        .lock = SPIN_LOCK_UNLOCKED};
@@ -43,13 +52,23 @@ get_empty_filp(int kind, struct inode *ino)
   return f;
 }
 
-static void get_file(struct file *f) { __atomic_add_fetch(&f->count, 1, __ATOMIC_SEQ_CST); }
-static void fput(struct file *f) { __atomic_sub_fetch(&f->count, 1, __ATOMIC_SEQ_CST); }
+void get_file(struct file *f) { __atomic_add_fetch(&f->count, 1, __ATOMIC_SEQ_CST); }
+
+void
+fput(struct file *f)
+{
+  if (__atomic_sub_fetch(&f->count, 1, __ATOMIC_SEQ_CST))
+    return;
+  if (f->f_op && f->f_op->release)
+    f->f_op->release(f);
+  __atomic_store_n(&f->kind, 0, __ATOMIC_SEQ_CST);
+}
 
 static struct files_struct *
 files_alloc(void)
 {
-  struct files_struct *fs = alloc_pages(0);
+  _Static_assert(sizeof(struct files_struct) <= (PAGE_SIZE << FILES_ORDER), "files");
+  struct files_struct *fs = alloc_pages(FILES_ORDER);
   if (fs) {
     memset(fs, 0, sizeof *fs);
     fs->count = 1;
@@ -95,11 +114,11 @@ put_files(struct files_struct *fs)
   for (int i = 0; i < NR_OPEN; i++)
     if (fs->fd[i])
       fput(fs->fd[i]);
-  free_pages(fs, 0);
+  free_pages(fs, FILES_ORDER);
 }
 
 // fget: the file behind fd, with a reference the caller drops.
-static struct file *
+struct file *
 fget(int fd)
 {
   struct files_struct *fs = current->files;
@@ -113,21 +132,34 @@ fget(int fd)
   return file;
 }
 
-static int
-install_fd(struct file *file)
+// Install file (whose reference the table takes over) in the lowest free
+// slot >= min, or exactly at fd (fd >= 0: dup2; the file there is closed).
+int
+install_fd_at(struct file *file, int fd, int min)
 {
   struct files_struct *fs = current->files;
+  struct file *old = NULL;
   uint64_t f = spin_lock_irqsave(&fs->lock);
-  int fd = -EMFILE;
-  for (int i = 0; i < NR_OPEN; i++)
-    if (!fs->fd[i]) {
-      fs->fd[i] = file;
-      fd = i;
-      break;
-    }
+  int r = -EMFILE;
+  if (fd >= 0) {
+    old = fs->fd[fd];
+    fs->fd[fd] = file;
+    r = fd;
+  } else {
+    for (int i = min; i < NR_OPEN; i++)
+      if (!fs->fd[i]) {
+        fs->fd[i] = file;
+        r = i;
+        break;
+      }
+  }
   spin_unlock_irqrestore(&fs->lock, f);
-  return fd;
+  if (old)
+    fput(old);
+  return r;
 }
+
+int install_fd(struct file *file) { return install_fd_at(file, -1, 0); }
 
 static long
 open_path(uint64_t upath, int flags)
@@ -183,6 +215,8 @@ file_read(struct file *f, uint64_t buf, uint64_t n)
 {
   char tmp[CHUNK];
   long done = 0;
+  if (f->f_op)
+    return f->f_op->read ? f->f_op->read(f, buf, n) : -EINVAL;
   if (f->kind == FILE_CONSOLE)
     return 0;                          // no console input: end of file
   uint64_t fl = spin_lock_irqsave(&f->lock);
@@ -209,6 +243,8 @@ static long
 file_write(struct file *f, uint64_t buf, uint64_t n)
 {
   char tmp[CHUNK];
+  if (f->f_op)
+    return f->f_op->write ? f->f_op->write(f, buf, n) : -EINVAL;
   if (f->kind != FILE_CONSOLE)
     return -EBADF;                     // image files are opened read-only
   for (uint64_t done = 0; done < n;) {
@@ -318,11 +354,14 @@ fill_stat(struct file *f, struct inode *ino, uint64_t ust)
     st.size = ino->size;
     st.blocks = (ino->size + 511) / 512;
     st.atime = st.mtime = st.ctime = ino->mtime;
+  } else if (f && f->kind == FILE_PIPE) {
+    st.mode = 0010600;                 // S_IFIFO
+  } else if (f && f->kind == FILE_SOCKET) {
+    st.mode = 0140777;                 // S_IFSOCK
   } else {
     st.mode = S_IFCHR | 0620;          // the console
     st.rdev = (4 << 8) | 64;           // ttyS0
   }
-  (void)f;
   return copy_to_user(ust, &st, sizeof st);
 }
 

@@ -2,6 +2,7 @@
 // smpboot.c's ap_main.
 #include "fs.h"
 #include "kernel.h"
+#include "net.h"
 #include "proc.h"
 #include "sched.h"
 #include "smp.h"
@@ -63,6 +64,7 @@ kmain(uint64_t magic, uint64_t info)
   lapic_init(cmdline_u64("lapic_hz", 1000000000));  // BSP tick
   cpus[0].online = 1;
   smp_boot_aps();                              // after task_init_boot
+  net_init();                                  // the loopback card's IRQ CPU
   sti();
   bool builtin = start_workload();             // built-in tasks or init=
   if (cmdline_u64("panic_test", 0))

@@ -6,6 +6,7 @@
 // the same address-form m5 operations (m5op.h).
 #include "kernel.h"
 #include "m5op.h"
+#include "net.h"
 #include "sched.h"
 
 enum { IDLE, WARMUP, MEASURING, DONE, USER_MEASURING };
@@ -34,6 +35,7 @@ roi_begin(uint64_t now)
   sched0 = nr_schedules;
   switch0 = nr_switches;
   recalc0 = nr_recalcs;
+  rqstat_reset();                      // with sched0: the same region
   printk("roi: begin at jiffies %lu, nr_running %d\n", now, nr_running);
   m5_op(M5OP_RESET_STATS);
 }
@@ -43,9 +45,12 @@ roi_end(uint64_t now)
 {
   phase = DONE;
   m5_op(M5OP_DUMP_STATS);
+  rqstat_freeze();                     // before the slow console line
   printk("roi: end at jiffies %lu: schedules %lu switches %lu recalcs %lu "
          "nr_running %d\n", now, nr_schedules - sched0,
          nr_switches - switch0, nr_recalcs - recalc0, nr_running);
+  rqstat_report();                     // run-queue lengths seen (rqstat.c)
+  net_report();                        // where the card's interrupts went
 }
 
 void

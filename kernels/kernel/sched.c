@@ -253,6 +253,7 @@ need_resched_back:
   if (prev->state != TASK_RUNNING && task_on_runqueue(prev))
     del_from_runqueue(prev);
   prev->need_resched = 0;
+  rqstat_sample(nr_running);                  // the walk's length (rqstat.c)
   for (;;) {
     next = idle_tasks[this_cpu];
     c = -1000;

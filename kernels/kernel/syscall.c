@@ -32,6 +32,29 @@ long sys_clock_nanosleep(long clk, long flags, uint64_t req, uint64_t rem);
 long sys_clock_gettime(long clk, uint64_t ts);
 long sys_arch_prctl(long code, uint64_t addr);
 long roi_user_op(long op);
+// pipes, poll, descriptors (pipe.c, poll.c, fd.c)
+long sys_pipe(uint64_t);
+long sys_pipe2(uint64_t, long);
+long sys_poll(uint64_t, long, long);
+long sys_select(long, uint64_t, uint64_t, uint64_t, uint64_t);
+long sys_dup(long);
+long sys_dup2(long, long);
+long sys_dup3(long, long, long);
+long sys_fcntl(long, long, long);
+// sockets (socket.c)
+long sys_socket(long, long, long);
+long sys_connect(long, uint64_t, long);
+long sys_accept(long, uint64_t, uint64_t);
+long sys_accept4(long, uint64_t, uint64_t, long);
+long sys_sendto(long, uint64_t, uint64_t, long, uint64_t, long);
+long sys_recvfrom(long, uint64_t, uint64_t, long, uint64_t, uint64_t);
+long sys_shutdown(long, long);
+long sys_bind(long, uint64_t, long);
+long sys_listen(long, long);
+long sys_getsockname(long, uint64_t, uint64_t);
+long sys_getpeername(long, uint64_t, uint64_t);
+long sys_setsockopt(long, long, long, uint64_t, long);
+long sys_getsockopt(long, long, long, uint64_t, uint64_t);
 
 // Each unknown number is reported once: a missing call is visible, and a
 // program that probes one in a loop does not flood the console.
@@ -60,6 +83,7 @@ dispatch(struct trapframe *tf)
   case 4:   return sys_stat(a, b);
   case 5:   return sys_fstat(a, b);
   case 6:   return sys_stat(a, b);                   // lstat: no symlinks
+  case 7:   return sys_poll(a, b, c);
   case 8:   return sys_lseek(a, b, c);
   case 9:   return do_mmap(a, b, c, d, e, f);
   case 10:  return do_mprotect(a, b, c);
@@ -70,16 +94,33 @@ dispatch(struct trapframe *tf)
   case 16:  return sys_ioctl(a, b, c);
   case 19:  return sys_readv(a, b, c);
   case 20:  return sys_writev(a, b, c);
+  case 22:  return sys_pipe(a);
+  case 23:  return sys_select(a, b, c, d, e);
   case 24:  return sys_sched_yield();
   case 28:  return 0;                                // madvise: advice only
+  case 32:  return sys_dup(a);
+  case 33:  return sys_dup2(a, b);
   case 35:  return sys_nanosleep(a, b);
   case 39:  return me->tgid;                         // getpid
+  case 41:  return sys_socket(a, b, c);
+  case 42:  return sys_connect(a, b, c);
+  case 43:  return sys_accept(a, b, c);
+  case 44:  return sys_sendto(a, b, c, d, e, f);
+  case 45:  return sys_recvfrom(a, b, c, d, e, f);
+  case 48:  return sys_shutdown(a, b);
+  case 49:  return sys_bind(a, b, c);
+  case 50:  return sys_listen(a, b);
+  case 51:  return sys_getsockname(a, b, c);
+  case 52:  return sys_getpeername(a, b, c);
+  case 54:  return sys_setsockopt(a, b, c, d, e);
+  case 55:  return sys_getsockopt(a, b, c, d, e);
   case 56:  return do_clone(tf, a, b, c, d, e);
   case 57:                                           // fork
   case 58:  return do_clone(tf, 0, 0, 0, 0, 0);      // vfork, as fork
   case 59:  return sys_execve(a, b, c);
   case 60:  do_exit((a & 0xff) << 8);
   case 61:  return sys_wait4(a, b, c, d);
+  case 72:  return sys_fcntl(a, b, c);
   case 102: case 104: case 107: case 108: return 0;  // uid, gid: root
   case 110: return me->group_leader->p_pptr ? me->group_leader->p_pptr->tgid : 0;
   case 131: return 0;                                // sigaltstack
@@ -92,6 +133,9 @@ dispatch(struct trapframe *tf)
   case 231: return sys_exit_group(a);
   case 257: return sys_openat(a, b, c, d);
   case 262: return sys_newfstatat(a, b, c, d);
+  case 288: return sys_accept4(a, b, c, d);
+  case 292: return sys_dup3(a, b, c);
+  case 293: return sys_pipe2(a, b);
   case SYS_colorsim_m5: return roi_user_op(a);
   default:  return enosys(tf->rax);
   }

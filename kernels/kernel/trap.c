@@ -7,6 +7,7 @@
 // CPU was executing that code calls schedule() before it returns.
 #include "kernel.h"
 #include "mm.h"
+#include "net.h"
 #include "sched.h"
 #include "smp.h"
 #include "user.h"
@@ -113,6 +114,10 @@ trap(struct trapframe *tf)
     break;
   case T_RESCHED:
     lapic_eoi();               // the work happens on the way out, below
+    break;
+  case T_NET_RX:               // the loopback card (loopback.c)
+    lapic_eoi();
+    net_rx_interrupt();
     break;
   case T_SPURIOUS:
     break;

@@ -65,3 +65,14 @@ remove_wait_queue(struct wait_queue_head *q, struct wait_queue_entry *w)
   list64_del(&w->link);
   spin_unlock_irqrestore(&q->lock, f);
 }
+
+// Exclusive waiters at the tail (2.4's add_wait_queue_exclusive): a
+// wake_up with nr_exclusive = 1 wakes the first of them only.
+void
+add_wait_queue_exclusive(struct wait_queue_head *q, struct wait_queue_entry *w)
+{
+  uint64_t f = spin_lock_irqsave(&q->lock);
+  w->exclusive = 1;
+  list64_add_tail(&w->link, &q->waiters);
+  spin_unlock_irqrestore(&q->lock, f);
+}

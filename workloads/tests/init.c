@@ -5,7 +5,8 @@
 #include <unistd.h>
 
 static const char *tests[] = {"forktest", "exectest", "isolation", "threads",
-                              "memtest", "filetest", "misctest", "faulttest"};
+                              "memtest", "filetest", "misctest", "faulttest",
+                              "pipetest", "socktest"};
 
 int main(void)
 {

@@ -1,0 +1,30 @@
+// poll and select: a task waits on the wait queues of several files at
+// once (2.4's poll_table: one wait-queue entry per file polled).
+#pragma once
+#include "types.h"
+#include "wait.h"
+
+#define POLLIN   0x001
+#define POLLPRI  0x002
+#define POLLOUT  0x004
+#define POLLERR  0x008
+#define POLLHUP  0x010
+#define POLLNVAL 0x020
+#define POLLRDNORM 0x040
+#define POLLWRNORM 0x100
+
+struct poll_table_entry {
+  struct wait_queue_head *q;
+  struct wait_queue_entry w;
+};
+
+// One page of entries: the kernel stack (4 KiB at the worst color) has no
+// room for them.
+struct poll_table {
+  int nr, max;
+  struct poll_table_entry *entry;
+};
+
+// A file's poll method calls this for each wait queue its readiness
+// depends on; pt is NULL on the re-checks after the first pass.
+void poll_wait(struct wait_queue_head *q, struct poll_table *pt);

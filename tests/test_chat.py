@@ -1,0 +1,57 @@
+"""The Chat workload (workloads/chat): rooms x users x messages, four
+threads per user, server and clients on one machine; natively and in the
+guest at small scale, and through `colorsim run --workload chat`."""
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from colorsim.cli import main as cli_main
+from tests.test_userproc import BIN, BUILD, boot, built  # noqa: F401
+
+
+def roi_messages(out):
+    m = re.search(r"chat: roi (\d+) messages \((\d+) sent, (\d+) received\)", out)
+    assert m, out[-2000:]
+    return tuple(map(int, m.groups()))
+
+
+def test_chat_runs_natively(built):
+    p = subprocess.run([str(BIN / "chat"), "--rooms", "4", "--users", "6",
+                        "--messages", "60", "--port", "19671"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "chat: ok (4 rooms x 6 users x 60 messages" in p.stdout
+    # every message to every other member: 24 x 60 sent, x 5 received
+    assert roi_messages(p.stdout) == (24 * 60 * 6, 24 * 60, 24 * 60 * 5)
+
+
+def test_chat_refuses_a_room_of_one(built):
+    p = subprocess.run([str(BIN / "chat"), "--users", "1", "--port", "19672"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 1 and "chat: FAIL" in p.stdout
+
+
+@pytest.mark.parametrize("kernel,cpus", [("vanilla-l32", 2), ("c32-b17-l32", 4)])
+def test_chat_in_the_guest(built, kernel, cpus):
+    rc, out = boot(BUILD / "kernels" / kernel / "kernel.mb.elf", "/bin/chat", cpus=cpus,
+                   extra="initargs=--rooms,3,--users,5,--messages,30", timeout=120)
+    assert "chat: ok (3 rooms x 5 users x 30 messages" in out, out[-3000:]
+    assert rc == 1 and "init: exited with status 0" in out
+    assert roi_messages(out) == (15 * 30 * 5, 15 * 30, 15 * 30 * 4)
+    assert "chat: 3 rooms x 5 users x 30 messages, 60 threads" in out
+
+
+def test_colorsim_run_chat(built, tmp_path):
+    rc = cli_main(["run", "--machine", "ppro4", "--kernel", "vanilla", "--cpus", "2",
+                   "--workload", "chat", "--rooms", "2", "--users", "4",
+                   "--messages", "20", "--out", str(tmp_path), "--name", "c"])
+    assert rc in (0, None)
+    run = tmp_path / "c"
+    assert json.loads((run / "config.json").read_text())["complete"]
+    assert "chat: ok (2 rooms x 4 users x 20 messages" in (run / "console.log").read_text()
+    rows = [l.split(",") for l in (run / "counters.csv").read_text().splitlines()[1:]]
+    c = {r[3]: float(r[4]) for r in rows if r[1] == "-1"}
+    assert abs(c["rq_samples"] - c["schedule_calls"]) <= 4 and c["rq_len_mean"] > 1

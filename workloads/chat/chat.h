@@ -1,0 +1,42 @@
+/* chat.h: the Chat workload (IBM's chat benchmark, workload-facts.md 3):
+ * rooms x users, one connection per user, 100-byte messages, four threads
+ * per user (client send, client receive, server receive, server send), every
+ * message delivered to every other member of its room. */
+#ifndef CHAT_H
+#define CHAT_H
+
+#include <stdint.h>
+
+#define MSG_SIZE 100
+#define STACK_SIZE (16 * 1024)   /* chat's thread stacks */
+
+struct chat_config {
+  int rooms, users, messages, port;
+};
+
+/* A message: who sent it, its number, then bytes that depend on both, so
+ * a receiver checks sender, order and content. */
+struct chat_msg {
+  int32_t room, user, seq;
+  unsigned char body[MSG_SIZE - 12];
+};
+_Static_assert(sizeof(struct chat_msg) == MSG_SIZE, "message size");
+
+static inline unsigned char msg_byte(int room, int user, int seq, int i)
+{
+  return (unsigned char)(room * 131 + user * 31 + seq * 7 + i);
+}
+
+/* Threads on stacks carved from one mapping: the kernel keeps 96 areas
+ * per address space, and musl would map each stack (and its guard). */
+void *stack_pool(long n);
+int start_thread(void *(*fn)(void *), void *arg, void *stack);
+
+/* server.c: accept rooms x users connections, serve, exit 0 when every
+ * connection has closed (1 on any error).  Runs in its own process. */
+int chat_server(const struct chat_config *cfg, int listen_fd);
+/* client.c: the clients and the measurement; 0 when every message arrived
+ * intact at every member of its room. */
+int chat_clients(const struct chat_config *cfg);
+
+#endif

@@ -1,0 +1,161 @@
+/* client.c: the chat clients.  Per user, one connection and two threads:
+ * the send thread sends M messages with no pause; the receive thread
+ * reads (users - 1) x M messages and checks each: a member of its room,
+ * never itself, each sender's messages in order, every byte.  All threads
+ * start together (chat_c's start semaphore); the region of interest is
+ * from that start until the last receive thread is done. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chat.h"
+#include "m5roi.h"
+
+struct cuser {
+  int fd, room, user;
+  const struct chat_config *cfg;
+  int *next_seq;                 /* per sender of the room */
+  sem_t *start, *done;
+  long received;
+};
+
+static void fail(const struct cuser *u, const char *what)
+{
+  printf("chat: FAIL client room %d user %d: %s (%s)\n", u->room, u->user, what,
+         strerror(errno));
+  fflush(stdout);
+  _exit(1);
+}
+
+static void *sender(void *arg)
+{
+  struct cuser *u = arg;
+  struct chat_msg m;
+  sem_wait(u->start);
+  for (int s = 0; s < u->cfg->messages; s++) {
+    m.room = u->room;
+    m.user = u->user;
+    m.seq = s;
+    for (unsigned i = 0; i < sizeof m.body; i++)
+      m.body[i] = msg_byte(u->room, u->user, s, i);
+    if (send(u->fd, &m, MSG_SIZE, 0) != MSG_SIZE)
+      fail(u, "send");
+  }
+  sem_post(u->done);
+  return NULL;
+}
+
+static void *receiver(void *arg)
+{
+  struct cuser *u = arg;
+  struct chat_msg m;
+  long want = (long)(u->cfg->users - 1) * u->cfg->messages;
+  sem_wait(u->start);
+  for (; u->received < want; u->received++) {
+    if (recv(u->fd, &m, MSG_SIZE, MSG_WAITALL) != MSG_SIZE)
+      fail(u, "short message");
+    if (m.room != u->room || m.user < 0 || m.user >= u->cfg->users || m.user == u->user)
+      fail(u, "message from the wrong sender");
+    if (m.seq != u->next_seq[m.user]++)
+      fail(u, "message out of order");
+    for (unsigned i = 0; i < sizeof m.body; i++)
+      if (m.body[i] != msg_byte(m.room, m.user, m.seq, i))
+        fail(u, "bad message byte");
+  }
+  sem_post(u->done);
+  return NULL;
+}
+
+static int dial(int port)
+{
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  for (int tries = 0; s >= 0 && tries < 200; tries++) {
+    if (connect(s, (struct sockaddr *)&a, sizeof a) == 0)
+      return s;
+    if (errno != ECONNREFUSED)
+      break;
+    usleep(10000);                   /* the server is still starting */
+    close(s);
+    s = socket(AF_INET, SOCK_STREAM, 0);
+  }
+  return -1;
+}
+
+static double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int chat_clients(const struct chat_config *cfg)
+{
+  int n = cfg->rooms * cfg->users;
+  struct cuser *us = calloc(n, sizeof *us);
+  int *seqs = calloc((long)n * cfg->users, sizeof *seqs);
+  sem_t start, done;
+  sem_init(&start, 0, 0);
+  sem_init(&done, 0, 0);
+  stack_pool(2L * n);
+  for (int k = 0; k < n; k++) {
+    struct cuser *u = &us[k];
+    u->room = k / cfg->users;
+    u->user = k % cfg->users;
+    u->cfg = cfg;
+    u->next_seq = &seqs[(long)k * cfg->users];
+    u->start = &start;
+    u->done = &done;
+    struct chat_msg hello = {.room = u->room, .user = u->user, .seq = -1};
+    if ((u->fd = dial(cfg->port)) < 0 || send(u->fd, &hello, MSG_SIZE, 0) != MSG_SIZE)
+      fail(u, "connect");
+  }
+  for (int k = 0; k < n; k++) {
+    char go[2];
+    if (recv(us[k].fd, go, 2, MSG_WAITALL) != 2 || memcmp(go, "go", 2))
+      fail(&us[k], "the server did not start");
+  }
+  for (int k = 0; k < n; k++)
+    if (start_thread(sender, &us[k], NULL) || start_thread(receiver, &us[k], NULL))
+      fail(&us[k], "pthread_create");
+  /* Warm-up is the set-up: connections, hellos, 4 x users threads. */
+  printf("chat: %d rooms x %d users x %d messages, %d threads; start\n", cfg->rooms,
+         cfg->users, cfg->messages, 4 * n);
+  fflush(stdout);
+  m5_reset_stats();
+  double t0 = now();
+  for (int k = 0; k < 2 * n; k++)
+    sem_post(&start);
+  for (int k = 0; k < 2 * n; k++)
+    sem_wait(&done);
+  m5_dump_stats();
+  double t1 = now();
+  long received = 0;
+  for (int k = 0; k < n; k++) {
+    received += us[k].received;
+    for (int s = 0; s < cfg->users; s++)
+      if (s != us[k].user && us[k].next_seq[s] != cfg->messages)
+        fail(&us[k], "messages missing");
+    close(us[k].fd);
+  }
+  long sent = (long)n * cfg->messages;
+  if (received != sent * (cfg->users - 1)) {
+    printf("chat: FAIL %ld messages received, %ld expected\n", received,
+           sent * (cfg->users - 1));
+    return 1;
+  }
+  printf("chat: roi %ld messages (%ld sent, %ld received) in %.2f s\n", sent + received,
+         sent, received, t1 - t0);
+  return 0;
+}

@@ -1,0 +1,26 @@
+/* httpd.h: one pre-forked server process (Apache 1.3's child_main). */
+#ifndef WEB_HTTPD_H
+#define WEB_HTTPD_H
+
+/* How the children take turns at accept() (Apache 1.3's accept
+ * serialisation, workload-facts.md 1.3):
+ *   ACCEPT_NONE  every idle child blocks in accept() on the one listening
+ *                socket; the kernel wakes one per connection (1.3.19's
+ *                Linux default with one Listen socket);
+ *   ACCEPT_PIPE  a lock: one token byte in a pipe; a child reads it
+ *                before accept() and writes it back after.  Every release
+ *                wakes every waiting child, as 2.4's fcntl and flock
+ *                locks do (USE_FCNTL/FLOCK_SERIALIZED_ACCEPT). */
+enum accept_mode { ACCEPT_NONE, ACCEPT_PIPE };
+
+struct httpd_config {
+  int listen_fd;
+  enum accept_mode accept;
+  int lock_rd, lock_wr;        /* ACCEPT_PIPE */
+  const char *root;            /* prefix for /www paths ("" on the testbed) */
+};
+
+/* Serve until a "QUIT" request; then exit 0.  Exit 1 on any error. */
+void httpd_child(const struct httpd_config *cfg) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,261 @@
+/* web: the web-server workload.  A pre-forking server in the Apache 1.3
+ * style and a closed loop of clients in one program (workloads/README.md,
+ * "Web"):
+ *
+ *   web [--httpd N] [--clients N] [--requests R] [--warmup W] [--measure M]
+ *       [--accept none|pipe] [--keepalive K] [--seed S] [--port P] [--root DIR]
+ *
+ * N server processes (default 256), each serving one connection at a time,
+ * serialised around accept as --accept says (httpd.h); N clients (default
+ * 256), each making R requests (default 20) with no think time, K per
+ * connection (default 1: HTTP/1.0, no keep-alive).  The region of interest
+ * starts after W completed requests (default a quarter of all) and ends
+ * after M more (default half of all), before the clients start to finish,
+ * so the loop stays closed while it is measured; the "roi" line gives the
+ * exact count inside it.  Every response is
+ * checked byte for byte; any error fails the run (exit 1).  At the end
+ * each server process is sent a QUIT request and must exit 0.
+ * --root prefixes the file paths (a Linux host: the mkfileset.py dir). */
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "httpd.h"
+#include "m5roi.h"
+#include "net.h"
+
+static bool m5_supported;   /* the m5 call worked: we run on the testbed */
+
+static void die(const char *what)
+{
+  printf("web: FAIL %s (%s)\n", what, strerror(errno));
+  fflush(stdout);
+  exit(1);
+}
+
+static long arg(char **argv, int *i, int argc)
+{
+  if (*i + 1 >= argc)
+    die("missing option value");
+  char *end;
+  long v = strtol(argv[++*i], &end, 10);
+  if (*end || v < 0)
+    die("bad option value");
+  return v;
+}
+
+static double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+  long httpd = 256, clients = 256, requests = 20, warmup = -1, measure = -1;
+  long keepalive = 1, seed = 1, port = 8080;
+  struct httpd_config hc = {.accept = ACCEPT_NONE, .root = ""};
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--httpd")) httpd = arg(argv, &i, argc);
+    else if (!strcmp(argv[i], "--clients")) clients = arg(argv, &i, argc);
+    else if (!strcmp(argv[i], "--requests")) requests = arg(argv, &i, argc);
+    else if (!strcmp(argv[i], "--warmup")) warmup = arg(argv, &i, argc);
+    else if (!strcmp(argv[i], "--measure")) measure = arg(argv, &i, argc);
+    else if (!strcmp(argv[i], "--keepalive")) keepalive = arg(argv, &i, argc);
+    else if (!strcmp(argv[i], "--seed")) seed = arg(argv, &i, argc);
+    else if (!strcmp(argv[i], "--port")) port = arg(argv, &i, argc);
+    else if (!strcmp(argv[i], "--root") && i + 1 < argc) hc.root = argv[++i];
+    else if (!strcmp(argv[i], "--accept") && i + 1 < argc) {
+      const char *m = argv[++i];
+      if (!strcmp(m, "none")) hc.accept = ACCEPT_NONE;
+      else if (!strcmp(m, "pipe")) hc.accept = ACCEPT_PIPE;
+      else die("--accept must be none or pipe");
+    } else {
+      errno = EINVAL;
+      die(argv[i]);
+    }
+  }
+  long total = clients * requests;
+  if (warmup < 0) warmup = total / 4;
+  if (measure < 0) measure = total / 2;
+  if (httpd < 1 || clients < 1 || requests < 1 || keepalive < 1 || measure < 1 ||
+      warmup + measure > total) {
+    errno = EINVAL;
+    die("need httpd, clients, requests, keepalive, measure >= 1 and warmup + measure <= clients * requests");
+  }
+  printf("web: %ld httpd, %ld clients x %ld requests, keep-alive %ld, accept %s, "
+         "seed %ld; measure requests %ld..%ld\n", httpd, clients, requests, keepalive,
+         hc.accept == ACCEPT_PIPE ? "pipe lock" : "none (kernel wake-one)", seed,
+         warmup, warmup + measure);
+  fflush(stdout);
+
+  hc.listen_fd = tcp_listen(port, clients + httpd);
+  if (hc.accept == ACCEPT_PIPE) {
+    int lk[2];
+    if (pipe(lk) < 0 || write(lk[1], "L", 1) != 1)
+      die("accept lock pipe");
+    hc.lock_rd = lk[0];
+    hc.lock_wr = lk[1];
+  }
+  /* Launchers fork the servers and the clients: fork splits the parent's
+   * time slice (2.4), and a controller that forked 2 x 256 children would
+   * be left with none and wait for the next recalculation to count. */
+  pid_t server_launcher = fork();
+  if (server_launcher < 0)
+    die("fork");
+  if (server_launcher == 0) {
+    for (long i = 0; i < httpd; i++) {
+      pid_t p = fork();
+      if (p < 0)
+        die("fork httpd");
+      if (p == 0)
+        httpd_child(&hc);
+    }
+    int bad = 0;
+    for (long i = 0; i < httpd; i++) {
+      int st;
+      if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        bad++;
+    }
+    _exit(bad ? 1 : 0);
+  }
+  close(hc.listen_fd);     /* the servers hold it: when they are gone, so is it */
+  int progress[2], results[2];
+  if (pipe(progress) < 0 || pipe(results) < 0)
+    die("pipes");
+  pid_t client_launcher = fork();
+  if (client_launcher < 0)
+    die("fork");
+  if (client_launcher == 0) {
+    close(progress[0]);
+    close(results[0]);
+    for (long i = 0; i < clients; i++) {
+      struct client_config cc = {.id = i, .port = port, .requests = requests,
+                                 .keepalive = keepalive, .seed = seed,
+                                 .progress_fd = progress[1], .result_fd = results[1]};
+      pid_t p = fork();
+      if (p < 0)
+        die("fork client");
+      if (p == 0)
+        client_main(&cc);
+    }
+    close(progress[1]);
+    close(results[1]);
+    int bad = 0;
+    for (long i = 0; i < clients; i++) {
+      int st;
+      if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        bad++;
+    }
+    _exit(bad ? 1 : 0);
+  }
+  close(progress[1]);
+  close(results[1]);
+
+  /* The controller: count completed requests, mark the region.  A read
+   * returns bytes written before it, so the requests counted up to the
+   * read that triggers an m5 op all completed before that op: the region
+   * holds exactly done_end - done_begin requests (at least --measure; more
+   * if the controller wakes late). */
+  long done = 0, done_begin = -1, done_end = -1;
+  double t0 = 0, t1 = 0;
+  char tick[4096];
+  /* Results arrive while requests still complete: a pipe holds one page,
+   * less than 256 results, so both pipes are read as they fill. */
+  struct client_result res[64];
+  long got = 0, reqs = 0, bytes = 0, rfill = 0;
+  struct pollfd pfd[2] = {{progress[0], POLLIN, 0}, {results[0], POLLIN, 0}};
+  while (pfd[0].fd >= 0 || pfd[1].fd >= 0) {
+    if (poll(pfd, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      die("poll");
+    }
+    if (pfd[1].revents) {
+      long r = read(results[0], (char *)res + rfill, sizeof res - rfill);
+      if (r <= 0) {
+        pfd[1].fd = -1;
+      } else {
+        rfill += r;
+        long whole = rfill / sizeof res[0];
+        for (long i = 0; i < whole; i++) {
+          got++;
+          reqs += res[i].requests;
+          bytes += res[i].bytes;
+        }
+        rfill -= whole * sizeof res[0];
+        memmove(res, (char *)res + whole * sizeof res[0], rfill);
+      }
+    }
+    if (!pfd[0].revents)
+      continue;
+    long r = read(progress[0], tick, sizeof tick);
+    if (r <= 0) {
+      pfd[0].fd = -1;
+      continue;
+    }
+    done += r;
+    if (done_begin < 0 && done >= warmup) {
+      m5_supported = m5_reset_stats() == 0;
+      t0 = now();
+      done_begin = done;
+    } else if (done_begin >= 0 && done_end < 0 && done - done_begin >= measure) {
+      m5_dump_stats();
+      t1 = now();
+      done_end = done;
+    }
+  }
+  /* A failure from here on is reported at the end: the servers are still
+   * stopped first, so a failed run on a host leaves no process behind. */
+  const char *failed = NULL;
+  int st;
+  if (waitpid(client_launcher, &st, 0) != client_launcher || !WIFEXITED(st) ||
+      WEXITSTATUS(st) != 0)
+    failed = "a client failed";
+  else if (got != clients || reqs != total || done != total) {
+    printf("web: %ld of %ld clients reported %ld of %ld requests; %ld counted\n",
+           got, clients, reqs, total, done);
+    failed = "requests lost";
+  }
+  else if (done_end < 0)
+    failed = "the region never ended: make --warmup + --measure smaller";
+  /* Stop the servers: each takes one QUIT connection and exits.  On the
+   * testbed (where the m5 call works) init's exit stops the machine, and
+   * a thousand exits and waits would only lengthen the run (wait4 scans
+   * every task for each zombie), so the servers are left running; a
+   * server that failed has already failed a client. */
+  bool testbed = m5_supported;
+  for (long i = 0; i < httpd && !testbed; i++) {
+    int s = tcp_dial(port);
+    char b[16];
+    if (s < 0 || write_all(s, "QUIT\r\n\r\n", 8) < 0) {
+      failed = failed ? failed : "quitting a server";
+      if (s >= 0)
+        close(s);
+      break;
+    }
+    while (read(s, b, sizeof b) > 0)
+      ;
+    close(s);
+  }
+  if (!testbed && (waitpid(server_launcher, &st, 0) != server_launcher ||
+                   !WIFEXITED(st) || WEXITSTATUS(st) != 0))
+    failed = failed ? failed : "a server failed";
+  if (failed) {
+    errno = EPROTO;
+    die(failed);
+  }
+  printf("web: roi %ld requests (completed %ld..%ld) in %.2f s\n", done_end - done_begin,
+         done_begin, done_end, t1 - t0);
+  printf("web: ok (%ld requests, %ld bytes, every byte verified; %ld servers %s)\n",
+         reqs, bytes, httpd, testbed ? "left to the machine's stop" : "quit");
+  return 0;
+}
