@@ -16,6 +16,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import time
@@ -235,6 +236,8 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
         else:
             engine.run(spec, partial, timeout_s=spec.timeout_s)
         engine.collect(partial)
+        if spec.workload.program:
+            _check_program_finished(partial / "console.log", spec.workload.program)
         manifest = check_results(partial, engine.result_files,
                                   engine.dumps_expected)
     except (RuntimeError, TimeoutError, OSError, ResultsError) as e:
@@ -252,6 +255,22 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     publish(partial, final)
     progress(f"run {name}: done in {config['wall_s']} s -> {final}")
     return final
+
+
+def _check_program_finished(console: Path, program: str) -> None:
+    """A user program's run is complete only if init exited with status 0:
+    a machine that stopped at the region's end while the program was still
+    running (or failing) has not shown that its measured work was correct."""
+    text = console.read_text(errors="replace") if console.is_file() else ""
+    m = re.findall(r"^init: exited with status (-?\d+)$", text, re.M)
+    if not m:
+        raise RuntimeError(f"{program} did not finish: the machine stopped before "
+                           f"init exited (console.log ends: "
+                           f"{text.strip().splitlines()[-1][:120] if text.strip() else 'empty'})")
+    if m[-1] != "0":
+        fails = [l for l in text.splitlines() if "FAIL" in l]
+        raise RuntimeError(f"{program} failed: init exited with status {m[-1]}"
+                           + (f" ({fails[-1][:160]})" if fails else ""))
 
 
 def _run_qemu(engine, spec, command, partial, lock, progress) -> None:

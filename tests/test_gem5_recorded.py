@@ -23,6 +23,7 @@ from analysis.statstxt import parse_stats
 from colorsim import ROOT
 from colorsim.console import parse_roi
 from colorsim.engines.gem5 import Gem5Engine, counter_rows
+from colorsim.engines.qemu import qemu_binary
 
 RECORDED = ROOT.parent / "shared" / "gem5"
 README = RECORDED / "README.md"
@@ -294,8 +295,7 @@ def _cli(*args):
 @pytest.fixture(scope="module")
 def qemu_512k(tmp_path_factory):
     """Fresh QEMU runs of the recorded 512 KiB configuration."""
-    if not shutil.which("qemu-system-x86_64"):
-        pytest.skip("qemu-system-x86_64 is not installed (scripts/setup.sh)")
+    qemu_binary()            # set-up builds it: missing is a failure, not a skip
     out = tmp_path_factory.mktemp("qemu")
     runs = {}
     for kernel in ("vanilla", "c32"):

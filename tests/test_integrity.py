@@ -7,6 +7,7 @@ completion writes and loading checks, the atomic publish.
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -258,3 +259,21 @@ def test_force_replaces_a_damaged_run(pristine, tmp_path):
                      "--warmup", "2", "--name", "good", "--out", str(tmp_path),
                      "--force"]) == 0
     assert load_run(run).config["complete"]
+
+
+# ---- a user program's run is complete only when init exited with 0 ---------
+
+@pytest.mark.parametrize("console, expect", [
+    ("init: pid 1 runs /bin/web\nroi: end at jiffies 10: schedules 0\n",
+     "did not finish: the machine stopped before init exited"),
+    ("", "console.log ends: empty"),
+    ("web: FAIL requests lost\ninit: exited with status 1\n",
+     "failed: init exited with status 1 (web: FAIL requests lost)"),
+])
+def test_a_user_program_that_did_not_finish_is_a_failure(tmp_path, console, expect):
+    from colorsim.runner import _check_program_finished
+    (tmp_path / "console.log").write_text(console)
+    with pytest.raises(RuntimeError, match=re.escape(expect)):
+        _check_program_finished(tmp_path / "console.log", "/bin/web")
+    (tmp_path / "console.log").write_text(console + "init: exited with status 0\n")
+    _check_program_finished(tmp_path / "console.log", "/bin/web")

@@ -18,6 +18,7 @@ import pytest
 
 from colorsim import BUILD, ROOT
 from colorsim.build import ensure_built
+from colorsim.engines.qemu import firmware_dirs, qemu_binary
 from colorsim.cli import main as cli_main
 from colorsim.runspec import parse_workload
 from colorsim.errors import ConfigError
@@ -40,9 +41,15 @@ def built():
     return BUILD / "kernels" / KERNEL / "kernel.mb.elf"
 
 
+def qemu_base():
+    """The suite's QEMU with its firmware directories, as the engine runs it."""
+    binary = qemu_binary()
+    return [str(binary)] + [a for d in firmware_dirs(binary) for a in ("-L", str(d))]
+
+
 def boot(kernel, init, cpus=2, extra="", timeout=90):
     """Boot init; (QEMU exit status, console text)."""
-    cmd = ["qemu-system-x86_64", "-display", "none", "-nodefaults",
+    cmd = qemu_base() + ["-display", "none", "-nodefaults",
            "-machine", "pc", "-m", "256M", "-smp", str(cpus),
            "-accel", "tcg,thread=single", "-icount", "shift=3,sleep=off",
            "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
@@ -108,7 +115,7 @@ def test_a_missing_init_is_a_kernel_panic(built):
 
 
 def test_init_without_an_image_is_a_kernel_panic(built):
-    cmd = ["qemu-system-x86_64", "-display", "none", "-nodefaults", "-m", "128M",
+    cmd = qemu_base() + ["-display", "none", "-nodefaults", "-m", "128M",
            "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
            "-serial", "stdio", "-kernel", str(built), "-append", "init=/init"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)

@@ -28,10 +28,13 @@ workload_started(void)
   printk("roi: warmup %lu ticks, then measure %lu ticks\n", warmup, length);
 }
 
+// The new phase is set first: a tick on another CPU that sees MEASURING
+// would otherwise end a user program's region (whose tick fields are 0)
+// while this CPU is still printing its begin line.
 static void
-roi_begin(uint64_t now)
+roi_begin(uint64_t now, int measuring)
 {
-  phase = MEASURING;
+  WRITE_ONCE(phase, measuring);
   sched0 = nr_schedules;
   switch0 = nr_switches;
   recalc0 = nr_recalcs;
@@ -57,7 +60,7 @@ void
 roi_tick(uint64_t now)
 {
   if (phase == WARMUP && now >= start + warmup) {
-    roi_begin(now);
+    roi_begin(now, MEASURING);
   } else if (phase == MEASURING && now >= start + warmup + length) {
     roi_end(now);
     m5_op(M5OP_EXIT);
@@ -78,8 +81,7 @@ roi_user_op(long op)
   if (phase == WARMUP)
     r = -16;                           // -EBUSY: the built-in ROI owns it
   else if (op == M5OP_RESET_STATS) {
-    roi_begin(jiffies);
-    phase = USER_MEASURING;            // the tick leaves this one alone
+    roi_begin(jiffies, USER_MEASURING); // the tick leaves this one alone
   } else if (op == M5OP_DUMP_STATS && phase == USER_MEASURING)
     roi_end(jiffies);
   else if (op == M5OP_EXIT) {

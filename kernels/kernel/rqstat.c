@@ -6,15 +6,25 @@
 //
 //   rq: samples 1234 sum 56789 max 97 hist 0:0 1:3 2:10 3-4:.. 5-8:.. ...
 //
-// so a reader sees whether a workload really builds long queues.  Updated
-// under runqueue_lock, like nr_running itself: no atomics needed.
+// so a reader sees whether a workload really builds long queues.  Each CPU
+// counts in its own slot, written only by that CPU (the multi-queue kernel
+// has no global lock to count under).  A reset does not touch the slots,
+// which other CPUs may be writing: it starts a new epoch, and a CPU clears
+// its own slot the first time it samples in the new epoch.  The report sums
+// the slots of the current epoch.
 #include "kernel.h"
 #include "sched.h"
 
 // Buckets: 0, 1, 2, then 3-4, 5-8, 9-16, ... 2049-4096, 4097+.
 #define RQ_BUCKETS 15
 
-static uint64_t hist[RQ_BUCKETS], samples, sum, max;
+struct rqstat {
+  uint64_t epoch;             // the region these counts belong to
+  uint64_t hist[RQ_BUCKETS], sum, max;
+} __attribute__((aligned(64)));   // one cache line pair per CPU, no sharing
+
+static struct rqstat stat[NR_CPUS];
+static uint64_t epoch = 1;    // slots start at 0: stale until first sample
 static bool frozen;           // the region ended: keep its numbers
 
 static int
@@ -28,46 +38,57 @@ bucket(uint64_t n)
   return b;
 }
 
+// Called with interrupts off in schedule(), on the CPU whose slot it is.
 void
 rqstat_sample(int n)
 {
-  if (frozen)
+  struct rqstat *r = &stat[smp_processor_id()];
+  uint64_t e = READ_ONCE(epoch);
+  if (READ_ONCE(frozen))
     return;
-  hist[bucket(n)]++;
-  samples++;
-  sum += n;
-  if ((uint64_t)n > max)
-    max = n;
+  if (r->epoch != e) {        // first sample of this region on this CPU
+    memset(r, 0, sizeof *r);
+    r->epoch = e;
+  }
+  r->hist[bucket(n)]++;
+  r->sum += n;
+  if ((uint64_t)n > r->max)
+    r->max = n;
 }
 
+// Called by the region code on one CPU; a sample racing with it counts in
+// the old epoch and is dropped, which is where the region's edge is.
 void
 rqstat_reset(void)
 {
-  uint64_t f = spin_lock_irqsave(&runqueue_lock);
-  for (int i = 0; i < RQ_BUCKETS; i++)
-    hist[i] = 0;
-  samples = sum = max = 0;
-  frozen = false;
-  spin_unlock_irqrestore(&runqueue_lock, f);
+  WRITE_ONCE(epoch, epoch + 1);
+  WRITE_ONCE(frozen, false);
 }
 
 void
 rqstat_freeze(void)
 {
-  uint64_t f = spin_lock_irqsave(&runqueue_lock);
-  frozen = true;
-  spin_unlock_irqrestore(&runqueue_lock, f);
+  WRITE_ONCE(frozen, true);
 }
 
 void
 rqstat_report(void)
 {
-  uint64_t h[RQ_BUCKETS], s, t, m;
-  uint64_t f = spin_lock_irqsave(&runqueue_lock);
+  // Samples are the histogram's total, so the two always agree even if a
+  // sample that began before the freeze is still landing.
+  uint64_t h[RQ_BUCKETS] = {0}, s = 0, t = 0, m = 0;
+  for (int c = 0; c < NR_CPUS; c++) {
+    struct rqstat *r = &stat[c];
+    if (READ_ONCE(r->epoch) != epoch)
+      continue;               // no schedule() on this CPU in the region
+    for (int i = 0; i < RQ_BUCKETS; i++)
+      h[i] += r->hist[i];
+    t += r->sum;
+    if (r->max > m)
+      m = r->max;
+  }
   for (int i = 0; i < RQ_BUCKETS; i++)
-    h[i] = hist[i];
-  s = samples, t = sum, m = max;
-  spin_unlock_irqrestore(&runqueue_lock, f);
+    s += h[i];
   printk("rq: samples %lu sum %lu max %lu hist", s, t, m);
   for (int i = 0; i < RQ_BUCKETS; i++) {
     if (i < 3)

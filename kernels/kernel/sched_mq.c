@@ -534,6 +534,7 @@ need_resched_back:
     del_from_runqueue(prev);
   prev->need_resched = 0;
   load_balance(this_cpu);
+  rqstat_sample(rq->nt_running);              // this queue's walk (rqstat.c)
   for (;;) {
     next = idle_tasks[this_cpu];
     c = -1000;
