@@ -21,7 +21,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-from . import compare
+from . import compare, crosscheck
 from .errors import ConfigError, Interrupted, ResultsError, RunError
 from .machine import get_machine, read_machines
 from .rundir import check_out_dir, check_run_name, partial_dir
@@ -342,6 +342,7 @@ def build_parser():
     f.add_argument("--colored", default="c32", help="colored kernel to compare (default c32)")
     f.set_defaults(func=cmd_figure1)
     compare.add_parser(sub)
+    crosscheck.add_parser(sub)
     from . import catalog, figures, sweep, timing
     sweep.add_parser(sub)
     timing.add_parser(sub)

@@ -277,3 +277,20 @@ def test_a_user_program_that_did_not_finish_is_a_failure(tmp_path, console, expe
         _check_program_finished(tmp_path / "console.log", "/bin/web")
     (tmp_path / "console.log").write_text(console + "init: exited with status 0\n")
     _check_program_finished(tmp_path / "console.log", "/bin/web")
+
+
+@pytest.mark.parametrize("timing", [False, True])
+def test_a_run_of_the_same_settings_has_no_differences(timing):
+    # A --timing run's config carries the timing table: running the same
+    # command again must find it the same run (it was refused as "other
+    # settings: timing.mem None -> 110"), and a counting run is not it.
+    from colorsim.machine import get_machine
+    from colorsim.runner import differences
+    from colorsim.runspec import RunSpec, Workload
+    from colorsim.variants import parse_variant
+    m = get_machine("ppro4")
+    spec = RunSpec(m, parse_variant("c32", m), Workload(tasks=64), timing=timing)
+    old = json.loads(json.dumps(spec.to_dict()))
+    assert differences(old, spec, {}) == []
+    other = RunSpec(m, parse_variant("c32", m), Workload(tasks=64), timing=not timing)
+    assert any(d.startswith("timing.mem") for d in differences(old, other, {}))
