@@ -40,11 +40,12 @@ def timing_summary(run: Path) -> dict:
     per = {}
     sched = 0
     for r in rows:
-        cpu, stat, v = int(r["cpu"]), r["stat"], int(r["value"])
-        if cpu < 0:
+        cpu, stat = int(r["cpu"]), r["stat"]
+        if cpu < 0:            # region-wide rows, some not counts (rq_len_mean)
             if stat == "schedule_calls":
-                sched = v
+                sched = int(r["value"])
             continue
+        v = int(r["value"])
         d = per.setdefault(cpu, {})
         d[stat] = d.get(stat, 0) + v
     us = lambda cyc: cyc / hz * 1e6
