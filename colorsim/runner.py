@@ -258,10 +258,13 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
 
 
 def _check_program_finished(console: Path, program: str) -> None:
-    """A user program's run is complete only if init exited with status 0:
-    a machine that stopped at the region's end while the program was still
-    running (or failing) has not shown that its measured work was correct."""
+    """A user program's run is complete only if init exited with status 0 or
+    the program stopped the machine itself (m5 exit): a machine that stopped
+    at the region's end while the program was still running (or failing) has
+    not shown that its measured work was correct."""
     text = console.read_text(errors="replace") if console.is_file() else ""
+    if re.search(r"^roi: exit requested by pid \d+$", text, re.M):
+        return                        # the program stopped the machine (m5 exit)
     m = re.findall(r"^init: exited with status (-?\d+)$", text, re.M)
     if not m:
         raise RuntimeError(f"{program} did not finish: the machine stopped before "

@@ -277,6 +277,8 @@ def test_a_user_program_that_did_not_finish_is_a_failure(tmp_path, console, expe
         _check_program_finished(tmp_path / "console.log", "/bin/web")
     (tmp_path / "console.log").write_text(console + "init: exited with status 0\n")
     _check_program_finished(tmp_path / "console.log", "/bin/web")
+    (tmp_path / "console.log").write_text(console + "roi: exit requested by pid 1\n")
+    _check_program_finished(tmp_path / "console.log", "/bin/web")
 
 
 @pytest.mark.parametrize("timing", [False, True])
