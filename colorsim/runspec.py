@@ -88,11 +88,6 @@ class RunSpec:
         if self.timing and self.engine != "qemu":
             raise ConfigError("--timing is the QEMU engine's modelled time; "
                               "gem5 keeps its own")
-        if self.timing and self.variant.scheduler != "linux24":
-            raise ConfigError(f"--timing with the multi-queue kernel "
-                              f"{self.variant.name!r} is not supported yet: the "
-                              f"lockmeter meters the one global runqueue_lock, "
-                              f"and mq has one lock per CPU")
         if self.timing and self.machine.timing is None:
             raise ConfigError(f"machine {self.machine.name} has no [timing] "
                               f"table in machines.toml; --timing needs one")

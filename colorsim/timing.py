@@ -2,8 +2,13 @@
 modelled second and cycles per schedule(), from runs made with --timing.
 
 ``python3 -m colorsim timing-table [--run] [--out DIR]`` makes (with --run)
-and prints the issue-7 table: ppro4 with 1024 tasks, vanilla vs c32 at
-256 KiB, 512 KiB and 1 MiB; piii8 with 1..8 CPUs, vanilla vs c32.
+and prints the issue-7 table: ppro4 with 1024 tasks, vanilla, c32, mq and
+mq-c32 at 256 KiB, 512 KiB and 1 MiB; piii8 with 1..8 CPUs, the same
+kernels.  --kernels, --machine and --l2 pick a part of it.
+
+The lockmeter meters the run-queue lock(s): vanilla's and cN's one global
+runqueue_lock, or each CPU's own run-queue lock under mq and mq-cN; its
+counters are per acquiring CPU, so the sums below are over all the locks.
 
 The unit of work is one burst of the built-in workload: busmon's unit=
 counts entries to its compute loop (kernels/workload/tasks.c), per CPU,
@@ -22,7 +27,7 @@ from pathlib import Path
 from .errors import ConfigError
 
 PPRO_L2 = ("256KiB", "512KiB", "1MiB")
-KERNELS = ("vanilla", "c32")
+KERNELS = ("vanilla", "c32", "mq", "mq-c32")
 
 
 def timing_summary(run: Path) -> dict:
@@ -41,8 +46,8 @@ def timing_summary(run: Path) -> dict:
     sched = 0
     for r in rows:
         cpu, stat = int(r["cpu"]), r["stat"]
-        if cpu < 0:            # region-wide rows, some not counts (rq_len_mean)
-            if stat == "schedule_calls":
+        if cpu < 0:             # the kernel's region numbers (console.py):
+            if stat == "schedule_calls":       # some are not whole numbers
                 sched = int(r["value"])
             continue
         v = int(r["value"])
@@ -85,13 +90,15 @@ def timing_summary(run: Path) -> dict:
     return out
 
 
-def _points():
-    for l2 in PPRO_L2:
-        for k in KERNELS:
-            yield dict(machine="ppro4", l2=l2, cpus=None, kernel=k)
-    for n in range(1, 9):
-        for k in KERNELS:
-            yield dict(machine="piii8", l2=None, cpus=n, kernel=k)
+def _points(kernels=KERNELS, machine=None, l2s=PPRO_L2):
+    if machine in (None, "ppro4"):
+        for l2 in l2s:
+            for k in kernels:
+                yield dict(machine="ppro4", l2=l2, cpus=None, kernel=k)
+    if machine in (None, "piii8"):
+        for n in range(1, 9):
+            for k in kernels:
+                yield dict(machine="piii8", l2=None, cpus=n, kernel=k)
 
 
 def _make(p, out: Path, force: bool) -> Path:
@@ -115,7 +122,15 @@ def _make(p, out: Path, force: bool) -> Path:
 def cmd_timing_table(a):
     out = a.out or Path("runs") / "timing"
     rows = []
-    for p in _points():
+    kernels = tuple(a.kernels.split(",")) if a.kernels else KERNELS
+    l2s = tuple(a.l2.split(",")) if a.l2 else PPRO_L2
+    for k in kernels:
+        from .machine import get_machine
+        from .variants import parse_variant
+        parse_variant(k, get_machine("ppro4"))        # ConfigError if bad
+    if a.machine not in (None, "ppro4", "piii8"):
+        raise ConfigError(f"--machine must be ppro4 or piii8, got {a.machine!r}")
+    for p in _points(kernels, a.machine, l2s):
         path = (_make(p, out, a.force) if a.run else None)
         if path is None:
             from .machine import get_machine
@@ -151,10 +166,15 @@ def cmd_timing_table(a):
 
 def add_parser(sub):
     t = sub.add_parser("timing-table", help="issue 7 timing table: work per "
-                       "modelled second, runqueue_lock lockmeter")
+                       "modelled second, run-queue lock(s) lockmeter")
     t.add_argument("--run", action="store_true", help="make missing runs first")
     t.add_argument("--force", action="store_true", help="redo the runs")
     t.add_argument("--out", type=Path, help="run directory (default runs/timing)")
+    t.add_argument("--kernels", help="comma-separated kernels (default "
+                   + ",".join(KERNELS) + ")")
+    t.add_argument("--machine", help="ppro4 or piii8 only (default both)")
+    t.add_argument("--l2", help="ppro4's L2 sizes, comma-separated (default "
+                   + ",".join(PPRO_L2) + ")")
     t.add_argument("--per-cpu", action="store_true",
                    help="also the lockmeter per CPU (the paper's Tables 6 and 8)")
     t.set_defaults(func=cmd_timing_table)

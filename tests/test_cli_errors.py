@@ -66,7 +66,6 @@ BAD_RUNS = [
     (["--kernel", "c32", "--name", "r.failed"], "suffix"),
     (["--machine", "ppro4"], "--kernel"),
     (["--kernel", "c32", "--bogus"], "unrecognized arguments"),
-    (["--kernel", "mq", "--timing"], "not supported yet"),
 ]
 
 

@@ -69,7 +69,8 @@ def test_counting_only_has_no_cycles(tmp_path):
                    k[3].startswith("lock_") for k in c)
 
 
-def pingpong_guest(tmp_path, crit, outside=200, rounds=50):
+def pingpong_guest(tmp_path, crit, outside=200, rounds=50,
+                   lock_arg="lock=0x50000"):
     """Both CPUs take the lock word at 0x50000 `rounds` times, the i386
     2.4 way (lock subl; spin reading with pause), hold it for `crit`
     iterations of (dec; jnz), release it with a plain store of 1, and work
@@ -119,7 +120,7 @@ tramp:                          /* AP in real mode at 0800:0000 */
 tramp_end:
 """
     elf, _ = build_guest(tmp_path, body, after=after)
-    out = run_guest(tmp_path, elf, TIMING, "lock=0x50000")
+    out = run_guest(tmp_path, elf, TIMING, lock_arg)
     c = counters(out)
     lk = lambda s: sum(c[(0, cpu, "kernel", "lock_" + s)] for cpu in (0, 1))
     return {s: lk(s) for s in ("acquisitions", "contended", "spin_cycles",

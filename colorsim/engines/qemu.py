@@ -139,7 +139,7 @@ class QemuEngine:
         if spec.timing:
             args.append(f"timing={spec.machine.timing.plugin_arg()}")
             sym = layout["symbols"]
-            args.append(f"lock={sym['runqueue_lock']['addr']:#x}")
+            args.append(self.lock_arg(spec, layout))
             # The kernel is identity-mapped: a symbol's address is physical.
             args.append(f"publish={sym['modeled_clock']['addr']:#x}")
             lo = sym["timing_check"]["addr"]
@@ -148,6 +148,21 @@ class QemuEngine:
             # its compute loop, kernels/workload/tasks.c).
             args.append(f"unit={sym['compute']['addr']:#x}")
         return ",".join([str(PLUGIN)] + args)
+
+    @staticmethod
+    def lock_arg(spec: RunSpec, layout: dict) -> str:
+        """busmon's lock=: the run-queue lock words from layout.json's
+        ``lockmeter`` (vanilla and cN: runqueue_lock alone, as lock=ADDR;
+        mq and mq-cN: the first ``cpus`` per-CPU locks, as
+        lock=ADDR:STRIDE:COUNT).  Layouts from before that key name
+        runqueue_lock only."""
+        lm = layout.get("lockmeter") or {
+            "addr": layout["symbols"]["runqueue_lock"]["addr"],
+            "stride": 4, "count": 1}
+        count = min(lm["count"], spec.cpus)
+        if count == 1:
+            return f"lock={lm['addr']:#x}"
+        return f"lock={lm['addr']:#x}:{lm['stride']}:{count}"
 
     def command(self, spec: RunSpec, run_dir: Path, layout: dict,
                 plugin: bool = True) -> list:

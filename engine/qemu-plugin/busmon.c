@@ -70,7 +70,10 @@ static struct config {
 	uint64_t publish;		/* guest physical address, or 0 */
 	int timing;			/* timing= given */
 	struct cm_timing t;
-	uint64_t lock;			/* lockmeter: lock word's vaddr, or 0 */
+	uint64_t lock;			/* lockmeter: first lock word's vaddr, or 0 */
+	uint64_t lock_stride;		/* bytes between metered lock words */
+	unsigned nlocks;		/* lock words metered: lock + i * stride */
+	uint64_t lock_span;		/* nlocks * stride: the hot path's test */
 	uint64_t unit;			/* PC whose executions are units of work */
 	int argc;
 	char **argv;			/* valid for the plugin's lifetime */
@@ -94,22 +97,44 @@ static GByteArray publish_bytes = { (uint8_t *)&publish_buf, sizeof(publish_buf)
 static unsigned publish_errors;
 
 /*
- * Lockmeter (lock=VADDR, needs timing=): one spinlock in the i386 2.4
- * style (spinlock.c: `lock subl $1` takes it when the result is 0, a plain
- * store of 1 releases it).  The plugin sees both as stores to the lock
- * word with their values.  Round-robin turns do not follow modelled time,
- * so the lock is made to: an acquire at modelled time t earlier than the
- * last release by another CPU waits, in modelled time, until that release
- * plus one cache-to-cache transfer (the lock line moving by HITM).  That
- * wait is spin time and makes the acquisition contended, as does having
- * found the lock held in guest memory.  See README.md, "Lockmeter".
+ * Lockmeter (lock=VADDR[:STRIDE:COUNT], needs timing=): a set of spinlocks
+ * in the i386 2.4 style (spinlock.c: `lock subl $1` takes one when the
+ * result is 0, a plain store of 1 releases it; spin_trylock's `xchg` of 0
+ * takes it when it was free).  The words are VADDR + i * STRIDE for i <
+ * COUNT: the vanilla kernel's one runqueue_lock, or the multi-queue
+ * kernel's per-CPU run-queue locks.  The plugin sees every take and
+ * release as a 4-byte store to a lock word with its value.  Round-robin
+ * turns do not follow modelled time, so each lock is made to: an acquire
+ * at modelled time t earlier than that lock's last release by another CPU
+ * waits, in modelled time, until the release plus one cache-to-cache
+ * transfer (the lock line moving by HITM).  That wait is spin time and
+ * makes the acquisition contended, as does having found the lock held in
+ * guest memory.  See README.md, "Lockmeter".
+ *
+ * Two concerns, two structures: what each acquiring CPU did (struct
+ * lockmeter: the per-CPU stats and whether it is waiting) and the state
+ * and totals of each lock word (struct lockword).  A CPU may hold several
+ * locks at once (the mq kernel's load balancer holds its own queue's lock
+ * and trylocks another's); each hold is timed from its own lock's acquire.
  */
+#define MAX_LOCKS	64
 struct lockmeter {
 	uint64_t acquisitions, contended, spin_cycles, hold_cycles, hold_max;
 	uint64_t spin_since;		/* modelled time of the first failed try */
-	int spinning;
+	int spinning;			/* waiting for a metered lock */
 } __attribute__((aligned(64)));
 static struct lockmeter lockm[MAX_CPUS];
+
+struct lockword {
+	uint64_t release_t;		/* modelled time of the last release */
+	uint64_t acquire_t;		/* of the current hold */
+	int holder, releaser;		/* CPU, or -1 */
+	/* Totals over the acquiring CPUs; overlaps is the invariant check
+	 * (acquisitions before this lock's last release: must stay 0). */
+	uint64_t acquisitions, contended, spin_cycles, hold_cycles, hold_max;
+	uint64_t overlaps, trylock_failures;
+};
+static struct lockword lockw[MAX_LOCKS];
 
 /*
  * Idle catch-up.  A halted vCPU runs no TBs, so its clock stands still
@@ -196,10 +221,6 @@ static void vcpu_hlt(unsigned int vcpu, void *udata)
 	(void)udata;
 	halted[vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus] = 1;
 }
-
-static uint64_t lock_release_t;		/* modelled time of the last release */
-static uint64_t lock_acquire_t;
-static int lock_holder = -1, lock_releaser = -1;
 
 /* ---- translation time ------------------------------------------------- */
 
@@ -410,48 +431,62 @@ static void vcpu_fetch(unsigned int vcpu, void *udata)
 
 static void m5op(unsigned func);
 
-static void lock_store(unsigned cpu, qemu_plugin_meminfo_t info,
+static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		       unsigned flags)
 {
 	struct lockmeter *lm = &lockm[cpu];
+	struct lockword *lw = &lockw[idx];
 	uint32_t v = qemu_plugin_mem_get_value(info).data.u32;
 	uint64_t now = model.cpu[cpu].now;
 
-	if (flags & CM_F_LOCKED) {		/* lock subl $1: a try */
-		if (v != 0) {			/* found it held */
+	if (flags & CM_F_LOCKED) {		/* lock subl $1 or xchg: a try */
+		if (v != 0) {			/* subl found it held */
 			if (!lm->spinning)
 				lm->spin_since = now;
 			lm->spinning = 1;
 			return;
 		}
-		if (lock_releaser >= 0 && lock_releaser != (int)cpu &&
-		    now < lock_release_t + cfg.t.hitm) {
+		if (lw->holder >= 0) {		/* xchg found it held: a failed
+						 * trylock, which does not wait */
+			lw->trylock_failures++;
+			return;
+		}
+		if (lw->releaser >= 0 && lw->releaser != (int)cpu &&
+		    now < lw->release_t + cfg.t.hitm) {
 			/* Held in modelled time: wait for the release and
 			 * the lock line's transfer. */
 			cm_stall(&model, cpu, CM_KERNEL,
-				 lock_release_t + cfg.t.hitm - now);
+				 lw->release_t + cfg.t.hitm - now);
 			if (!lm->spinning)
 				lm->spin_since = now;
 			lm->spinning = 1;
 			now = model.cpu[cpu].now;
 		}
+		if (now < lw->release_t)
+			lw->overlaps++;
 		lm->acquisitions++;
+		lw->acquisitions++;
 		if (lm->spinning) {
 			lm->contended++;
 			lm->spin_cycles += now - lm->spin_since;
+			lw->contended++;
+			lw->spin_cycles += now - lm->spin_since;
 			lm->spinning = 0;
 		}
-		lock_holder = (int)cpu;
-		lock_acquire_t = now;
-	} else if (v == 1 && lock_holder == (int)cpu) {	/* release */
-		uint64_t hold = now - lock_acquire_t;
+		lw->holder = (int)cpu;
+		lw->acquire_t = now;
+	} else if (v == 1 && lw->holder == (int)cpu) {	/* release */
+		uint64_t hold = now - lw->acquire_t;
 
 		lm->hold_cycles += hold;
 		if (hold > lm->hold_max)
 			lm->hold_max = hold;
-		lock_holder = -1;
-		lock_releaser = (int)cpu;
-		lock_release_t = now;
+		lw->hold_cycles += hold;
+		if (hold > lw->hold_max)
+			lw->hold_max = hold;
+		lw->holder = -1;
+		lw->releaser = (int)cpu;
+		lw->release_t = now;
 	}
 }
 
@@ -477,8 +512,11 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	 * which arrives as R then W (CM_F_LOCKED, set at translation time). */
 	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
 		  1u << shift, store, (unsigned)(uintptr_t)udata);
-	if (vaddr == cfg.lock && store && shift == 2)
-		lock_store(cpu_of(vcpu), info, (unsigned)(uintptr_t)udata);
+	if (store && shift == 2 && vaddr - cfg.lock < cfg.lock_span &&
+	    (vaddr - cfg.lock) % cfg.lock_stride == 0)
+		lock_store(cpu_of(vcpu),
+			   (unsigned)((vaddr - cfg.lock) / cfg.lock_stride),
+			   info, (unsigned)(uintptr_t)udata);
 }
 
 /* ---- atomic output files ---------------------------------------------- */
@@ -706,6 +744,31 @@ static void stats_offsets(FILE *f, int line_view)
 				   i * CM_CHUNK);
 }
 
+/* system.lockN.*: each metered lock word's totals over the acquiring
+ * CPUs, and its invariant check. */
+static void stats_locks(FILE *f)
+{
+	for (unsigned i = 0; i < cfg.nlocks; i++) {
+		const struct lockword *lw = &lockw[i];
+
+		stat_count(f, lw->acquisitions, "Acquisitions of this lock",
+			   "system.lock%u.acquisitions", i);
+		stat_count(f, lw->contended, "Acquisitions that waited",
+			   "system.lock%u.contended", i);
+		stat_count(f, lw->spin_cycles, "Modelled cycles spent waiting",
+			   "system.lock%u.spinCycles", i);
+		stat_count(f, lw->hold_cycles, "Modelled cycles held",
+			   "system.lock%u.holdCycles", i);
+		stat_count(f, lw->hold_max, "Longest hold, modelled cycles",
+			   "system.lock%u.holdMaxCycles", i);
+		stat_count(f, lw->trylock_failures, "Trylocks that found it held",
+			   "system.lock%u.trylockFailures", i);
+		stat_count(f, lw->overlaps,
+			   "Acquisitions before its last release (must be 0)",
+			   "system.lock%u.holdOverlaps", i);
+	}
+}
+
 static void fill_stats(FILE *f)
 {
 	uint64_t insts = 0;
@@ -717,6 +780,7 @@ static void fill_stats(FILE *f)
 	stat_count(f, insts, "Number of instructions simulated", "sim_insts");
 	for (unsigned c = 0; c < model.ncpus; c++)
 		stats_cpu(f, c);
+	stats_locks(f);
 	stats_bus_kinds(f, "", 0, model.ncpus);
 	for (unsigned c = 0; c < model.ncpus; c++) {
 		snprintf(prefix, sizeof(prefix), "cpu%u.", c);
@@ -856,8 +920,24 @@ static void fill_json(FILE *f)
 			PRIu64 ", \"bus_line\": %" PRIu64 ", \"bus_addr\": %" PRIu64
 			"},\n", cfg.t.inst, cfg.t.l2_hit, cfg.t.mem, cfg.t.hitm,
 			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
-	if (cfg.lock != 0)
-		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n", cfg.lock);
+	if (cfg.lock != 0) {
+		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n  \"locks\": [",
+			cfg.lock);
+		for (unsigned i = 0; i < cfg.nlocks; i++) {
+			const struct lockword *lw = &lockw[i];
+
+			fprintf(f, "%s\n    {\"addr\": \"0x%" PRIx64 "\", "
+				"\"acquisitions\": %" PRIu64 ", \"contended\": %"
+				PRIu64 ", \"spin_cycles\": %" PRIu64
+				", \"hold_cycles\": %" PRIu64 ", \"hold_max_cycles\": %"
+				PRIu64 ", \"trylock_failures\": %" PRIu64
+				", \"hold_overlaps\": %" PRIu64 "}", i ? "," : "",
+				cfg.lock + i * cfg.lock_stride, lw->acquisitions,
+				lw->contended, lw->spin_cycles, lw->hold_cycles,
+				lw->hold_max, lw->trylock_failures, lw->overlaps);
+		}
+		fprintf(f, "],\n");
+	}
 	if (cfg.unit != 0)
 		fprintf(f, "  \"unit\": \"0x%" PRIx64 "\",\n", cfg.unit);
 	if (cfg.timing) {
@@ -912,6 +992,13 @@ static void reset_stats(void)
 		lm->hold_cycles = lm->hold_max = 0;
 		lm->spin_since = model.cpu[c].now;	/* a wait in progress
 							 * counts from here */
+	}
+	for (unsigned i = 0; i < cfg.nlocks; i++) {
+		struct lockword *lw = &lockw[i];
+
+		lw->acquisitions = lw->contended = lw->spin_cycles = 0;
+		lw->hold_cycles = lw->hold_max = 0;
+		lw->overlaps = lw->trylock_failures = 0;
 	}
 }
 
@@ -1072,9 +1159,23 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &cfg.unit, NULL, 1) < 0 || cfg.unit == 0)
 			goto bad;
 	} else if (KEY("lock")) {
-		if (parse_u64(val, &cfg.lock, NULL, 1) < 0 || cfg.lock == 0 ||
+		/* VADDR, or VADDR:STRIDE:COUNT (COUNT words STRIDE apart) */
+		uint64_t stride = 4, count = 1;
+		char *e;
+
+		if (parse_u64(val, &cfg.lock, &e, 0) < 0 || cfg.lock == 0 ||
 		    cfg.lock % 4 != 0)
 			goto bad;
+		if (*e != '\0' &&
+		    (*e != ':' || parse_u64(e + 1, &stride, &e, 0) < 0 ||
+		     *e != ':' || parse_u64(e + 1, &count, NULL, 1) < 0 ||
+		     stride == 0 || stride % 4 != 0 || stride > 1u << 20 ||
+		     count == 0 || count > MAX_LOCKS ||
+		     cfg.lock > UINT64_MAX - stride * count))
+			goto bad_lock;
+		cfg.lock_stride = stride;
+		cfg.nlocks = (unsigned)count;
+		cfg.lock_span = stride * count;
 	} else if (KEY("publish")) {
 		if (parse_u64(val, &cfg.publish, NULL, 1) < 0 ||
 		    cfg.publish == 0 || cfg.publish % 8 != 0 ||
@@ -1090,6 +1191,11 @@ static int parse_option(const char *arg)
 #undef KEY
 bad:
 	fprintf(stderr, "busmon: bad value in '%s'\n", arg);
+	return -1;
+bad_lock:
+	fprintf(stderr, "busmon: bad value in '%s': expected VADDR or "
+		"VADDR:STRIDE:COUNT, STRIDE a nonzero multiple of 4 up to "
+		"1048576, COUNT 1..%d\n", arg, MAX_LOCKS);
 	return -1;
 bad_timing:
 	fprintf(stderr, "busmon: bad value in '%s': expected INST:L2:MEM:HITM:"
@@ -1193,6 +1299,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		cm_free(&model);
 		return -1;
 	}
+	for (unsigned i = 0; i < MAX_LOCKS; i++)
+		lockw[i].holder = lockw[i].releaser = -1;
 	if (cfg.timing)
 		cm_enable_timing(&model, &cfg.t);
 	cm_set_inclusive(&model, cfg.inclusive);

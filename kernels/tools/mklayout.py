@@ -162,8 +162,8 @@ def main():
             "user": [[syms["__user_text_start"]["addr"],
                       syms["__user_text_end"]["addr"]],
                      list(user_half())],
-            # where a lockmeter finds acquisitions and releases of
-            # runqueue_lock (symbols.runqueue_lock.addr is the lock word)
+            # where spin_lock and spin_unlock are (the lockmeter itself
+            # needs no PC ranges: it watches the lock words, "lockmeter")
             "spin_lock": span("spin_lock"),
             "spin_unlock": span("spin_unlock"),
         },
@@ -177,6 +177,19 @@ def main():
         layout["ranges"]["steal_remote"] = span("steal_remote")
         layout["ranges"]["reschedule_idle"] = span("reschedule_idle")
         layout["ranges"]["load_balance"] = span("load_balance")
+    # The run-queue lock words the plugin's lockmeter meters (busmon's
+    # lock=ADDR:STRIDE:COUNT): the one global runqueue_lock, or every
+    # CPU's lock in runqueue_data[NR_CPUS].
+    if mq:
+        rqd = layout["scheduler"]["runqueue_data"]
+        layout["lockmeter"] = {
+            "addr": layout["scheduler"]["runqueue_locks"][0]["addr"],
+            "stride": rqd["element_size"], "count": rqd["count"],
+            "what": "runqueue_data[i].runqueue_lock, one per CPU"}
+    else:
+        layout["lockmeter"] = {"addr": syms["runqueue_lock"]["addr"],
+                               "stride": 4, "count": 1,
+                               "what": "runqueue_lock, the global lock"}
     tmp = Path(a.out + ".tmp")
     tmp.write_text(json.dumps(layout, indent=2) + "\n")
     tmp.replace(a.out)
