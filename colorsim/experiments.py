@@ -124,8 +124,14 @@ class Point:
             warnings.simplefilter("ignore")
             machine = machine.with_l2(self.l2).with_cpus(self.cpus)
         variant = parse_variant(self.kernel, machine)
+        # web and chat drive their own region of interest: the built-in
+        # workload's warmup/roi ticks stay at their defaults for them
+        # (the kernel's tick-driven region with small values breaks them:
+        # README, "Sweeps ...")
+        user = self.workload_run in PROGRAMS
         w = Workload(tasks=self.tasks, burst=self.burst,
-                     warmup_ticks=self.warmup, roi_ticks=self.roi,
+                     warmup_ticks=Workload.warmup_ticks if user else self.warmup,
+                     roi_ticks=Workload.roi_ticks if user else self.roi,
                      seed=self.seed,
                      program=PROGRAMS.get(self.workload_run, ""),
                      args=self.args if self.workload_run in PROGRAMS else "")
