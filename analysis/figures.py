@@ -694,7 +694,7 @@ def _speedup(d, out, paper, oid) -> Item:
                          if c in theirs and g.loc[c, "mean"] == g.loc[c, "mean"] else "-")
             for c in cpus}})
     ax.axhline(0, color="k", lw=0.5)
-    ax.set_xticks(cpus)
+    ax.set_xticks(sorted(set(cpus) | set(pcpus)))
     ax.set_xlabel("CPUs")
     ax.set_ylabel("throughput over vanilla (%)")
     ax.set_title(f"{oid}: speed-up over vanilla (bars: same-seed min-max)", fontsize=8)
@@ -741,7 +741,7 @@ def _locks(d, out, paper, oid) -> Item:
             if theirs:
                 rows.append({"stat": label, "kernel": k, "source": "paper", **{
                     f"{c} CPU": fmt_num(theirs.get(c)) for c in cpus}})
-        ax.set_xticks(cpus)
+        ax.set_xticks(sorted(set(cpus) | set(pcpus)))
         ax.set_xlabel("CPUs")
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)

@@ -570,7 +570,9 @@ def cmd_show(a):
     for k in ("peak_offset", "peak_count", "colored_lines_sum",
               "other_lines_sum", "total", "rqloop_l2_miss_ratio",
               "l2_miss_ratio", "schedule_calls", "kinst",
-              "colored_lines_sum_per_schedule", "total_per_schedule"):
+              "colored_lines_sum_per_schedule", "total_per_schedule",
+              "timing", "workload_program", "workload_args", "roi_requests",
+              "roi_messages") + (TIMING_COLUMNS if row.get("timing") else ()):
         v = row.get(k)
         if k == "peak_offset" and v is not None and v == v:
             v = f"{int(v):#05x}"
