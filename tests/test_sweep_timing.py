@@ -217,3 +217,22 @@ def test_chat_sizes_that_do_not_divide_are_one_line(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match=r"fig10\.grid: chat: tasks 18 .*not a "
                        r"multiple of 4 threads x 2 users"):
         load_experiments(f)
+
+
+def test_a_timed_point_is_another_run_than_a_counted_one():
+    import dataclasses
+    from colorsim.experiments import Point
+    from colorsim.identity import run_id
+    p = Point("x", "quick", "ppro4", "512KiB", 2, "c32", "web", "web", 16, 1,
+              2, 2, 2000, "qemu", 60, timing=True,
+              args="--httpd,16,--clients,4,--requests,4")
+    ident = {"kernel_sha256": "k", "plugin_sha256": "p", "rootfs_sha256": "r",
+             "engine_version": "qemu-10.2"}
+    timed = run_id({**p.spec().to_dict(), **ident})
+    counted = run_id({**dataclasses.replace(p, timing=False).spec().to_dict(), **ident})
+    other = run_id({**dataclasses.replace(p, args="--httpd,16,--clients,4,--requests,5")
+                    .spec().to_dict(), **ident})
+    assert len({timed, counted, other}) == 3
+    # web and chat run from the image with their arguments
+    assert p.spec().workload.program == "/bin/web"
+    assert p.spec().timing and p.spec().workload.args == p.args
