@@ -37,13 +37,17 @@ def distinct_points(exps, quick=False):
     seen = {}
     for e in exps.values():
         for p in e.points(quick):
-            if p.runnable:
+            if p.runnable and p.refusal() is None:   # refused: missing
                 seen.setdefault(tuple(sorted(p.params().items())), p)
     return list(seen.values())
 
 
 def cost_class(p):
-    return (p.machine, p.cpus, p.tasks, p.warmup + p.roi)
+    """What a run's cost depends on: machine, CPUs, workload and its size,
+    --timing, region (the built-in workload's ticks; web and chat drive
+    their own region)."""
+    return (p.machine, p.cpus, p.tasks, p.warmup + p.roi, p.workload_run,
+            p.args, p.timing)
 
 
 def main():
@@ -72,7 +76,7 @@ def main():
     for p in pts:
         sample.setdefault(cost_class(p), p)
     ensure_built({p.spec().variant.build_id for p in sample.values()},
-                 progress=lambda m: None)
+                 progress=lambda m: None, image=True)
     cost = {}
     with tempfile.TemporaryDirectory() as tmp:
         for i, (k, p) in enumerate(sorted(sample.items())):
@@ -81,7 +85,8 @@ def main():
             if res["status"] != "done":
                 sys.exit(f"bench: {k} failed: {res.get('reason')}")
             cost[k] = res["seconds"]
-            print(f"  {k[0]} {k[1]} CPUs, {k[2]} tasks, {k[3]} ticks: "
+            print(f"  {k[0]} {k[1]} CPUs, {k[4]} {k[2]} ({k[5] or 'built-in'}), "
+                  f"{'timing, ' if k[6] else ''}{k[3]} ticks: "
                   f"{cost[k]:.2f} s per run x {classes[k]} runs", flush=True)
     serial = sum(cost[k] * n for k, n in classes.items())
     print(f"extrapolated: {scale}-scale sweep, {len(pts)} distinct runs in "

@@ -32,6 +32,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -161,7 +162,98 @@ def run_rows(run, root: Path) -> dict:
         st = pd.DataFrame(columns=["dump", "name", "value"])
         row["dumps"] = 0
     st.insert(0, "run_id", rid)
+    row.update(timing_columns(cfg, run.counters, run.path / "console.log",
+                              row["schedule_calls"]))
     return {"runs": row, "offsets": off, "counters": cnt, "stats": st}
+
+
+# -- throughput and the lockmeter (--timing runs), user workloads ------------
+
+WEB_ROI = re.compile(r"web: roi (\d+) requests \(completed \d+\.\.\d+\)")
+CHAT_ROI = re.compile(r"chat: roi (\d+) messages \((\d+) sent, (\d+) received\)")
+SIZE_ARGS = ("httpd", "clients", "requests", "rooms", "users", "messages")
+TIMING_COLUMNS = ("modeled_seconds", "work_units", "work_per_modeled_second",
+                  "requests_per_modeled_second",
+                  "messages_per_modeled_second", "throughput",
+                  "cycles_per_schedule", "lock_acquisitions",
+                  "lock_contention", "lock_contention_pct",
+                  "lock_hold_mean_us", "lock_hold_max_us", "lock_spin_us",
+                  "cycles_spread")
+
+
+def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
+    """The catalog's workload, throughput and lockmeter columns of one run.
+
+    ``workload_program`` ("" for the built-in workload), its ``args`` and
+    sizes (``httpd`` ... ``messages``), the requests or messages inside
+    the region (``roi_requests``, ``roi_messages``, from the program's
+    ``web: roi`` / ``chat: roi`` line).  With ``timing`` (a --timing
+    run), as colorsim/timing.py computes them: ``modeled_seconds`` (the
+    mean CPU's modelled busy time in the region), work units (bursts of
+    the built-in workload) and requests or messages per modelled second;
+    ``throughput`` is whichever of those is the workload's;
+    ``cycles_per_schedule`` (all CPUs); runqueue_lock's acquisitions,
+    contention (fraction and %), mean and max hold and total spin in µs.
+    NaN where a run has no such number (counting-only runs)."""
+    nan = float("nan")
+    w = cfg.get("workload", {})
+    prog = w.get("program", "") or ""
+    args = w.get("args", "") or ""
+    out = {"timing": bool(cfg.get("timing")), "workload_program": prog,
+           "workload_args": args, "roi_requests": nan, "roi_messages": nan}
+    words = args.split(",") if args else []
+    opts = {words[i][2:]: words[i + 1] for i in range(len(words) - 1)
+            if words[i].startswith("--")}
+    for k in SIZE_ARGS:
+        v = opts.get(k)
+        out[k] = float(v) if v is not None and v.isdigit() else nan
+    text = console.read_text(errors="replace") if (
+        prog and console.is_file()) else ""
+    m = WEB_ROI.findall(text)
+    if m:
+        out["roi_requests"] = float(m[-1])
+    m = CHAT_ROI.findall(text)
+    if m:
+        out["roi_messages"] = float(m[-1][0])
+    out.update({k: nan for k in TIMING_COLUMNS})
+    if not out["timing"]:
+        return out
+    hz = cfg["machine"]["processor"]["clock_hz"]
+    roi = counters[(counters["dump"] == 0) & (counters["cpu"] >= 0)]
+    per = roi.groupby(["cpu", "stat"])["value"].sum().unstack(fill_value=0)
+
+    def col(name):
+        return per[name] if name in per.columns else per.index.to_series() * 0
+
+    cycles = col("cycles")
+    if not len(cycles) or not cycles.sum():
+        return out
+    seconds = float(cycles.mean()) / hz
+    acq = float(col("lock_acquisitions").sum())
+    units = float(col("work_units").sum())
+    if not units and not prog and sched == sched:  # runs made before
+        units = float(sched or 0)   # work_units existed: schedule() calls
+    us = lambda c: c / hz * 1e6
+    out.update(
+        modeled_seconds=seconds, work_units=units,
+        work_per_modeled_second=units / seconds if units else nan,
+        requests_per_modeled_second=out["roi_requests"] / seconds,
+        messages_per_modeled_second=out["roi_messages"] / seconds,
+        cycles_per_schedule=(float(cycles.sum()) / sched
+                             if sched and sched == sched else nan),
+        lock_acquisitions=acq,
+        lock_contention=(float(col("lock_contended").sum()) / acq
+                         if acq else nan),
+        lock_hold_mean_us=(us(float(col("lock_hold_cycles").sum()) / acq)
+                           if acq else nan),
+        lock_hold_max_us=us(float(col("lock_hold_max_cycles").max())),
+        lock_spin_us=us(float(col("lock_spin_cycles").sum())),
+        cycles_spread=float((cycles.max() - cycles.min()) / cycles.max()))
+    out["lock_contention_pct"] = out["lock_contention"] * 100
+    out["throughput"] = {"/bin/web": out["requests_per_modeled_second"],
+                         "/bin/chat": out["messages_per_modeled_second"]
+                         }.get(prog, out["work_per_modeled_second"])
+    return out
 
 
 # -- sweep points -------------------------------------------------------------
@@ -188,10 +280,15 @@ def point_rows(root: Path) -> tuple:
                                         "seed", "warmup", "roi", "burst",
                                         "engine")},
                    "stand_in": bool(p.get("stand_in")),
+                   "timing": bool(p.get("timing")),
+                   "args": p.get("args") or "",
                    "run_id": p.get("run_id"),
                    "lacks": ", ".join(p.get("lacks") or [])}
             status, reason = "lacks", ""
-            if p.get("run_id"):
+            if p.get("refused"):        # the runner refused the point
+                status = "missing"
+                reason = f"refused by the runner: {p['refused']}"
+            elif p.get("run_id"):
                 name = short_id(p["run_id"])
                 status = "missing"
                 run_dir = Path(root) / "by-id" / name
@@ -473,7 +570,9 @@ def cmd_show(a):
     for k in ("peak_offset", "peak_count", "colored_lines_sum",
               "other_lines_sum", "total", "rqloop_l2_miss_ratio",
               "l2_miss_ratio", "schedule_calls", "kinst",
-              "colored_lines_sum_per_schedule", "total_per_schedule"):
+              "colored_lines_sum_per_schedule", "total_per_schedule",
+              "timing", "workload_program", "workload_args", "roi_requests",
+              "roi_messages") + (TIMING_COLUMNS if row.get("timing") else ()):
         v = row.get(k)
         if k == "peak_offset" and v is not None and v == v:
             v = f"{int(v):#05x}"

@@ -36,9 +36,15 @@ NEEDS = {
     "multiqueue": "the multi-queue scheduler kernel",
     "gem5": "a gem5 binary in $GEM5",
 }
-# What the suite can do today.  The timing model, the lockmeter, the user
-# workloads and the multi-queue kernel add their names here as they land.
-AVAILABLE = frozenset({"counting", "rqloop", "synthetic", "multiqueue"})
+# What the suite can do today.
+AVAILABLE = frozenset({"counting", "rqloop", "synthetic", "multiqueue",
+                       "timing", "lockmeter", "web", "chat"})
+# A point of an experiment (or of one of its outputs) needing one of these
+# runs with --timing (modelled time, the lockmeter).
+TIMING_NEEDS = frozenset({"timing", "lockmeter"})
+# The user programs of the web and chat workloads (workloads/README.md).
+PROGRAMS = {"web": "/bin/web", "chat": "/bin/chat"}
+CHAT_THREADS_PER_USER = 4   # client send/receive, server receive/send
 WORKLOADS = ("synthetic", "web", "chat")
 KERNEL_NEEDS = {"mq": "multiqueue"}   # by scheduler: mq and mq-cN
 
@@ -49,7 +55,11 @@ def kernel_need(kernel: str):
 
 AXES = ("machine", "l2", "cpus", "kernels", "workload", "tasks", "seeds")
 SCALARS = {"warmup": int, "roi": int, "burst": int, "engine": str,
-           "timeout": (int, float)}
+           "timeout": (int, float),
+           # web: closed-loop clients (at most one per httpd) and requests
+           # per client; chat: users per room and messages per user
+           "clients": int, "requests": int, "users": int, "messages": int}
+SIZE_DEFAULTS = {"clients": 256, "requests": 8, "users": 20, "messages": 20}
 TOP_KEYS = {"title", "needs", "stand_in", "outputs", "grid", "quick"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -82,6 +92,8 @@ class Point:
     engine: str
     timeout: float
     lacks: tuple = ()
+    timing: bool = False    # runs with --timing (modelled time, lockmeter)
+    args: str = ""          # the user program's arguments (web, chat)
 
     @property
     def runnable(self) -> bool:
@@ -95,14 +107,14 @@ class Point:
         return {k: getattr(self, k) for k in
                 ("machine", "l2", "cpus", "kernel", "workload",
                  "workload_run", "tasks", "seed", "warmup", "roi", "burst",
-                 "engine")}
+                 "engine", "timing", "args")}
 
     def spec(self):
-        """The :class:`RunSpec` of a runnable point."""
-        if self.workload_run != "synthetic":
-            raise ConfigError(f"workload {self.workload_run!r} cannot run "
-                              f"yet: only the built-in synthetic workload "
-                              f"exists")
+        """The :class:`RunSpec` of a runnable point (a ConfigError if the
+        runner refuses the combination, e.g. --timing with a kernel the
+        lockmeter cannot meter)."""
+        if self.workload_run not in ("synthetic",) + tuple(PROGRAMS):
+            raise ConfigError(f"workload {self.workload_run!r} cannot run")
         from .machine import get_machine
         from .runspec import RunSpec, Workload
         from .variants import parse_variant
@@ -112,11 +124,57 @@ class Point:
             warnings.simplefilter("ignore")
             machine = machine.with_l2(self.l2).with_cpus(self.cpus)
         variant = parse_variant(self.kernel, machine)
+        # web and chat drive their own region of interest: the built-in
+        # workload's warmup/roi ticks stay at their defaults for them
+        # (the kernel's tick-driven region with small values breaks them:
+        # README, "Sweeps ...")
+        user = self.workload_run in PROGRAMS
         w = Workload(tasks=self.tasks, burst=self.burst,
-                     warmup_ticks=self.warmup, roi_ticks=self.roi,
-                     seed=self.seed)
+                     warmup_ticks=Workload.warmup_ticks if user else self.warmup,
+                     roi_ticks=Workload.roi_ticks if user else self.roi,
+                     seed=self.seed,
+                     program=PROGRAMS.get(self.workload_run, ""),
+                     args=self.args if self.workload_run in PROGRAMS else "")
         return RunSpec(machine, variant, w, engine=self.engine,
-                       timeout_s=float(self.timeout))
+                       timeout_s=float(self.timeout), timing=self.timing)
+
+    def refusal(self):
+        """The runner's reason for refusing this point, or None."""
+        try:
+            self.spec()
+        except ConfigError as e:
+            return str(e)
+        return None
+
+
+def workload_args(workload: str, tasks: int, s: dict) -> str:
+    """The user program's arguments for a grid point: the ``tasks`` axis is
+    the workload's size.  web: ``tasks`` httpd processes, min(tasks,
+    clients) clients of ``requests`` requests each.  chat: ``tasks``
+    threads = rooms x users x 4, with ``users`` per room (tasks must be a
+    multiple of 4 x users).  The seed goes to the program too (web)."""
+    g = {k: s.get(k, v) for k, v in SIZE_DEFAULTS.items()}
+    if workload == "web":
+        return (f"--httpd,{tasks},--clients,{min(tasks, g['clients'])},"
+                f"--requests,{g['requests']}")
+    if workload == "chat":
+        per_room = CHAT_THREADS_PER_USER * g["users"]
+        if tasks % per_room:
+            raise ConfigError(f"chat: tasks {tasks} (threads) is not a "
+                              f"multiple of 4 threads x {g['users']} users "
+                              f"per room = {per_room}")
+        return (f"--rooms,{tasks // per_room},--users,{g['users']},"
+                f"--messages,{g['messages']}")
+    return ""
+
+
+def needs_timing(exp) -> bool:
+    """A point runs with --timing if its experiment, or one of the
+    experiment's outputs, needs the timing model or the lockmeter."""
+    needs = set(exp.needs)
+    for o in exp.outputs.values():
+        needs |= set(o.needs)
+    return bool(needs & TIMING_NEEDS)
 
 
 @dataclass(frozen=True)
@@ -220,11 +278,18 @@ def _check_points(path, name, exp: Experiment) -> None:
     CPUs, kernel, workload sizes); checked without building anything."""
     for quick in (False, True):
         scale = "quick" if quick else "grid"
-        for p in expand(exp, quick):
+        try:
+            pts = expand(exp, quick)
+        except ConfigError as e:
+            raise _err(path, f"{name}.{scale}", str(e)) from None
+        for p in pts:
             if kernel_need(p.kernel) not in available() | {None}:
                 continue
-            try:                 # machine, L2, CPUs, kernel, sizes
-                dataclasses.replace(p, workload_run="synthetic").spec()
+            # machine, L2, CPUs, kernel, sizes.  Without --timing: the
+            # runner refusing --timing for a point is not a mistake in this
+            # file but a missing point, recorded with the runner's reason.
+            try:
+                dataclasses.replace(p, timing=False).spec()
             except ConfigError as e:
                 raise _err(path, f"{name}.{scale}", str(e)) from None
 
@@ -306,16 +371,16 @@ def expand(exp: Experiment, quick: bool = False) -> list:
     s = exp.settings(quick)
     have = available()
     scale = "quick" if quick else "paper"
+    timing = needs_timing(exp)
     pts = []
     for machine, l2, cpus, kernel, workload, tasks, seed in itertools.product(
             *(s[k] if isinstance(s[k], list) else [s[k]] for k in AXES)):
         lacks = [n for n in exp.needs if n not in have]
         run_wl = workload
-        if workload not in have:
-            if exp.stand_in and exp.stand_in in have:
-                run_wl = exp.stand_in
-            else:
-                lacks.append(workload)
+        if exp.stand_in and exp.stand_in in have:
+            run_wl = exp.stand_in         # a declared substitution
+        elif workload not in have:
+            lacks.append(workload)
         kneed = kernel_need(kernel)
         if kneed and kneed not in have:
             lacks.append(kneed)
@@ -325,5 +390,6 @@ def expand(exp: Experiment, quick: bool = False) -> list:
         pts.append(Point(exp.name, scale, machine, l2, cpus, kernel, workload,
                          run_wl, tasks, seed, s.get("warmup", 10),
                          s.get("roi", 10), s.get("burst", 2000), engine,
-                         s.get("timeout", 900), tuple(dict.fromkeys(lacks))))
+                         s.get("timeout", 900), tuple(dict.fromkeys(lacks)),
+                         timing, workload_args(run_wl, tasks, s)))
     return pts

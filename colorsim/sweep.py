@@ -71,16 +71,24 @@ def plan(exps, quick: bool, root: Path, progress=print):
     from .runner import identity
     points = [p for e in exps for p in e.points(quick)]
     runnable = [p for p in points if p.runnable]
-    specs = {p: p.spec() for p in runnable}
-    if runnable:
+    specs, refused = {}, {}
+    for p in runnable:       # the runner's refusals are missing points
+        try:
+            specs[p] = p.spec()
+        except ConfigError as e:
+            refused[p] = str(e)
+    if specs:
         ensure_built({s.variant.build_id for s in specs.values()},
                      plugin=any(s.engine == "qemu" for s in specs.values()),
+                     image=any(s.workload.program for s in specs.values()),
                      progress=progress)
     tasks, records = {}, {e.name: [] for e in exps}
     for p in points:
         rec = {**p.params(), "lacks": list(p.lacks), "run_id": None,
                "stand_in": p.stand_in}
-        if p.runnable:
+        if p in refused:
+            rec["refused"] = refused[p]
+        elif p.runnable:
             s = specs[p]
             rid = run_id({**s.to_dict(), **identity(s)})
             rec["run_id"] = rid
@@ -381,12 +389,16 @@ def summarize(exps, records, tasks, results, skipped, quick, root, log) -> dict:
               "failures": []}
     for e in exps:
         c = {"done": 0, "failed": 0, "missing": 0, "lacks": 0}
-        lacking = {}
+        lacking, refusals = {}, {}
         for r in records[e.name]:
             if r["lacks"]:
                 c["lacks"] += 1
                 key = ", ".join(r["lacks"])
                 lacking[key] = lacking.get(key, 0) + 1
+                continue
+            if r.get("refused"):
+                c["missing"] += 1
+                refusals[r["refused"]] = refusals.get(r["refused"], 0) + 1
                 continue
             t = tasks[r["run_id"]]
             if is_done(root, t):
@@ -401,10 +413,16 @@ def summarize(exps, records, tasks, results, skipped, quick, root, log) -> dict:
         counts["points"] += n
         lack = "; ".join(f"{v} lack {k}" for k, v in sorted(lacking.items()))
         stand = any(r.get("stand_in") and not r["lacks"] for r in records[e.name])
+        timed = any(r.get("timing") for r in records[e.name])
         log(f"{e.name}: {n} points: {c['done']} done, {c['failed']} failed, "
             f"{c['missing']} missing, {c['lacks']} not runnable"
             + (f" ({lack})" if lack else "")
+            + (" [--timing]" if timed else "")
             + (" [stand-in workload: synthetic]" if stand else ""))
+        for why, k in sorted(refusals.items()):
+            log(f"  {k} missing: refused by the runner: {why}")
+        counts.setdefault("refused", []).extend(
+            (e.name, why, k) for why, k in sorted(refusals.items()))
     counts["executor_pids"] = sorted({r.get("executor_pid") for r in
                                       results.values()} - {None})
     counts["retried"] = sum(1 for r in results.values()

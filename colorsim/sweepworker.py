@@ -72,6 +72,10 @@ def main(argv=None) -> int:
         first = str(e).splitlines()[0]
         reason = first.split(" failed: ", 1)[-1]
         kind = classify(reason)
+        fails = [l.strip() for l in str(e).splitlines()
+                 if ": FAIL" in l and l.strip() not in reason]
+        if fails:             # a user workload's own verdict (web, chat)
+            reason += f" ({fails[-1][:200]})"
         if kind == "time-limit":
             _mark_time_limit(out / f"{name}.failed")
             reason = f"killed for time ({reason})"

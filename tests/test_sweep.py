@@ -102,14 +102,20 @@ def test_paper_experiments_are_all_there_and_quick_keeps_the_shape():
                     {getattr(p, axis) for p in paper}) or axis == "kernel", (e.name, axis)
         # several placement seeds at every point, at both scales
         assert len({p.seed for p in quick}) >= 2 and len({p.seed for p in paper}) >= 2
-    # what the suite lacks is marked, not dropped
-    fig6 = exps["fig6"].points(True)
-    assert fig6 and all("timing" in p.lacks for p in fig6)
+    # the paper's workloads run: no stand-ins, nothing lacking; the
+    # experiments whose outputs need timing or the lockmeter run --timing
+    for e in exps.values():
+        for p in e.points(True) + e.points(False):
+            assert p.runnable and not p.stand_in, (e.name, p.lacks)
+            assert p.workload_run == p.workload in ("web", "chat"), e.name
+            assert p.timing == (e.name in ("fig3", "fig6", "fig8", "fig9",
+                                           "fig10")), e.name
     fig9 = exps["fig9"].points(True)
-    # the multi-queue kernels run beside vanilla and c32 (the scalability
-    # table), on the synthetic stand-in like the others
     assert {p.kernel for p in fig9} == {"vanilla", "c32", "mq", "mq-c32"}
-    assert all(p.runnable and p.stand_in for p in fig9)
+    # web: tasks = httpd; chat: tasks = threads = rooms x users x 4
+    assert all(p.args.startswith(f"--httpd,{p.tasks},") for p in fig9)
+    fig10 = exps["fig10"].points(False)
+    assert {p.args for p in fig10} == {"--rooms,30,--users,20,--messages,20"}
 
 
 def test_identity_covers_what_determines_a_result(exps, tmp_path):

@@ -1,0 +1,238 @@
+"""Sweeps with the timing model, the lockmeter and the user workloads.
+
+A tiny experiments file (COLORSIM_EXPERIMENTS) names its experiments after
+the paper's (fig6, fig9, fig10) so that ``figures`` draws them: web with
+16 httpd and 4 clients, Chat with 16 threads, on 1-2 CPUs; every point
+runs --timing because those experiments' outputs need timing or the
+lockmeter.  The runner's refusals are missing points with its reason.
+"""
+
+import os
+import re
+
+import pytest
+
+from analysis.figures import make_figures
+from colorsim import ROOT
+from colorsim.catalog import Catalog
+from colorsim.errors import ConfigError
+from colorsim.experiments import load_experiments
+from colorsim.sweep import run_sweep
+
+TIMED = """
+[defaults]
+engine = "qemu"
+warmup = 2
+roi = 2
+burst = 2000
+timeout = 120
+seeds = [1]
+clients = 4
+requests = 4
+users = 2
+messages = 5
+
+[fig6]
+title = "Figure 6, tiny"
+needs = ["timing", "web"]
+outputs.fig6 = { needs = ["timing", "web"], what = "throughput improvement" }
+[fig6.grid]
+machine = "ppro4"
+l2 = ["512KiB"]
+cpus = [2]
+kernels = ["vanilla", "c32"]
+workload = "web"
+tasks = [16]
+seeds = [1, 2]
+
+[fig9]
+title = "Figure 9 and Tables 4-6, tiny"
+needs = ["counting", "web"]
+outputs.fig9 = { needs = ["timing", "web"], what = "throughput vs CPUs" }
+outputs.table4 = { needs = ["timing", "web", "multiqueue"], what = "speed-up" }
+outputs.table5 = { needs = ["rqloop"], what = "loop miss ratio" }
+outputs.table6 = { needs = ["lockmeter"], what = "lock statistics" }
+[fig9.grid]
+machine = "piii8"
+l2 = ["1MiB"]
+cpus = [1, 2]
+kernels = ["vanilla", "c32", "mq"]
+workload = "web"
+tasks = [16]
+
+[fig10]
+title = "Figure 10 and Tables 7-8, tiny"
+needs = ["counting", "chat"]
+outputs.fig10 = { needs = ["timing", "chat"], what = "throughput vs CPUs" }
+outputs.table7 = { needs = ["rqloop"], what = "loop miss ratio" }
+outputs.table8 = { needs = ["lockmeter"], what = "lock statistics" }
+[fig10.grid]
+machine = "piii8"
+l2 = ["1MiB"]
+cpus = [2]
+kernels = ["vanilla", "c32"]
+workload = "chat"
+tasks = [16]
+"""
+
+TIMING_COLUMNS = ["modeled_seconds", "throughput", "cycles_per_schedule",
+                  "lock_acquisitions", "lock_contention_pct",
+                  "lock_hold_mean_us", "lock_hold_max_us", "lock_spin_us"]
+
+
+def mq_timing_refusal():
+    """The runner's reason for refusing --timing on mq, or None once it
+    accepts it (then the mq points must simply run)."""
+    from colorsim.experiments import Point
+    p = Point("x", "quick", "piii8", "1MiB", 2, "mq", "web", "web", 16, 1,
+              2, 2, 2000, "qemu", 60, timing=True,
+              args="--httpd,16,--clients,4,--requests,4")
+    return p.refusal()
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    base = tmp_path_factory.mktemp("timed")
+    f = base / "experiments.toml"
+    f.write_text(TIMED)
+    old = os.environ.get("COLORSIM_EXPERIMENTS")
+    os.environ["COLORSIM_EXPERIMENTS"] = str(f)
+    root = base / "runs"
+    lines = []
+    try:
+        c = run_sweep("all", jobs=2, root=root, log=lines.append,
+                      progress_stream=open(os.devnull, "w"))
+        yield root, c, lines
+    finally:
+        if old is None:
+            os.environ.pop("COLORSIM_EXPERIMENTS", None)
+        else:
+            os.environ["COLORSIM_EXPERIMENTS"] = old
+
+
+def test_timed_web_and_chat_points_reach_the_catalog(swept):
+    root, c, lines = swept
+    refusal = mq_timing_refusal()
+    n_mq = 2
+    assert c["failed"] == 0 and c["lacks"] == 0, lines
+    assert c["done"] == 4 + 4 + 2 + (0 if refusal else n_mq), lines
+    assert c["missing"] == (n_mq if refusal else 0), lines
+    cat = Catalog(root)
+    runs = cat.runs()
+    assert len(runs) == c["done"]
+    assert runs["timing"].all()
+    for col in TIMING_COLUMNS:
+        assert runs[col].notna().all() and (runs[col] >= 0).all(), col
+    assert (runs["throughput"] > 0).all() and (runs["lock_acquisitions"] > 0).all()
+    # every row carries the full configuration, the workload's included
+    web = runs[runs["workload_program"] == "/bin/web"]
+    chat = runs[runs["workload_program"] == "/bin/chat"]
+    assert len(web) == c["done"] - 2 and len(chat) == 2
+    assert (web["httpd"] == 16).all() and (web["clients"] == 4).all()
+    assert (web["requests"] == 4).all() and (web["roi_requests"] > 0).all()
+    assert ((web["throughput"] - web["roi_requests"] / web["modeled_seconds"]).abs()
+            < 1e-6 * web["throughput"]).all()
+    # chat: 16 threads = 2 rooms x 2 users x 4
+    assert (chat["rooms"] == 2).all() and (chat["users"] == 2).all()
+    assert (chat["messages"] == 5).all()
+    # the region holds all of chat's messages: 2 rooms x 2 users x 5 x 2
+    assert (chat["roi_messages"] == 40).all()
+    assert (chat["throughput"] == chat["messages_per_modeled_second"]).all()
+    for col in ("machine", "cpus", "l2_size", "kernel", "seed", "run_id"):
+        assert runs[col].notna().all()
+
+
+def test_refused_points_are_missing_with_the_runners_reason(swept):
+    root, c, lines = swept
+    refusal = mq_timing_refusal()
+    pts = Catalog(root).points("fig9")
+    mq = pts[pts["kernel"] == "mq"]
+    assert len(mq) == 2 and mq["timing"].all()
+    if refusal is None:           # the refusal was lifted: they just run
+        assert (mq["status"] == "done").all()
+        pytest.skip("--timing on mq is accepted now; nothing refused")
+    assert (mq["status"] == "missing").all()
+    assert (mq["reason"] == f"refused by the runner: {refusal}").all()
+    assert mq["run_id"].isna().all()
+    assert any("2 missing: refused by the runner" in l for l in lines), lines
+    assert any(re.match(r"fig9: 6 points: 4 done, 0 failed, 2 missing", l)
+               for l in lines), lines
+
+
+def test_figures_from_the_timed_catalog(swept, tmp_path):
+    root, c, _ = swept
+    out = tmp_path / "fig"
+    lines = []
+    make_figures("all", root=root, out=out, log=lines.append)
+    names = {p.name for p in out.iterdir()}
+    for stem in ("fig6", "fig9", "table4", "table6", "fig10", "table8",
+                 "table5", "table7"):
+        assert f"{stem}.png" in names and f"{stem}.svg" in names, (stem, names)
+        assert (out / f"{stem}.png").stat().st_size > 5000
+    html = (out / "report.html").read_text()
+    assert "23.1" in html                             # Figure 6, the paper's (512 KiB)
+    assert "9.2" in html and "133.0" in html          # Table 6, 2 CPUs
+    assert "33.0" in html and "352.0" in html         # Table 8, 2 CPUs
+    assert "requests per modelled second" in html
+    if mq_timing_refusal():
+        line = [l for l in lines if l.startswith("table6 ")][0]
+        assert "2 missing" in line, line
+        assert "refused by the runner" in html
+
+
+def test_a_point_the_runner_refuses_is_missing_not_failed(tmp_path, monkeypatch):
+    """A machine without a [timing] table: every timed point is refused
+    before anything runs, and is counted and catalogued as missing."""
+    text = (ROOT / "configs" / "machines.toml").read_text()
+    start = text.index("[ppro4.timing]")
+    end = text.index("\n[", start + 1)
+    machines = tmp_path / "machines.toml"
+    machines.write_text(text[:start] + text[end + 1:])
+    monkeypatch.setenv("COLORSIM_MACHINES", str(machines))
+    f = tmp_path / "experiments.toml"
+    f.write_text(TIMED.split("[fig9]")[0])
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+    lines = []
+    root = tmp_path / "runs"
+    c = run_sweep("fig6", jobs=1, root=root, log=lines.append,
+                  progress_stream=open(os.devnull, "w"))
+    assert c["missing"] == 4 and c["done"] == 0 and c["failed"] == 0, lines
+    assert c["ran"] == 0 and c["runs"] == 0
+    assert any("4 missing: refused by the runner: machine ppro4 has no "
+               "[timing] table" in l for l in lines), lines
+    pts = Catalog(root).points("fig6")
+    assert (pts["status"] == "missing").all() and len(pts) == 4
+    assert pts["reason"].str.contains("no \\[timing\\] table").all()
+    out = tmp_path / "fig"
+    flines = []
+    make_figures("fig6", root=root, out=out, log=flines.append)
+    assert any(l.startswith("fig6 ") and "4 missing" in l for l in flines), flines
+    assert "has no [timing] table" in (out / "report.html").read_text()
+
+
+def test_chat_sizes_that_do_not_divide_are_one_line(tmp_path, monkeypatch):
+    f = tmp_path / "experiments.toml"
+    f.write_text(TIMED.replace('workload = "chat"\ntasks = [16]',
+                              'workload = "chat"\ntasks = [18]'))
+    with pytest.raises(ConfigError, match=r"fig10\.grid: chat: tasks 18 .*not a "
+                       r"multiple of 4 threads x 2 users"):
+        load_experiments(f)
+
+
+def test_a_timed_point_is_another_run_than_a_counted_one():
+    import dataclasses
+    from colorsim.experiments import Point
+    from colorsim.identity import run_id
+    p = Point("x", "quick", "ppro4", "512KiB", 2, "c32", "web", "web", 16, 1,
+              2, 2, 2000, "qemu", 60, timing=True,
+              args="--httpd,16,--clients,4,--requests,4")
+    ident = {"kernel_sha256": "k", "plugin_sha256": "p", "rootfs_sha256": "r",
+             "engine_version": "qemu-10.2"}
+    timed = run_id({**p.spec().to_dict(), **ident})
+    counted = run_id({**dataclasses.replace(p, timing=False).spec().to_dict(), **ident})
+    other = run_id({**dataclasses.replace(p, args="--httpd,16,--clients,4,--requests,5")
+                    .spec().to_dict(), **ident})
+    assert len({timed, counted, other}) == 3
+    # web and chat run from the image with their arguments
+    assert p.spec().workload.program == "/bin/web"
+    assert p.spec().timing and p.spec().workload.args == p.args
