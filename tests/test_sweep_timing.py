@@ -80,16 +80,6 @@ TIMING_COLUMNS = ["modeled_seconds", "throughput", "cycles_per_schedule",
                   "lock_hold_mean_us", "lock_hold_max_us", "lock_spin_us"]
 
 
-def mq_timing_refusal():
-    """The runner's reason for refusing --timing on mq, or None once it
-    accepts it (then the mq points must simply run)."""
-    from colorsim.experiments import Point
-    p = Point("x", "quick", "piii8", "1MiB", 2, "mq", "web", "web", 16, 1,
-              2, 2, 2000, "qemu", 60, timing=True,
-              args="--httpd,16,--clients,4,--requests,4")
-    return p.refusal()
-
-
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
     base = tmp_path_factory.mktemp("timed")
@@ -112,11 +102,9 @@ def swept(tmp_path_factory):
 
 def test_timed_web_and_chat_points_reach_the_catalog(swept):
     root, c, lines = swept
-    refusal = mq_timing_refusal()
-    n_mq = 2
     assert c["failed"] == 0 and c["lacks"] == 0, lines
-    assert c["done"] == 4 + 4 + 2 + (0 if refusal else n_mq), lines
-    assert c["missing"] == (n_mq if refusal else 0), lines
+    assert c["done"] == 4 + 4 + 2 + 2, lines        # fig6, fig9 (mq too), fig10
+    assert c["missing"] == 0, lines
     cat = Catalog(root)
     runs = cat.runs()
     assert len(runs) == c["done"]
@@ -142,21 +130,17 @@ def test_timed_web_and_chat_points_reach_the_catalog(swept):
         assert runs[col].notna().all()
 
 
-def test_refused_points_are_missing_with_the_runners_reason(swept):
+def test_mq_points_run_timed_with_the_lockmeter_on_every_queue(swept):
+    # --timing with the multi-queue kernel meters each CPU's run-queue lock
     root, c, lines = swept
-    refusal = mq_timing_refusal()
     pts = Catalog(root).points("fig9")
     mq = pts[pts["kernel"] == "mq"]
     assert len(mq) == 2 and mq["timing"].all()
-    if refusal is None:           # the refusal was lifted: they just run
-        assert (mq["status"] == "done").all()
-        pytest.skip("--timing on mq is accepted now; nothing refused")
-    assert (mq["status"] == "missing").all()
-    assert (mq["reason"] == f"refused by the runner: {refusal}").all()
-    assert mq["run_id"].isna().all()
-    assert any("2 missing: refused by the runner" in l for l in lines), lines
-    assert any(re.match(r"fig9: 6 points: 4 done, 0 failed, 2 missing", l)
-               for l in lines), lines
+    assert (mq["status"] == "done").all(), mq[["status", "reason"]]
+    runs = Catalog(root).runs()
+    r = runs[runs["kernel"] == "mq"]
+    assert len(r) == 2 and (r["lock_acquisitions"] > 0).all()
+    assert (r["lock_hold_mean_us"] > 0).all()
 
 
 def test_figures_from_the_timed_catalog(swept, tmp_path):
@@ -174,10 +158,6 @@ def test_figures_from_the_timed_catalog(swept, tmp_path):
     assert "9.2" in html and "133.0" in html          # Table 6, 2 CPUs
     assert "33.0" in html and "352.0" in html         # Table 8, 2 CPUs
     assert "requests per modelled second" in html
-    if mq_timing_refusal():
-        line = [l for l in lines if l.startswith("table6 ")][0]
-        assert "2 missing" in line, line
-        assert "refused by the runner" in html
 
 
 def test_a_point_the_runner_refuses_is_missing_not_failed(tmp_path, monkeypatch):
