@@ -39,7 +39,9 @@ def miss_kernels(present) -> list:
 
 def l2_name(size) -> str:
     size = int(size)
-    return L2_NAMES.get(size, f"{size // 1024}KiB")
+    if size in L2_NAMES:
+        return L2_NAMES[size]
+    return f"{size >> 20}MiB" if size % (1 << 20) == 0 else f"{size // 1024}KiB"
 
 
 def paper_results() -> dict:
@@ -838,8 +840,67 @@ def lacking_only(d: ExpData, out: Path, paper: dict) -> list:
     return items
 
 
+# -- beyond the paper: eq. (3) on held-out geometries -------------------------
+
+def eq3(d: ExpData, out: Path, paper: dict) -> list:
+    """The run-queue loop's L2 miss ratio against colors on L2 sizes and
+    process counts outside the paper's grid, each beside the colors eq. (3)
+    says are needed: the equation used as a prediction, not a fit."""
+    from colorsim.variants import colors_needed
+    plt = _setup_matplotlib()
+    it = Item("eq3", "Beyond the paper: eq. (3) on held-out geometries", "eq3",
+              d.scale, paper=paper.get("fig8", {}).get("note", ""))
+    if d.runs.empty:
+        it.notes.append("no runs yet")
+        return [it]
+    df = d.runs.assign(ncolors=d.runs["colors"].astype(int))
+    sizes = sorted(set(df["l2_size"]))
+    fig, axes = plt.subplots(1, len(sizes), figsize=(max(6.0, 4.5 * len(sizes)), 3.6),
+                             sharey=True, squeeze=False)
+    rows = []
+    for ax, l2 in zip(axes[0], sizes):
+        for t in sorted(set(df["tasks"])):
+            sub = df[(df["l2_size"] == l2) & (df["tasks"] == t)]
+            if sub.empty:
+                continue
+            s = spread(sub, ["ncolors"], "rqloop_l2_miss_ratio")
+            line = ax.errorbar(s["ncolors"], s["mean"] * 100,
+                               yerr=[(s["mean"] - s["min"]) * 100,
+                                     (s["max"] - s["mean"]) * 100],
+                               marker="o", capsize=2, label=f"{t} tasks")
+            need = colors_needed(t, int(l2))
+            ax.axvline(need, ls=":", color=line[0].get_color(), lw=1)
+            miss = dict(zip(s["ncolors"], s["mean"]))
+            below = [c for c in sorted(miss) if miss[c] < 0.5]
+            rows.append({"L2": l2_name(l2), "tasks": t, "eq.(3) colors": need,
+                         "loop miss, vanilla %": fmt_num(miss[1] * 100) if 1 in miss else "-",
+                         "at eq.(3) %": fmt_num(miss[need] * 100) if need in miss else "not run",
+                         "at 2x eq.(3) %": (fmt_num(miss[2 * need] * 100)
+                                            if 2 * need in miss else "not run"),
+                         "fewest colors under 50 %": below[0] if below else "none run",
+                         "seeds": int(s["seeds"].min())})
+        ax.set_xscale("log", base=2)
+        ticks = sorted(set(df["ncolors"]))
+        ax.set_xticks(ticks)
+        ax.set_xticklabels(["vanilla" if c == 1 else str(c) for c in ticks])
+        ax.minorticks_off()
+        ax.set_ylim(0, 105)
+        ax.set_xlabel("colors; dotted: eq. (3) colors per task count")
+        ax.set_title(f"L2 {l2_name(l2)}, {df['machine'].iloc[0]}", fontsize=9)
+        ax.legend(fontsize=7)
+    axes[0, 0].set_ylabel("L2 miss ratio in the run-queue loop (%)")
+    fig.suptitle("Eq. (3), c >= p / (s / 8 KB), on held-out geometries", fontsize=10)
+    fig.tight_layout()
+    it.images = save(fig, out, "eq3")
+    it.tables.append(("The run-queue loop's L2 miss ratio (mean over seeds) at eq. (3)'s "
+                      "colors and twice them; the fewest colors that bring it under 50 %",
+                      pd.DataFrame(rows)))
+    return [it]
+
+
 BUILDERS = {"fig1": fig1, "fig3": fig3, "fig6": fig6, "fig7": fig7,
-            "table2": table2, "fig8": fig8, "fig9": fig9, "fig10": fig10}
+            "table2": table2, "fig8": fig8, "fig9": fig9, "fig10": fig10,
+            "eq3": eq3}
 
 
 def make_figures(name: str, root=None, out=None, quick=None, log=print) -> Path:
