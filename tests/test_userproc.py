@@ -28,7 +28,8 @@ BIN = BUILD / "workloads" / "bin"
 IMAGE = BUILD / "disk-images" / "rootfs.img"
 MKROOTFS = ROOT / "disk-images" / "mkrootfs.py"
 PROGRAMS = ["forktest", "exectest", "isolation", "threads", "memtest",
-            "filetest", "misctest", "faulttest", "pipetest", "socktest"]
+            "filetest", "misctest", "faulttest", "pipetest", "socktest",
+            "fputest"]
 
 
 COLORED = "c32-b17-l32"
@@ -85,6 +86,18 @@ def test_init_runs_every_program_on_four_cpus(built, kernel):
     rc, out = boot(BUILD / "kernels" / kernel / "kernel.mb.elf", "/init", cpus=4)
     assert "init: all tests passed" in out, out[-3000:]
     assert rc == 1
+
+
+@pytest.mark.parametrize("kernel", [KERNEL, COLORED])
+def test_each_process_keeps_its_sse_registers_on_four_cpus(built, kernel):
+    # 8 processes hold their own xmm0-14 and MXCSR across yields and
+    # preemption: the context switch saves and restores the FPU state (a
+    # kernel that does not hands one process another's registers, and
+    # compiled code keeps variables there: web clients wrote their
+    # progress to fd 0, the console, instead of a pipe)
+    rc, out = boot(BUILD / "kernels" / kernel / "kernel.mb.elf", "/bin/fputest",
+                   cpus=4)
+    assert_passed(rc, out, "fputest")
 
 
 def test_processes_spread_over_the_cpus(built):

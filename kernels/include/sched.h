@@ -29,9 +29,15 @@
 #define TASK_DEAD            8   // a thread that reaps itself (schedule_tail)
 
 // The process fields after comm (0xa8..), and the padding that keeps the
-// structure at 2.4's size.
+// structure at 2.4's size.  The last 512 bytes are the FPU/SSE save area
+// (2.4's thread.i387, an FXSAVE image; fpu.c).
 #define TASK_EXT_BYTES (4 * 2 + 8 * 6 + 16 + 24)
-#define TASK_REST_BYTES (1664 - 0xa8 - TASK_EXT_BYTES)
+#define TASK_I387_BYTES 512
+#define TASK_REST_BYTES (1664 - 0xa8 - TASK_EXT_BYTES - TASK_I387_BYTES)
+
+// task_struct.flags (2.4's values where 2.4 has the flag)
+#define PF_USEDFPU  0x00100000   // the FPU registers are this task's, live
+#define PF_USEDMATH 0x00200000   // i387 holds a state (2.4's used_math)
 
 struct mm_struct;        // mm.h
 struct files_struct;     // fs.h
@@ -92,7 +98,10 @@ struct task_struct {
   uint64_t timeout;             // jiffies to wake at, 0 = none (ktimer.c)
   struct list64 timer_link;
   struct wait_queue_head wait_chldexit;  // wait4() sleeps here
-  uint8_t rest[TASK_REST_BYTES];  // timers, creds, rlimits, fxsr area, ...
+  uint8_t rest[TASK_REST_BYTES];  // timers, creds, rlimits, ...
+  // FXSAVE image of the user FPU/SSE registers while they are not live
+  // (16-byte aligned: the structure starts on a cache line)
+  uint8_t i387[TASK_I387_BYTES] __attribute__((aligned(16)));
 };
 
 // The layout the experiment depends on, checked at compile time: Linux
@@ -109,6 +118,8 @@ _Static_assert(offsetof(struct task_struct, next_task) == 0x48, "next_task");
 _Static_assert(offsetof(struct task_struct, tgid) == 0xa8, "tgid");
 _Static_assert(offsetof(struct task_struct, rest) == 0xa8 + TASK_EXT_BYTES, "rest");
 _Static_assert(sizeof(struct task_struct) == TASK_STRUCT_SIZE, "task_struct size");
+_Static_assert(offsetof(struct task_struct, i387) ==
+               TASK_STRUCT_SIZE - TASK_I387_BYTES, "i387 at the end");
 
 // The 8 KiB block: a task_struct near the base, the kernel stack above it.
 union task_union {

@@ -9,6 +9,7 @@
 #include "fs.h"
 #include "kernel.h"
 #include "param.h"
+#include "fpu.h"
 #include "mm.h"
 #include "proc.h"
 #include "sched.h"
@@ -228,6 +229,7 @@ do_execve(const char *path, char *const argv[], int argc)
   set_kernel_stack(current->processor, current->block + THREAD_SIZE);
   wrmsr(MSR_FS_BASE, 0);               // stack yet: schedule sets it only
   current->fsbase = 0;                 // for tasks with user mode
+  clear_fpu(current);                  // the new program starts clean
   sti();
   if (old)
     mmput(old);

@@ -6,6 +6,7 @@
 // tss.esp0 the same way).  syscall does not switch stacks by itself, so
 // syscall_entry finds RSP0 through swapgs: KERNEL_GS_BASE is this CPU's
 // cpu_local, whose first member is the TSS.
+#include "fpu.h"
 #include "kernel.h"
 #include "sched.h"
 #include "smp.h"
@@ -53,7 +54,7 @@ set_tss_descriptor(int cpu)
 }
 
 // Each CPU, once: load the GDT (same kernel selectors as the boot GDT,
-// so CS and DS stay valid), its TSS, and the syscall MSRs.
+// so CS and DS stay valid), its TSS, the syscall MSRs and the FPU bits.
 void
 cpu_init_user(int cpu)
 {
@@ -69,6 +70,7 @@ cpu_init_user(int cpu)
   wrmsr(MSR_FMASK, 0x40700);           // IF, DF, TF, AC cleared on entry
   wrmsr(MSR_GS_BASE, 0);
   wrmsr(MSR_KERNEL_GS_BASE, (uint64_t)&cpu_local[cpu]);
+  fpu_cpu_init();                      // TS set: user FPU state is lazy
 }
 
 void

@@ -3,6 +3,7 @@
 //
 // Lock order: tasklist_lock, then runqueue_lock (recalculation drops the
 // run-queue lock before taking the task-list lock, as 2.4 does).
+#include "fpu.h"
 #include "kernel.h"
 #include "mm.h"
 #include "sched.h"
@@ -219,6 +220,7 @@ schedule_tail(struct task_struct *prev)
 static void
 prepare_switch(struct task_struct *prev, struct task_struct *next, int cpu)
 {
+  unlazy_fpu(prev);                  // 2.4's __switch_to (fpu.h)
   struct mm_struct *mm = task_mm(next), *oldmm = PTR(prev->active_mm);
   if (!mm) {
     next->active_mm = prev->active_mm;

@@ -23,6 +23,7 @@
 //
 // Lock order: tasklist_lock, then a run-queue lock.  A second run-queue lock
 // is only ever taken with spin_trylock, so two CPUs cannot deadlock.
+#include "fpu.h"
 #include "kernel.h"
 #include "mm.h"
 #include "sched.h"
@@ -495,6 +496,7 @@ schedule_tail(struct task_struct *prev)
 static void
 prepare_switch(struct task_struct *prev, struct task_struct *next, int cpu)
 {
+  unlazy_fpu(prev);                  // 2.4's __switch_to (fpu.h)
   struct mm_struct *mm = task_mm(next), *oldmm = PTR(prev->active_mm);
   if (!mm) {
     next->active_mm = prev->active_mm;

@@ -3,6 +3,7 @@
 // A task lives in an order-1 (8 KiB, 8 KiB-aligned) buddy block, the
 // union task_union of 2.4: the task_struct at task_color_offset(block) from
 // the base, the kernel stack growing down from the top.
+#include "fpu.h"
 #include "kernel.h"
 #include "sched.h"
 #include "user.h"
@@ -31,6 +32,7 @@ task_selfcheck(struct task_struct *p)
   uint64_t block = block_of_task(p);
   BUG_ON(block & (THREAD_SIZE - 1));
   BUG_ON(task_of_block(block) != p);
+  BUG_ON((uint64_t)p->i387 & 15);     // FXSAVE needs 16-byte alignment
   BUG_ON(block + THREAD_SIZE - ((uint64_t)p + sizeof *p) < KERNEL_STACK_MIN);
 }
 
@@ -106,6 +108,7 @@ copy_task_struct(const char *name)
   struct task_struct *parent = current, *p = alloc_task_struct();
   if (!p)
     return NULL;
+  unlazy_fpu(parent);                 // the copy gets the live FPU state
   memcpy(p, parent, sizeof *p);
   p->state = TASK_UNINTERRUPTIBLE;
   p->run_list.next = p->run_list.prev = 0;

@@ -5,6 +5,7 @@
 // exit_to_user_mode() (syscall.c), and the built-in workload, which runs at
 // ring 0 with its code in .user_text: an interrupt that arrived while the
 // CPU was executing that code calls schedule() before it returns.
+#include "fpu.h"
 #include "kernel.h"
 #include "mm.h"
 #include "net.h"
@@ -96,6 +97,10 @@ exception(struct trapframe *tf)
 {
   uint64_t cr2;
   __asm__ volatile("mov %%cr2, %0" : "=r"(cr2));
+  if (tf->vec == 7 && ring3(tf)) {     // #NM: first FPU/SSE use since the
+    math_state_restore();              // switch (fpu.h)
+    return;
+  }
   if (user_page_fault(tf, cr2))
     return;
   if (ring3(tf))

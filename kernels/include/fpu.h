@@ -1,0 +1,23 @@
+// The user FPU/SSE state (x87, MMX, XMM, MXCSR) across context switches,
+// as 2.4 keeps it: lazily (fpu.c).
+//
+// The kernel itself never touches these registers (-mgeneral-regs-only),
+// and neither does the built-in workload.  A process's registers are live
+// in the CPU only while it runs and PF_USEDFPU is set; CR0.TS is clear
+// exactly then.  Switching away from such a task saves them into its
+// task_struct (i387) and sets TS; the task's next FPU or SSE instruction,
+// on whatever CPU, traps (#NM) and math_state_restore loads them back.
+#pragma once
+#include "sched.h"
+
+void fpu_cpu_init(void);             // each CPU: CR0.MP/NE on, EM off, TS on
+void save_init_fpu(struct task_struct *p);
+void math_state_restore(void);       // #NM from user mode
+void clear_fpu(struct task_struct *p);  // execve: a fresh state on first use
+
+// 2.4's unlazy_fpu: at a context switch (prev) and before fork copies the
+// parent (current), put live registers into the task's save area.
+static inline void unlazy_fpu(struct task_struct *p) {
+  if (p->flags & PF_USEDFPU)
+    save_init_fpu(p);
+}
