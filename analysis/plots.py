@@ -96,6 +96,14 @@ def plot_offsets(runs, out: Path, view: str = "chunk", title: str = None) -> Pat
                            f"{cfg['workload']['roi_ticks']}-tick region of "
                            f"interest"), fontsize=12)
     fig.tight_layout()
+    return save_figure(fig, out)
+
+
+def save_figure(fig, out: Path) -> Path:
+    """Write ``fig`` to ``out`` in one step (a temporary file renamed, so a
+    crash leaves no half-written image) without dates, and close it."""
+    import matplotlib.pyplot as plt
+    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.stem}.tmp{os.getpid()}{out.suffix}")
     try:

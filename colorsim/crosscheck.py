@@ -166,7 +166,7 @@ def plot(rows, path: Path) -> Path:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from analysis.plots import _no_dates
+    from analysis.plots import save_figure
     configs = sorted({r["config"] for r in rows},      # small machines first
                      key=lambda c: next((r["cpus"], r["l2"], r["tasks"]) for r in rows
                                         if r["config"] == c))
@@ -209,14 +209,7 @@ def plot(rows, path: Path) -> Path:
     b.set_title("Traffic per unit of work (gem5: its monitor's view)")
     b.legend(fontsize=8)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.stem}.tmp{os.getpid()}{path.suffix}")
-    try:
-        fig.savefig(tmp, dpi=110, metadata=_no_dates(path.suffix))
-        tmp.replace(path)
-    finally:
-        plt.close(fig)
-        tmp.unlink(missing_ok=True)
-    return path
+    return save_figure(fig, path)
 
 
 def add_parser(sub):
