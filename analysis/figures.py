@@ -425,6 +425,16 @@ def table2(d: ExpData, out: Path, paper: dict) -> list:
     return [it]
 
 
+def _colors_axis(ax, colors, xlabel: str, title: str) -> None:
+    """A log2 axis of color counts (1 = vanilla), as Figure 8 draws it."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(colors)
+    ax.set_xticklabels(["vanilla" if c == 1 else str(c) for c in colors])
+    ax.minorticks_off()
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=9)
+
+
 def fig8(d: ExpData, out: Path, paper: dict) -> list:
     from colorsim.variants import colors_needed
     plt = _setup_matplotlib()
@@ -463,12 +473,8 @@ def fig8(d: ExpData, out: Path, paper: dict) -> list:
                              "eq.(3) colors": need,
                              "at or above eq.(3)": "yes" if r["ncolors"] >= need else "no",
                              "seeds": int(r["seeds"])})
-        ax.set_xscale("log", base=2)
-        ax.set_xticks([1, 2, 4, 8, 16, 32])
-        ax.set_xticklabels(["vanilla", "2", "4", "8", "16", "32"])
-        ax.minorticks_off()
-        ax.set_xlabel("colors; dotted: eq. (3) threshold per task count")
-        ax.set_title(f"L2 {l2_name(l2)}", fontsize=9)
+        _colors_axis(ax, [1, 2, 4, 8, 16, 32],
+                     "colors; dotted: eq. (3) threshold per task count", f"L2 {l2_name(l2)}")
         ax.legend(fontsize=7)
     axes[0, 0].set_ylabel("colored-line transactions per schedule()")
     fig.suptitle("Figure 8: colored-line transactions vs colors", fontsize=10)
@@ -618,12 +624,7 @@ def fig8_throughput(d: ExpData, out: Path, paper: dict, it: Item) -> None:
                 rows.append({"L2": l2_name(l2), "httpd": t, "colors": int(r["ncolors"]),
                              "throughput": fmt_spread(r["mean"], r["min"], r["max"], 0),
                              "seeds": int(r["seeds"])})
-        ax.set_xscale("log", base=2)
-        ax.set_xticks([1, 2, 4, 8, 16, 32])
-        ax.set_xticklabels(["vanilla", "2", "4", "8", "16", "32"])
-        ax.minorticks_off()
-        ax.set_xlabel("colors")
-        ax.set_title(f"L2 {l2_name(l2)}", fontsize=9)
+        _colors_axis(ax, [1, 2, 4, 8, 16, 32], "colors", f"L2 {l2_name(l2)}")
         ax.legend(fontsize=7)
     axes[0, 0].set_ylabel(unit_of(df))
     fig.suptitle("Figure 8: throughput vs colors (mean, min-max of seeds)", fontsize=10)
@@ -879,14 +880,10 @@ def eq3(d: ExpData, out: Path, paper: dict) -> list:
                                             if 2 * need in miss else "not run"),
                          "fewest colors under 50 %": below[0] if below else "none run",
                          "seeds": int(s["seeds"].min())})
-        ax.set_xscale("log", base=2)
-        ticks = sorted(set(df["ncolors"]))
-        ax.set_xticks(ticks)
-        ax.set_xticklabels(["vanilla" if c == 1 else str(c) for c in ticks])
-        ax.minorticks_off()
+        _colors_axis(ax, sorted(set(df["ncolors"])),
+                     "colors; dotted: eq. (3) colors per task count",
+                     f"L2 {l2_name(l2)}, {df['machine'].iloc[0]}")
         ax.set_ylim(0, 105)
-        ax.set_xlabel("colors; dotted: eq. (3) colors per task count")
-        ax.set_title(f"L2 {l2_name(l2)}, {df['machine'].iloc[0]}", fontsize=9)
         ax.legend(fontsize=7)
     axes[0, 0].set_ylabel("L2 miss ratio in the run-queue loop (%)")
     fig.suptitle("Eq. (3), c >= p / (s / 8 KB), on held-out geometries", fontsize=10)

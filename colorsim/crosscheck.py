@@ -20,9 +20,7 @@ the table.  Runs already made are reused, as ``colorsim run`` does.
 
 from __future__ import annotations
 
-import csv
 import json
-import os
 from pathlib import Path
 
 from . import ROOT
@@ -150,12 +148,8 @@ def format_table(rows) -> str:
 
 
 def write_csv(rows, path: Path) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
-    tmp.replace(path)
+    from .tables import write_rows
+    write_rows(path, FIELDS, [[r[k] for k in FIELDS] for r in rows])
     return path
 
 

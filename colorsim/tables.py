@@ -24,7 +24,8 @@ def _read(path: Path):
     return rows[0], rows[1:]
 
 
-def _write(path: Path, header, rows) -> None:
+def write_rows(path: Path, header, rows) -> None:
+    """A CSV file in one step: written beside, then renamed over ``path``."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", newline="") as f:
         w = csv.writer(f)
@@ -50,7 +51,7 @@ def add_to_counters(counters_csv: Path, values: dict,
         row = {"dump": dump, "cpu": ALL_CPUS, "mode": ALL_MODES,
                "stat": stat, "value": value}
         new.append([row.get(name, "") for name in header])
-    _write(counters_csv, header, keep + new)
+    write_rows(counters_csv, header, keep + new)
     return len(new)
 
 
@@ -62,4 +63,4 @@ def add_view_column(offsets_csv: Path, view: str) -> None:
     header, body = _read(offsets_csv)
     if "view" in header:
         return
-    _write(offsets_csv, header + ["view"], [r + [view] for r in body])
+    write_rows(offsets_csv, header + ["view"], [r + [view] for r in body])
