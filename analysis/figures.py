@@ -12,6 +12,7 @@ no dates in the image metadata, a fixed SVG hash salt, sorted rows.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import tomllib
@@ -96,6 +97,18 @@ class ExpData:
                        "lacks": int((pts["status"] == "lacks").sum())}
         self.lacking = sorted(set(x for x in pts["lacks"] if x))
         self.stand_in = bool(self.runs["stand_in"].any()) if len(self.runs) else False
+        self.tag = ""
+
+    def view(self, runs: pd.DataFrame, tag: str) -> "ExpData":
+        """The same experiment with only ``runs``, its files named with
+        ``tag`` (one experiment drawing several of the paper's figures)."""
+        v = copy.copy(self)
+        v.runs, v.tag = runs.reset_index(drop=True), tag
+        return v
+
+    def stem(self, name: str) -> str:
+        """A figure's file name: ``name``, or ``name_tag`` in a view."""
+        return f"{name}_{self.tag}" if self.tag else name
 
     def offsets(self, run_id) -> pd.Series:
         """Chunk-view transactions per page offset in the region (bus view
@@ -236,7 +249,7 @@ def fig1(d: ExpData, out: Path, paper: dict) -> list:
                  f"{l2_name(d.runs['l2_size'].iloc[0])}, "
                  f"{', '.join(map(str, tasks))} tasks", fontsize=10)
     fig.tight_layout()
-    it.images = save(fig, out, "fig1")
+    it.images = save(fig, out, d.stem("fig1"))
     it.tables.append(("Peak per seed (ours) beside the paper's peak offset",
                       pd.DataFrame(rows)))
     return [it]
@@ -346,7 +359,7 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
     ax.set_ylim(0, ax.get_ylim()[1] * 1.3)
     ax.legend(fontsize=7, ncol=4, loc="upper center")
     fig.tight_layout()
-    it.images = save(fig, out, "fig7")
+    it.images = save(fig, out, d.stem("fig7"))
     it.tables.append(("Colored-line transactions per schedule(), 32 colors vs "
                       "vanilla, beside the paper's change", pd.DataFrame(rows)))
     return [it]
@@ -421,8 +434,34 @@ def table2(d: ExpData, out: Path, paper: dict) -> list:
         {k: [dict(zip(p["l2"], p[k])).get(l2_name(x)) for x in sizes]
          for k in ("vanilla", "c32")},
         f"Table 2: {', '.join(map(str, sorted(set(d.runs['tasks']))))} tasks, "
-        f"{d.runs['machine'].iloc[0]}", "L2 size", out, "table2")
+        f"{d.runs['machine'].iloc[0]}", "L2 size", out, d.stem("table2"))
     return [it]
+
+
+HERD = "herd"
+
+
+def herd(d: ExpData, out: Path, paper: dict) -> list:
+    """Figures 1 and 7 and Table 2 drawn again from the herd experiment's
+    runs (web behind an accept lock that wakes every waiter): Figure 1 at
+    512 KiB (the paper's L2; the middle size if it was not run), the
+    others over every L2 size.  Their ids end in ``_herd``."""
+    if d.runs.empty:
+        return [Item(f"{o}_{HERD}", f"{o} with a herd", d.exp.name, d.scale,
+                     notes=["no runs yet"]) for o in ("fig1", "fig7", "table2")]
+    sizes = sorted(set(d.runs["l2_size"]))
+    l2 = 512 * 1024 if 512 * 1024 in sizes else sizes[len(sizes) // 2]
+    accept = ", ".join(sorted(set(d.runs["accept"]))) if "accept" in d.runs else "?"
+    items = []
+    for build, runs in ((fig1, d.runs[d.runs["l2_size"] == l2]),
+                        (fig7, d.runs), (table2, d.runs)):
+        for it in build(d.view(runs, HERD), out, paper):
+            it.id = f"{it.id}_{HERD}"
+            it.experiment = d.exp.name
+            it.title += (f", with a herd (web accept: {accept}; every "
+                         "release wakes all waiting httpd)")
+            items.append(it)
+    return items
 
 
 def _colors_axis(ax, colors, xlabel: str, title: str) -> None:
@@ -897,7 +936,7 @@ def eq3(d: ExpData, out: Path, paper: dict) -> list:
 
 BUILDERS = {"fig1": fig1, "fig3": fig3, "fig6": fig6, "fig7": fig7,
             "table2": table2, "fig8": fig8, "fig9": fig9, "fig10": fig10,
-            "eq3": eq3}
+            "eq3": eq3, HERD: herd}
 
 
 def make_figures(name: str, root=None, out=None, quick=None, log=print) -> Path:

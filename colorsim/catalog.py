@@ -185,7 +185,7 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     """The catalog's workload, throughput and lockmeter columns of one run.
 
     ``workload_program`` ("" for the built-in workload), its ``args`` and
-    sizes (``httpd`` ... ``messages``), the requests or messages inside
+    sizes (``httpd`` ... ``messages``), web's ``accept`` mode, the requests or messages inside
     the region (``roi_requests``, ``roi_messages``, from the program's
     ``web: roi`` / ``chat: roi`` line).  With ``timing`` (a --timing
     run), as colorsim/timing.py computes them: ``modeled_seconds`` (the
@@ -207,6 +207,8 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     for k in SIZE_ARGS:
         v = opts.get(k)
         out[k] = float(v) if v is not None and v.isdigit() else nan
+    # web's accept serialisation ("none" unless the run asked for another)
+    out["accept"] = opts.get("accept", "none") if prog == "/bin/web" else ""
     text = console.read_text(errors="replace") if (
         prog and console.is_file()) else ""
     m = WEB_ROI.findall(text)
@@ -571,7 +573,7 @@ def cmd_show(a):
               "other_lines_sum", "total", "rqloop_l2_miss_ratio",
               "l2_miss_ratio", "schedule_calls", "kinst",
               "colored_lines_sum_per_schedule", "total_per_schedule",
-              "timing", "workload_program", "workload_args", "roi_requests",
+              "timing", "workload_program", "workload_args", "accept", "roi_requests",
               "roi_messages") + (TIMING_COLUMNS if row.get("timing") else ()):
         v = row.get(k)
         if k == "peak_offset" and v is not None and v == v:

@@ -58,8 +58,14 @@ SCALARS = {"warmup": int, "roi": int, "burst": int, "engine": str,
            "timeout": (int, float),
            # web: closed-loop clients (at most one per httpd) and requests
            # per client; chat: users per room and messages per user
-           "clients": int, "requests": int, "users": int, "messages": int}
-SIZE_DEFAULTS = {"clients": 256, "requests": 8, "users": 20, "messages": 20}
+           "clients": int, "requests": int, "users": int, "messages": int,
+           # web: accept serialisation (workloads/README.md): "none", the
+           # kernel's wake-one accept, or "pipe", a lock that wakes every
+           # waiting child at each release (a herd)
+           "accept": str}
+SIZE_DEFAULTS = {"clients": 256, "requests": 8, "users": 20, "messages": 20,
+                 "accept": "none"}
+ACCEPT_MODES = ("none", "pipe")
 TOP_KEYS = {"title", "needs", "stand_in", "outputs", "grid", "quick"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -152,11 +158,14 @@ def workload_args(workload: str, tasks: int, s: dict) -> str:
     the workload's size.  web: ``tasks`` httpd processes, min(tasks,
     clients) clients of ``requests`` requests each.  chat: ``tasks``
     threads = rooms x users x 4, with ``users`` per room (tasks must be a
-    multiple of 4 x users).  The seed goes to the program too (web)."""
+    multiple of 4 x users).  web's ``accept`` mode is named only when it
+    is not the default, so the default's runs keep their identity."""
     g = {k: s.get(k, v) for k, v in SIZE_DEFAULTS.items()}
     if workload == "web":
+        accept = ("" if g["accept"] == SIZE_DEFAULTS["accept"]
+                  else f",--accept,{g['accept']}")
         return (f"--httpd,{tasks},--clients,{min(tasks, g['clients'])},"
-                f"--requests,{g['requests']}")
+                f"--requests,{g['requests']}{accept}")
     if workload == "chat":
         per_room = CHAT_THREADS_PER_USER * g["users"]
         if tasks % per_room:
@@ -250,7 +259,10 @@ def _check_settings(path, where, t: dict, partial: bool) -> dict:
             typ = SCALARS[k]
             if isinstance(v, bool) or not isinstance(v, typ):
                 raise _err(path, f"{where}.{k}", f"{v!r} has the wrong type")
-            if k != "engine" and not v > 0:
+            if k == "accept" and v not in ACCEPT_MODES:
+                raise _err(path, f"{where}.{k}", f"{v!r} is not an accept "
+                           f"mode; known: {', '.join(ACCEPT_MODES)}")
+            if typ is not str and not v > 0:
                 raise _err(path, f"{where}.{k}", f"{v!r} must be positive")
             out[k] = v
         else:
@@ -347,6 +359,12 @@ def load_experiments(path: Path = None, check_points: bool = True) -> dict:
         if missing:
             raise _err(path, f"{name}.grid", f"missing {', '.join(missing)} "
                        f"(give it in the grid or in [defaults])")
+        for scale in (False, True):
+            st = exp.settings(scale)
+            if (st.get("accept", "none") != "none"
+                    and "web" not in _as_list(st["workload"])):
+                raise _err(path, f"{name}.{'quick' if scale else 'grid'}.accept",
+                           "applies to the web workload only")
         if check_points:
             _check_points(path, name, exp)
         exps[name] = exp

@@ -103,6 +103,14 @@ static void lingering_close(int c)
 
 void httpd_child(const struct httpd_config *cfg)
 {
+  /* Tell the controller this server is in place: clients start only
+   * when every server is, so the measured load is Apache's steady state
+   * (all N children), not the start-up while they are still forked. */
+  if (cfg->ready_fd >= 0) {
+    if (write(cfg->ready_fd, "R", 1) != 1)
+      fail("ready");
+    close(cfg->ready_fd);
+  }
   for (;;) {
     lock_accept(cfg);
     int c;

@@ -17,6 +17,7 @@ struct httpd_config {
   int listen_fd;
   enum accept_mode accept;
   int lock_rd, lock_wr;        /* ACCEPT_PIPE */
+  int ready_fd;                /* one byte here once serving; -1: none */
   const char *root;            /* prefix for /www paths ("" on the testbed) */
 };
 

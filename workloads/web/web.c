@@ -108,10 +108,15 @@ int main(int argc, char **argv)
   /* Launchers fork the servers and the clients: fork splits the parent's
    * time slice (2.4), and a controller that forked 2 x 256 children would
    * be left with none and wait for the next recalculation to count. */
+  int ready[2];
+  if (pipe(ready) < 0)
+    die("ready pipe");
+  hc.ready_fd = ready[1];
   pid_t server_launcher = fork();
   if (server_launcher < 0)
     die("fork");
   if (server_launcher == 0) {
+    close(ready[0]);
     for (long i = 0; i < httpd; i++) {
       pid_t p = fork();
       if (p < 0)
@@ -119,6 +124,7 @@ int main(int argc, char **argv)
       if (p == 0)
         httpd_child(&hc);
     }
+    close(ready[1]);
     int bad = 0;
     for (long i = 0; i < httpd; i++) {
       int st;
@@ -128,6 +134,19 @@ int main(int argc, char **argv)
     _exit(bad ? 1 : 0);
   }
   close(hc.listen_fd);     /* the servers hold it: when they are gone, so is it */
+  /* Wait until every server is in its accept loop (one byte each); end of
+   * file first means one died before it got there. */
+  close(ready[1]);
+  for (long n = 0; n < httpd;) {
+    char buf[256];
+    long r = read(ready[0], buf, sizeof buf);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      die("servers not ready");
+    n += r;
+  }
+  close(ready[0]);
   int progress[2], results[2];
   if (pipe(progress) < 0 || pipe(results) < 0)
     die("pipes");
