@@ -236,6 +236,7 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
         else:
             engine.run(spec, partial, timeout_s=spec.timeout_s)
         engine.collect(partial)
+        _check_builds_unchanged(spec, ident)
         if spec.workload.program:
             _check_program_finished(partial / "console.log", spec.workload.program)
         manifest = check_results(partial, engine.result_files,
@@ -255,6 +256,20 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     publish(partial, final)
     progress(f"run {name}: done in {config['wall_s']} s -> {final}")
     return final
+
+
+def _check_builds_unchanged(spec: RunSpec, ident: dict) -> None:
+    """The run's identity names the kernel, plugin and image hashed before
+    it started; the engine read them later.  A rebuild in between (scons
+    in the same checkout while a sweep runs) would publish results under
+    builds that did not make them, so the run fails instead."""
+    now = identity(spec)
+    changed = [k.replace("_sha256", "") for k in ident
+               if k.endswith("_sha256") and now.get(k) != ident[k]]
+    if changed:
+        raise RuntimeError(f"the {', '.join(changed)} build changed while the "
+                           f"run was in progress (rebuilt in this checkout?): "
+                           f"its results cannot say which build made them")
 
 
 def _check_program_finished(console: Path, program: str) -> None:

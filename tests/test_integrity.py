@@ -296,3 +296,23 @@ def test_a_run_of_the_same_settings_has_no_differences(timing):
     assert differences(old, spec, {}) == []
     other = RunSpec(m, parse_variant("c32", m), Workload(tasks=64), timing=not timing)
     assert any(d.startswith("timing.mem") for d in differences(old, other, {}))
+
+
+def test_a_build_changed_during_the_run_fails_it(tmp_path, monkeypatch):
+    """The identity hashes the builds before the emulator reads them; a
+    rebuild in between (here: the plugin's hash differs when the run ends)
+    must fail the run, not publish it under the earlier build's name."""
+    real, calls = runner.identity, []
+
+    def rebuilt_meanwhile(spec):
+        ident = dict(real(spec))
+        calls.append(1)
+        if len(calls) > 1:                 # after the emulator started
+            ident["plugin_sha256"] = "0" * 64
+        return ident
+    monkeypatch.setattr(runner, "identity", rebuilt_meanwhile)
+    with pytest.raises(RunError, match=r"the plugin build changed while the run "
+                       r"was in progress"):
+        runner.run(_small(16), name="r", out=tmp_path, **QUIET)
+    assert not (tmp_path / "r").exists() and (tmp_path / "r.failed").is_dir()
+    assert len(calls) == 2
