@@ -188,6 +188,16 @@ def save(fig, out: Path, stem: str) -> list:
     return names
 
 
+def procs(d: ExpData) -> str:
+    """What the runs' ``tasks`` count, for titles: "1024 httpd" for web,
+    "64 threads" for Chat, "1024 tasks" for the built-in workload."""
+    n = ", ".join(map(str, sorted(set(d.runs["tasks"]))))
+    wl = set(d.runs["workload_run"])
+    unit = ({"web": "httpd", "chat": "threads"}.get(wl.pop(), "tasks")
+            if len(wl) == 1 else "tasks")
+    return f"{n} {unit}"
+
+
 def _status_line(d: ExpData) -> str:
     c = d.counts
     s = (f"{c['done']} of {c['points']} points done, {c['failed']} failed, "
@@ -244,10 +254,8 @@ def fig1(d: ExpData, out: Path, paper: dict) -> list:
     ax.set_xticks(range(0, 4097, 512))
     ax.set_xticklabels([f"{x:#05x}" for x in range(0, 4097, 512)])
     ax.set_xlabel("page offset (8-byte chunk of the fill)")
-    tasks = sorted(set(d.runs["tasks"]))
     fig.suptitle(f"Figure 1: {d.runs['machine'].iloc[0]}, L2 "
-                 f"{l2_name(d.runs['l2_size'].iloc[0])}, "
-                 f"{', '.join(map(str, tasks))} tasks", fontsize=10)
+                 f"{l2_name(d.runs['l2_size'].iloc[0])}, {procs(d)}", fontsize=10)
     fig.tight_layout()
     it.images = save(fig, out, d.stem("fig1"))
     it.tables.append(("Peak per seed (ours) beside the paper's peak offset",
@@ -354,8 +362,8 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
     ax.set_xticks(range(len(l2s)))
     ax.set_xticklabels([f"L2 {l2_name(x)}" for x in l2s])
     ax.set_ylabel("bus transactions per schedule()")
-    ax.set_title(f"Figure 7: {', '.join(map(str, sorted(set(d.runs['tasks']))))} "
-                 "tasks; colored lines = offsets 0x20-0x41f", fontsize=9)
+    ax.set_title(f"Figure 7: {procs(d)}; colored lines = offsets 0x20-0x41f",
+                 fontsize=9)
     ax.set_ylim(0, ax.get_ylim()[1] * 1.3)
     ax.legend(fontsize=7, ncol=4, loc="upper center")
     fig.tight_layout()
@@ -433,7 +441,7 @@ def table2(d: ExpData, out: Path, paper: dict) -> list:
         plt, s, "l2_size", sizes, lambda x: l2_name(x),
         {k: [dict(zip(p["l2"], p[k])).get(l2_name(x)) for x in sizes]
          for k in ("vanilla", "c32")},
-        f"Table 2: {', '.join(map(str, sorted(set(d.runs['tasks']))))} tasks, "
+        f"Table 2: {procs(d)}, "
         f"{d.runs['machine'].iloc[0]}", "L2 size", out, d.stem("table2"))
     return [it]
 
