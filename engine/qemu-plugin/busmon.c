@@ -109,7 +109,14 @@ static unsigned publish_errors;
  * waits, in modelled time, until the release plus one cache-to-cache
  * transfer (the lock line moving by HITM).  That wait is spin time and
  * makes the acquisition contended, as does having found the lock held in
- * guest memory.  See README.md, "Lockmeter".
+ * guest memory.  But if t is even before that last hold began, this CPU
+ * asked first: its hold goes before the last one (after the one before
+ * that), and at its release the last holder's clock is pushed back by
+ * the overlap, as a wait of that holder's acquisition.  Without that,
+ * whichever vCPU ran first in round-robin order got the lock, and a CPU
+ * behind in modelled time waited out a hold that began after its request
+ * (on mq, remote wake-ups waited out the owner's whole run-queue walk,
+ * and the CPUs fell into a convoy).  See README.md, "Lockmeter".
  *
  * Two concerns, two structures: what each acquiring CPU did (struct
  * lockmeter: the per-CPU stats and whether it is waiting) and the state
@@ -127,12 +134,23 @@ static struct lockmeter lockm[MAX_CPUS];
 
 struct lockword {
 	uint64_t release_t;		/* modelled time of the last release */
-	uint64_t acquire_t;		/* of the current hold */
+	uint64_t acquire_t;		/* of the current hold, else the last */
 	int holder, releaser;		/* CPU, or -1 */
+	int last_contended;		/* the last hold's acquisition waited */
+	/* The hold before the last one: its release, for a requester that
+	 * goes before the last hold in modelled time (see lock_store). */
+	uint64_t prev_release_t;
+	int prev_releaser;
+	/* While such a hold is on: the hold it went before (by `deferred`,
+	 * or -1), as it was recorded. */
+	int deferred, def_contended;
+	uint64_t def_acquire_t, def_release_t;
 	/* Totals over the acquiring CPUs; overlaps is the invariant check
 	 * (acquisitions before this lock's last release: must stay 0). */
 	uint64_t acquisitions, contended, spin_cycles, hold_cycles, hold_max;
 	uint64_t overlaps, trylock_failures;
+	uint64_t reordered;		/* holds that went before a hold taken
+					 * earlier in round-robin order */
 };
 static struct lockword lockw[MAX_LOCKS];
 
@@ -454,18 +472,44 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		if (lw->releaser >= 0 && lw->releaser != (int)cpu &&
 		    now < lw->release_t + cfg.t.hitm) {
 			/* Held in modelled time: wait for the release and
-			 * the lock line's transfer. */
-			cm_stall(&model, cpu, CM_KERNEL,
-				 lw->release_t + cfg.t.hitm - now);
-			if (!lm->spinning)
-				lm->spin_since = now;
-			lm->spinning = 1;
-			now = model.cpu[cpu].now;
+			 * the lock line's transfer.  Unless this CPU asked
+			 * before that hold began: then it was first, and its
+			 * hold goes before that one (after the one before
+			 * it); the later holder waits for it at the
+			 * release. */
+			uint64_t until = lw->release_t + cfg.t.hitm;
+
+			if (now < lw->acquire_t) {
+				uint64_t start = now;
+
+				if (lw->prev_releaser >= 0 &&
+				    lw->prev_releaser != (int)cpu &&
+				    start < lw->prev_release_t + cfg.t.hitm)
+					start = lw->prev_release_t + cfg.t.hitm;
+				if (start < lw->acquire_t) {
+					lw->deferred = lw->releaser;
+					lw->def_contended = lw->last_contended;
+					lw->def_acquire_t = lw->acquire_t;
+					lw->def_release_t = lw->release_t;
+					lw->reordered++;
+					until = start;
+				}
+			}
+			if (until > now) {
+				cm_stall(&model, cpu, CM_KERNEL, until - now);
+				if (!lm->spinning)
+					lm->spin_since = now;
+				lm->spinning = 1;
+				now = model.cpu[cpu].now;
+			}
 		}
-		if (now < lw->release_t)
+		if (lw->deferred >= 0 ? now < lw->prev_release_t &&
+					lw->prev_releaser >= 0
+				      : now < lw->release_t)
 			lw->overlaps++;
 		lm->acquisitions++;
 		lw->acquisitions++;
+		lw->last_contended = lm->spinning;
 		if (lm->spinning) {
 			lm->contended++;
 			lm->spin_cycles += now - lm->spin_since;
@@ -485,8 +529,36 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		if (hold > lw->hold_max)
 			lw->hold_max = hold;
 		lw->holder = -1;
-		lw->releaser = (int)cpu;
-		lw->release_t = now;
+		if (lw->deferred >= 0) {
+			/* This hold went before `deferred`'s, which now
+			 * starts after it: that CPU waits the difference. */
+			unsigned d = (unsigned)lw->deferred;
+			uint64_t end = now + cfg.t.hitm, wait = 0;
+
+			if (end > lw->def_acquire_t) {
+				wait = end - lw->def_acquire_t;
+				cm_stall(&model, d, CM_KERNEL, wait);
+				lockm[d].spin_cycles += wait;
+				lw->spin_cycles += wait;
+				if (!lw->def_contended) {
+					lockm[d].contended++;
+					lw->contended++;
+					lw->def_contended = 1;
+				}
+			}
+			lw->prev_release_t = now;
+			lw->prev_releaser = (int)cpu;
+			lw->acquire_t = lw->def_acquire_t + wait;
+			lw->release_t = lw->def_release_t + wait;
+			lw->releaser = (int)d;
+			lw->last_contended = lw->def_contended;
+			lw->deferred = -1;
+		} else {
+			lw->prev_release_t = lw->release_t;
+			lw->prev_releaser = lw->releaser;
+			lw->releaser = (int)cpu;
+			lw->release_t = now;
+		}
 	}
 }
 
@@ -931,10 +1003,12 @@ static void fill_json(FILE *f)
 				PRIu64 ", \"spin_cycles\": %" PRIu64
 				", \"hold_cycles\": %" PRIu64 ", \"hold_max_cycles\": %"
 				PRIu64 ", \"trylock_failures\": %" PRIu64
-				", \"hold_overlaps\": %" PRIu64 "}", i ? "," : "",
+				", \"hold_overlaps\": %" PRIu64
+				", \"reordered\": %" PRIu64 "}", i ? "," : "",
 				cfg.lock + i * cfg.lock_stride, lw->acquisitions,
 				lw->contended, lw->spin_cycles, lw->hold_cycles,
-				lw->hold_max, lw->trylock_failures, lw->overlaps);
+				lw->hold_max, lw->trylock_failures, lw->overlaps,
+				lw->reordered);
 		}
 		fprintf(f, "],\n");
 	}
@@ -998,7 +1072,7 @@ static void reset_stats(void)
 
 		lw->acquisitions = lw->contended = lw->spin_cycles = 0;
 		lw->hold_cycles = lw->hold_max = 0;
-		lw->overlaps = lw->trylock_failures = 0;
+		lw->overlaps = lw->trylock_failures = lw->reordered = 0;
 	}
 }
 
@@ -1300,7 +1374,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	}
 	for (unsigned i = 0; i < MAX_LOCKS; i++)
-		lockw[i].holder = lockw[i].releaser = -1;
+		lockw[i].holder = lockw[i].releaser =
+			lockw[i].prev_releaser = lockw[i].deferred = -1;
 	if (cfg.timing)
 		cm_enable_timing(&model, &cfg.t);
 	cm_set_inclusive(&model, cfg.inclusive);
