@@ -120,13 +120,44 @@ static unsigned publish_errors;
  *
  * Two concerns, two structures: what each acquiring CPU did (struct
  * lockmeter: the per-CPU stats and whether it is waiting) and the state
- * and totals of each lock word (struct lockword).  A CPU may hold several
+ * and totals of each lock word (struct lockword).  Both keep the same five
+ * counters (struct lockstats), counted and printed by the same code.  A CPU may hold several
  * locks at once (the mq kernel's load balancer holds its own queue's lock
  * and trylocks another's); each hold is timed from its own lock's acquire.
  */
 #define MAX_LOCKS	64
-struct lockmeter {
+struct lockstats {
 	uint64_t acquisitions, contended, spin_cycles, hold_cycles, hold_max;
+};
+
+static void lockstats_acquire(struct lockstats *ls, int contended,
+			      uint64_t spin)
+{
+	ls->acquisitions++;
+	if (contended) {
+		ls->contended++;
+		ls->spin_cycles += spin;
+	}
+}
+
+static void lockstats_hold(struct lockstats *ls, uint64_t hold)
+{
+	ls->hold_cycles += hold;
+	if (hold > ls->hold_max)
+		ls->hold_max = hold;
+}
+
+/* A wait added to an acquisition after the fact (lock_store's deferred
+ * hold): more spin, and contended if it was not yet. */
+static void lockstats_wait(struct lockstats *ls, int was_contended,
+			   uint64_t spin)
+{
+	ls->spin_cycles += spin;
+	ls->contended += !was_contended;
+}
+
+struct lockmeter {
+	struct lockstats s;
 	uint64_t spin_since;		/* modelled time of the first failed try */
 	int spinning;			/* waiting for a metered lock */
 } __attribute__((aligned(64)));
@@ -147,7 +178,7 @@ struct lockword {
 	uint64_t def_acquire_t, def_release_t;
 	/* Totals over the acquiring CPUs; overlaps is the invariant check
 	 * (acquisitions before this lock's last release: must stay 0). */
-	uint64_t acquisitions, contended, spin_cycles, hold_cycles, hold_max;
+	struct lockstats s;
 	uint64_t overlaps, trylock_failures;
 	uint64_t reordered;		/* holds that went before a hold taken
 					 * earlier in round-robin order */
@@ -507,27 +538,17 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 					lw->prev_releaser >= 0
 				      : now < lw->release_t)
 			lw->overlaps++;
-		lm->acquisitions++;
-		lw->acquisitions++;
+		lockstats_acquire(&lm->s, lm->spinning, now - lm->spin_since);
+		lockstats_acquire(&lw->s, lm->spinning, now - lm->spin_since);
 		lw->last_contended = lm->spinning;
-		if (lm->spinning) {
-			lm->contended++;
-			lm->spin_cycles += now - lm->spin_since;
-			lw->contended++;
-			lw->spin_cycles += now - lm->spin_since;
-			lm->spinning = 0;
-		}
+		lm->spinning = 0;
 		lw->holder = (int)cpu;
 		lw->acquire_t = now;
 	} else if (v == 1 && lw->holder == (int)cpu) {	/* release */
 		uint64_t hold = now - lw->acquire_t;
 
-		lm->hold_cycles += hold;
-		if (hold > lm->hold_max)
-			lm->hold_max = hold;
-		lw->hold_cycles += hold;
-		if (hold > lw->hold_max)
-			lw->hold_max = hold;
+		lockstats_hold(&lm->s, hold);
+		lockstats_hold(&lw->s, hold);
 		lw->holder = -1;
 		if (lw->deferred >= 0) {
 			/* This hold went before `deferred`'s, which now
@@ -538,13 +559,10 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 			if (end > lw->def_acquire_t) {
 				wait = end - lw->def_acquire_t;
 				cm_stall(&model, d, CM_KERNEL, wait);
-				lockm[d].spin_cycles += wait;
-				lw->spin_cycles += wait;
-				if (!lw->def_contended) {
-					lockm[d].contended++;
-					lw->contended++;
-					lw->def_contended = 1;
-				}
+				lockstats_wait(&lockm[d].s, lw->def_contended,
+					       wait);
+				lockstats_wait(&lw->s, lw->def_contended, wait);
+				lw->def_contended = 1;
 			}
 			lw->prev_release_t = now;
 			lw->prev_releaser = (int)cpu;
@@ -727,6 +745,22 @@ static void stats_rqloop(FILE *f, unsigned c)
 		   "system.cpu%u.rqloop.l1dReadMisses", c);
 }
 
+/* The five lockmeter counters, per CPU and per lock alike: prefix is
+ * "system.cpuN.lock." or "system.lockN."; acq_desc describes the first. */
+static void stats_lockstats(FILE *f, const struct lockstats *ls,
+			    const char *prefix, const char *acq_desc)
+{
+	stat_count(f, ls->acquisitions, acq_desc, "%sacquisitions", prefix);
+	stat_count(f, ls->contended, "Acquisitions that waited",
+		   "%scontended", prefix);
+	stat_count(f, ls->spin_cycles, "Modelled cycles spent waiting",
+		   "%sspinCycles", prefix);
+	stat_count(f, ls->hold_cycles, "Modelled cycles held",
+		   "%sholdCycles", prefix);
+	stat_count(f, ls->hold_max, "Longest hold, modelled cycles",
+		   "%sholdMaxCycles", prefix);
+}
+
 static void stats_cpu(FILE *f, unsigned c)
 {
 	stat_modes(f, c, "committedInsts", "Number of instructions committed",
@@ -761,18 +795,10 @@ static void stats_cpu(FILE *f, unsigned c)
 			   IDX(bus_wait_cycles), -1);
 	}
 	if (cfg.lock != 0) {
-		const struct lockmeter *lm = &lockm[c];
+		char prefix[32];
 
-		stat_count(f, lm->acquisitions, "Lock acquisitions",
-			   "system.cpu%u.lock.acquisitions", c);
-		stat_count(f, lm->contended, "Acquisitions that waited",
-			   "system.cpu%u.lock.contended", c);
-		stat_count(f, lm->spin_cycles, "Modelled cycles spent waiting",
-			   "system.cpu%u.lock.spinCycles", c);
-		stat_count(f, lm->hold_cycles, "Modelled cycles held",
-			   "system.cpu%u.lock.holdCycles", c);
-		stat_count(f, lm->hold_max, "Longest hold, modelled cycles",
-			   "system.cpu%u.lock.holdMaxCycles", c);
+		snprintf(prefix, sizeof(prefix), "system.cpu%u.lock.", c);
+		stats_lockstats(f, &lockm[c].s, prefix, "Lock acquisitions");
 	}
 	stats_rqloop(f, c);
 }
@@ -822,17 +848,11 @@ static void stats_locks(FILE *f)
 {
 	for (unsigned i = 0; i < cfg.nlocks; i++) {
 		const struct lockword *lw = &lockw[i];
+		char prefix[32];
 
-		stat_count(f, lw->acquisitions, "Acquisitions of this lock",
-			   "system.lock%u.acquisitions", i);
-		stat_count(f, lw->contended, "Acquisitions that waited",
-			   "system.lock%u.contended", i);
-		stat_count(f, lw->spin_cycles, "Modelled cycles spent waiting",
-			   "system.lock%u.spinCycles", i);
-		stat_count(f, lw->hold_cycles, "Modelled cycles held",
-			   "system.lock%u.holdCycles", i);
-		stat_count(f, lw->hold_max, "Longest hold, modelled cycles",
-			   "system.lock%u.holdMaxCycles", i);
+		snprintf(prefix, sizeof(prefix), "system.lock%u.", i);
+		stats_lockstats(f, &lw->s, prefix,
+				"Acquisitions of this lock");
 		stat_count(f, lw->trylock_failures, "Trylocks that found it held",
 			   "system.lock%u.trylockFailures", i);
 		stat_count(f, lw->overlaps,
@@ -909,10 +929,10 @@ static void fill_counters_csv(FILE *f)
 			fprintf(f, "%u,%u,user,work_units,%" PRIu64 "\n", ndumps,
 				c, work_units[c]);
 		if (cfg.lock != 0) {
-			const struct lockmeter *lm = &lockm[c];
-			const uint64_t v[] = { lm->acquisitions, lm->contended,
-					       lm->spin_cycles, lm->hold_cycles,
-					       lm->hold_max };
+			const struct lockstats *ls = &lockm[c].s;
+			const uint64_t v[] = { ls->acquisitions, ls->contended,
+					       ls->spin_cycles, ls->hold_cycles,
+					       ls->hold_max };
 
 			for (unsigned i = 0; i < 5; i++)
 				fprintf(f, "%u,%u,kernel,%s,%" PRIu64 "\n", ndumps,
@@ -1005,9 +1025,9 @@ static void fill_json(FILE *f)
 				PRIu64 ", \"trylock_failures\": %" PRIu64
 				", \"hold_overlaps\": %" PRIu64
 				", \"reordered\": %" PRIu64 "}", i ? "," : "",
-				cfg.lock + i * cfg.lock_stride, lw->acquisitions,
-				lw->contended, lw->spin_cycles, lw->hold_cycles,
-				lw->hold_max, lw->trylock_failures, lw->overlaps,
+				cfg.lock + i * cfg.lock_stride, lw->s.acquisitions,
+				lw->s.contended, lw->s.spin_cycles, lw->s.hold_cycles,
+				lw->s.hold_max, lw->trylock_failures, lw->overlaps,
 				lw->reordered);
 		}
 		fprintf(f, "],\n");
@@ -1062,16 +1082,14 @@ static void reset_stats(void)
 	for (unsigned c = 0; c < model.ncpus; c++) {
 		struct lockmeter *lm = &lockm[c];
 
-		lm->acquisitions = lm->contended = lm->spin_cycles = 0;
-		lm->hold_cycles = lm->hold_max = 0;
+		memset(&lm->s, 0, sizeof(lm->s));
 		lm->spin_since = model.cpu[c].now;	/* a wait in progress
 							 * counts from here */
 	}
 	for (unsigned i = 0; i < cfg.nlocks; i++) {
 		struct lockword *lw = &lockw[i];
 
-		lw->acquisitions = lw->contended = lw->spin_cycles = 0;
-		lw->hold_cycles = lw->hold_max = 0;
+		memset(&lw->s, 0, sizeof(lw->s));
 		lw->overlaps = lw->trylock_failures = lw->reordered = 0;
 	}
 }
