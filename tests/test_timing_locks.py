@@ -14,7 +14,8 @@ import subprocess
 
 import pytest
 
-from tests.test_cache_model import build_guest, counters, needs_qemu, run_guest
+from tests.test_cache_model import (START_AP_AND_WAIT, build_guest, counters,
+                                    needs_qemu, run_guest)
 from tests.test_timing import TIMING, T, _qemu_run, _timing_spec, pingpong_guest
 
 
@@ -115,6 +116,75 @@ def test_lock_set_leaves_one_lock_numbers_unchanged(tmp_path):
     assert [l["acquisitions"] for l in locks] == [0, 100, 0]
     assert locks[1]["contended"] > 50 and locks[1]["hold_overlaps"] == 0
     assert lock_totals(outs["one"]) == [locks[1]]
+
+
+def order_guest(tmp_path, crit):
+    """The AP runs ahead in modelled time (2048 line fills at 0x60000 in
+    few instructions), takes the lock at 0x50000, holds it for 20
+    iterations, releases it and sets a flag; CPU 0 (behind: it only spins
+    on the flag) then takes the lock and holds it for `crit` iterations.
+    In execution order the AP's hold comes first; in modelled time CPU 0
+    asked before the AP's hold began."""
+    elf, _ = build_guest(tmp_path, """
+\tmovl $1, 0x50000             /* the lock, free */
+\tm5 0x40                       /* resetstats */
+""" + START_AP_AND_WAIT + f"""
+\tlock subl $1, 0x50000
+\tjnz 99f
+\tmov ${crit}, %ecx
+13:\tdec %ecx
+\tjnz 13b
+\tmovl $1, 0x50000             /* release */
+\tjmp 16f
+99:\tud2
+16:\tm5 0x41                       /* dumpstats */
+""", after="""
+\t.code16
+tramp:                          /* AP in real mode at 0800:0000 */
+\tmov $0x5000, %ax
+\tmov %ax, %ds
+\tmov $0x6000, %ax
+\tmov %ax, %es
+\txor %si, %si
+3:\tmov %es:(%si), %eax          /* 2048 fills: far ahead of CPU 0 */
+\tadd $32, %si
+\tjnz 3b
+\tlock subl $1, 0
+\tmov $20, %ecx
+6:\tdec %ecx
+\tjnz 6b
+\tmovl $1, 0                   /* release */
+\tmovl $1, 0x800               /* flag at 0x50800 */
+5:\thlt
+\tjmp 5b
+tramp_end:
+""")
+    out = run_guest(tmp_path, elf, TIMING, "lock=0x50000")
+    c = counters(out)
+    return (lambda cpu, s: c[(0, cpu, "kernel", "lock_" + s)]), lock_totals(out)[0]
+
+
+@needs_qemu
+def test_an_earlier_request_goes_first(tmp_path):
+    """Acquisitions follow modelled time, not round-robin order: CPU 0,
+    which asked before the AP's hold began, does not wait for it (before,
+    it waited from its request to the AP's release: longer than the hold).
+    With a short hold CPU 0 is done before the AP asks and no one waits;
+    with a long one the AP waits for it, at most that hold plus the lock
+    line's transfer."""
+    for crit in (10, 100000):
+        d = tmp_path / f"k{crit}"
+        d.mkdir()
+        g, lock = order_guest(d, crit)
+        assert g(0, "acquisitions") == g(1, "acquisitions") == 1
+        assert g(0, "contended") == 0 and g(0, "spin_cycles") == 0, crit
+        assert lock["hold_overlaps"] == 0
+        if crit == 10:
+            assert g(1, "contended") == 0 and lock["contended"] == 0
+        else:
+            assert g(1, "contended") == 1 and lock["contended"] == 1
+            assert 0 < g(1, "spin_cycles") <= g(0, "hold_cycles") + T["hitm"]
+            assert lock["spin_cycles"] == g(1, "spin_cycles")
 
 
 # ---- the multi-queue kernels with --timing -----------------------------------

@@ -109,17 +109,55 @@ static unsigned publish_errors;
  * waits, in modelled time, until the release plus one cache-to-cache
  * transfer (the lock line moving by HITM).  That wait is spin time and
  * makes the acquisition contended, as does having found the lock held in
- * guest memory.  See README.md, "Lockmeter".
+ * guest memory.  But if t is even before that last hold began, this CPU
+ * asked first: its hold goes before the last one (after the one before
+ * that), and at its release the last holder's clock is pushed back by
+ * the overlap, as a wait of that holder's acquisition.  Without that,
+ * whichever vCPU ran first in round-robin order got the lock, and a CPU
+ * behind in modelled time waited out a hold that began after its request
+ * (on mq, remote wake-ups waited out the owner's whole run-queue walk,
+ * and the CPUs fell into a convoy).  See README.md, "Lockmeter".
  *
  * Two concerns, two structures: what each acquiring CPU did (struct
  * lockmeter: the per-CPU stats and whether it is waiting) and the state
- * and totals of each lock word (struct lockword).  A CPU may hold several
+ * and totals of each lock word (struct lockword).  Both keep the same five
+ * counters (struct lockstats), counted and printed by the same code.  A CPU may hold several
  * locks at once (the mq kernel's load balancer holds its own queue's lock
  * and trylocks another's); each hold is timed from its own lock's acquire.
  */
 #define MAX_LOCKS	64
-struct lockmeter {
+struct lockstats {
 	uint64_t acquisitions, contended, spin_cycles, hold_cycles, hold_max;
+};
+
+static void lockstats_acquire(struct lockstats *ls, int contended,
+			      uint64_t spin)
+{
+	ls->acquisitions++;
+	if (contended) {
+		ls->contended++;
+		ls->spin_cycles += spin;
+	}
+}
+
+static void lockstats_hold(struct lockstats *ls, uint64_t hold)
+{
+	ls->hold_cycles += hold;
+	if (hold > ls->hold_max)
+		ls->hold_max = hold;
+}
+
+/* A wait added to an acquisition after the fact (lock_store's deferred
+ * hold): more spin, and contended if it was not yet. */
+static void lockstats_wait(struct lockstats *ls, int was_contended,
+			   uint64_t spin)
+{
+	ls->spin_cycles += spin;
+	ls->contended += !was_contended;
+}
+
+struct lockmeter {
+	struct lockstats s;
 	uint64_t spin_since;		/* modelled time of the first failed try */
 	int spinning;			/* waiting for a metered lock */
 } __attribute__((aligned(64)));
@@ -127,12 +165,23 @@ static struct lockmeter lockm[MAX_CPUS];
 
 struct lockword {
 	uint64_t release_t;		/* modelled time of the last release */
-	uint64_t acquire_t;		/* of the current hold */
+	uint64_t acquire_t;		/* of the current hold, else the last */
 	int holder, releaser;		/* CPU, or -1 */
+	int last_contended;		/* the last hold's acquisition waited */
+	/* The hold before the last one: its release, for a requester that
+	 * goes before the last hold in modelled time (see lock_store). */
+	uint64_t prev_release_t;
+	int prev_releaser;
+	/* While such a hold is on: the hold it went before (by `deferred`,
+	 * or -1), as it was recorded. */
+	int deferred, def_contended;
+	uint64_t def_acquire_t, def_release_t;
 	/* Totals over the acquiring CPUs; overlaps is the invariant check
 	 * (acquisitions before this lock's last release: must stay 0). */
-	uint64_t acquisitions, contended, spin_cycles, hold_cycles, hold_max;
+	struct lockstats s;
 	uint64_t overlaps, trylock_failures;
+	uint64_t reordered;		/* holds that went before a hold taken
+					 * earlier in round-robin order */
 };
 static struct lockword lockw[MAX_LOCKS];
 
@@ -454,39 +503,80 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		if (lw->releaser >= 0 && lw->releaser != (int)cpu &&
 		    now < lw->release_t + cfg.t.hitm) {
 			/* Held in modelled time: wait for the release and
-			 * the lock line's transfer. */
-			cm_stall(&model, cpu, CM_KERNEL,
-				 lw->release_t + cfg.t.hitm - now);
-			if (!lm->spinning)
-				lm->spin_since = now;
-			lm->spinning = 1;
-			now = model.cpu[cpu].now;
+			 * the lock line's transfer.  Unless this CPU asked
+			 * before that hold began: then it was first, and its
+			 * hold goes before that one (after the one before
+			 * it); the later holder waits for it at the
+			 * release. */
+			uint64_t until = lw->release_t + cfg.t.hitm;
+
+			if (now < lw->acquire_t) {
+				uint64_t start = now;
+
+				if (lw->prev_releaser >= 0 &&
+				    lw->prev_releaser != (int)cpu &&
+				    start < lw->prev_release_t + cfg.t.hitm)
+					start = lw->prev_release_t + cfg.t.hitm;
+				if (start < lw->acquire_t) {
+					lw->deferred = lw->releaser;
+					lw->def_contended = lw->last_contended;
+					lw->def_acquire_t = lw->acquire_t;
+					lw->def_release_t = lw->release_t;
+					lw->reordered++;
+					until = start;
+				}
+			}
+			if (until > now) {
+				cm_stall(&model, cpu, CM_KERNEL, until - now);
+				if (!lm->spinning)
+					lm->spin_since = now;
+				lm->spinning = 1;
+				now = model.cpu[cpu].now;
+			}
 		}
-		if (now < lw->release_t)
+		if (lw->deferred >= 0 ? now < lw->prev_release_t &&
+					lw->prev_releaser >= 0
+				      : now < lw->release_t)
 			lw->overlaps++;
-		lm->acquisitions++;
-		lw->acquisitions++;
-		if (lm->spinning) {
-			lm->contended++;
-			lm->spin_cycles += now - lm->spin_since;
-			lw->contended++;
-			lw->spin_cycles += now - lm->spin_since;
-			lm->spinning = 0;
-		}
+		lockstats_acquire(&lm->s, lm->spinning, now - lm->spin_since);
+		lockstats_acquire(&lw->s, lm->spinning, now - lm->spin_since);
+		lw->last_contended = lm->spinning;
+		lm->spinning = 0;
 		lw->holder = (int)cpu;
 		lw->acquire_t = now;
 	} else if (v == 1 && lw->holder == (int)cpu) {	/* release */
 		uint64_t hold = now - lw->acquire_t;
 
-		lm->hold_cycles += hold;
-		if (hold > lm->hold_max)
-			lm->hold_max = hold;
-		lw->hold_cycles += hold;
-		if (hold > lw->hold_max)
-			lw->hold_max = hold;
+		lockstats_hold(&lm->s, hold);
+		lockstats_hold(&lw->s, hold);
 		lw->holder = -1;
-		lw->releaser = (int)cpu;
-		lw->release_t = now;
+		if (lw->deferred >= 0) {
+			/* This hold went before `deferred`'s, which now
+			 * starts after it: that CPU waits the difference. */
+			unsigned d = (unsigned)lw->deferred;
+			uint64_t end = now + cfg.t.hitm, wait = 0;
+
+			if (end > lw->def_acquire_t) {
+				wait = end - lw->def_acquire_t;
+				cm_stall(&model, d, CM_KERNEL, wait);
+				lockstats_wait(&lockm[d].s, lw->def_contended,
+					       wait);
+				lockstats_wait(&lw->s, lw->def_contended, wait);
+				lw->def_contended = 1;
+			}
+			lw->prev_release_t = now;
+			lw->prev_releaser = (int)cpu;
+			lw->acquire_t = lw->def_acquire_t + wait;
+			lw->release_t = lw->def_release_t + wait;
+			lw->releaser = (int)d;
+			lw->last_contended = lw->def_contended;
+			lw->deferred = -1;
+		} else {
+			lw->prev_release_t = lw->release_t;
+			lw->prev_releaser = lw->releaser;
+			lw->releaser = (int)cpu;
+			lw->release_t = now;
+		}
 	}
 }
 
@@ -655,6 +745,22 @@ static void stats_rqloop(FILE *f, unsigned c)
 		   "system.cpu%u.rqloop.l1dReadMisses", c);
 }
 
+/* The five lockmeter counters, per CPU and per lock alike: prefix is
+ * "system.cpuN.lock." or "system.lockN."; acq_desc describes the first. */
+static void stats_lockstats(FILE *f, const struct lockstats *ls,
+			    const char *prefix, const char *acq_desc)
+{
+	stat_count(f, ls->acquisitions, acq_desc, "%sacquisitions", prefix);
+	stat_count(f, ls->contended, "Acquisitions that waited",
+		   "%scontended", prefix);
+	stat_count(f, ls->spin_cycles, "Modelled cycles spent waiting",
+		   "%sspinCycles", prefix);
+	stat_count(f, ls->hold_cycles, "Modelled cycles held",
+		   "%sholdCycles", prefix);
+	stat_count(f, ls->hold_max, "Longest hold, modelled cycles",
+		   "%sholdMaxCycles", prefix);
+}
+
 static void stats_cpu(FILE *f, unsigned c)
 {
 	stat_modes(f, c, "committedInsts", "Number of instructions committed",
@@ -689,18 +795,10 @@ static void stats_cpu(FILE *f, unsigned c)
 			   IDX(bus_wait_cycles), -1);
 	}
 	if (cfg.lock != 0) {
-		const struct lockmeter *lm = &lockm[c];
+		char prefix[32];
 
-		stat_count(f, lm->acquisitions, "Lock acquisitions",
-			   "system.cpu%u.lock.acquisitions", c);
-		stat_count(f, lm->contended, "Acquisitions that waited",
-			   "system.cpu%u.lock.contended", c);
-		stat_count(f, lm->spin_cycles, "Modelled cycles spent waiting",
-			   "system.cpu%u.lock.spinCycles", c);
-		stat_count(f, lm->hold_cycles, "Modelled cycles held",
-			   "system.cpu%u.lock.holdCycles", c);
-		stat_count(f, lm->hold_max, "Longest hold, modelled cycles",
-			   "system.cpu%u.lock.holdMaxCycles", c);
+		snprintf(prefix, sizeof(prefix), "system.cpu%u.lock.", c);
+		stats_lockstats(f, &lockm[c].s, prefix, "Lock acquisitions");
 	}
 	stats_rqloop(f, c);
 }
@@ -750,17 +848,11 @@ static void stats_locks(FILE *f)
 {
 	for (unsigned i = 0; i < cfg.nlocks; i++) {
 		const struct lockword *lw = &lockw[i];
+		char prefix[32];
 
-		stat_count(f, lw->acquisitions, "Acquisitions of this lock",
-			   "system.lock%u.acquisitions", i);
-		stat_count(f, lw->contended, "Acquisitions that waited",
-			   "system.lock%u.contended", i);
-		stat_count(f, lw->spin_cycles, "Modelled cycles spent waiting",
-			   "system.lock%u.spinCycles", i);
-		stat_count(f, lw->hold_cycles, "Modelled cycles held",
-			   "system.lock%u.holdCycles", i);
-		stat_count(f, lw->hold_max, "Longest hold, modelled cycles",
-			   "system.lock%u.holdMaxCycles", i);
+		snprintf(prefix, sizeof(prefix), "system.lock%u.", i);
+		stats_lockstats(f, &lw->s, prefix,
+				"Acquisitions of this lock");
 		stat_count(f, lw->trylock_failures, "Trylocks that found it held",
 			   "system.lock%u.trylockFailures", i);
 		stat_count(f, lw->overlaps,
@@ -837,10 +929,10 @@ static void fill_counters_csv(FILE *f)
 			fprintf(f, "%u,%u,user,work_units,%" PRIu64 "\n", ndumps,
 				c, work_units[c]);
 		if (cfg.lock != 0) {
-			const struct lockmeter *lm = &lockm[c];
-			const uint64_t v[] = { lm->acquisitions, lm->contended,
-					       lm->spin_cycles, lm->hold_cycles,
-					       lm->hold_max };
+			const struct lockstats *ls = &lockm[c].s;
+			const uint64_t v[] = { ls->acquisitions, ls->contended,
+					       ls->spin_cycles, ls->hold_cycles,
+					       ls->hold_max };
 
 			for (unsigned i = 0; i < 5; i++)
 				fprintf(f, "%u,%u,kernel,%s,%" PRIu64 "\n", ndumps,
@@ -931,10 +1023,12 @@ static void fill_json(FILE *f)
 				PRIu64 ", \"spin_cycles\": %" PRIu64
 				", \"hold_cycles\": %" PRIu64 ", \"hold_max_cycles\": %"
 				PRIu64 ", \"trylock_failures\": %" PRIu64
-				", \"hold_overlaps\": %" PRIu64 "}", i ? "," : "",
-				cfg.lock + i * cfg.lock_stride, lw->acquisitions,
-				lw->contended, lw->spin_cycles, lw->hold_cycles,
-				lw->hold_max, lw->trylock_failures, lw->overlaps);
+				", \"hold_overlaps\": %" PRIu64
+				", \"reordered\": %" PRIu64 "}", i ? "," : "",
+				cfg.lock + i * cfg.lock_stride, lw->s.acquisitions,
+				lw->s.contended, lw->s.spin_cycles, lw->s.hold_cycles,
+				lw->s.hold_max, lw->trylock_failures, lw->overlaps,
+				lw->reordered);
 		}
 		fprintf(f, "],\n");
 	}
@@ -988,17 +1082,15 @@ static void reset_stats(void)
 	for (unsigned c = 0; c < model.ncpus; c++) {
 		struct lockmeter *lm = &lockm[c];
 
-		lm->acquisitions = lm->contended = lm->spin_cycles = 0;
-		lm->hold_cycles = lm->hold_max = 0;
+		memset(&lm->s, 0, sizeof(lm->s));
 		lm->spin_since = model.cpu[c].now;	/* a wait in progress
 							 * counts from here */
 	}
 	for (unsigned i = 0; i < cfg.nlocks; i++) {
 		struct lockword *lw = &lockw[i];
 
-		lw->acquisitions = lw->contended = lw->spin_cycles = 0;
-		lw->hold_cycles = lw->hold_max = 0;
-		lw->overlaps = lw->trylock_failures = 0;
+		memset(&lw->s, 0, sizeof(lw->s));
+		lw->overlaps = lw->trylock_failures = lw->reordered = 0;
 	}
 }
 
@@ -1300,7 +1392,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	}
 	for (unsigned i = 0; i < MAX_LOCKS; i++)
-		lockw[i].holder = lockw[i].releaser = -1;
+		lockw[i].holder = lockw[i].releaser =
+			lockw[i].prev_releaser = lockw[i].deferred = -1;
 	if (cfg.timing)
 		cm_enable_timing(&model, &cfg.t);
 	cm_set_inclusive(&model, cfg.inclusive);
