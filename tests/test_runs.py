@@ -77,6 +77,35 @@ def test_runqueue_loop_miss_ratio_table2_shape(figure1):
     assert ratio(col) < 0.5 * ratio(van)
 
 
+def test_runqueue_loop_misses_by_cause(figure1):
+    """The loop's misses split by fill (HITM, clean copy) and by cause.
+
+    With the built-in workload's long queue the walked lines compete for
+    the few L2 sets of one page offset: in vanilla most loop misses are
+    lines another loop line pushed out; coloring removes most of those.
+    """
+    causes = ("first", "invalidated", "evicted_loop", "evicted_kernel",
+              "evicted_user")
+    for r in figure1:
+        roi = r.counters.query("dump == 0 and cpu >= 0")
+        per = roi.pivot_table(index=["cpu", "mode"], columns="stat",
+                              values="value", aggfunc="sum")
+        miss = per["rqloop_l2_read_misses"]
+        assert (per["rqloop_l2_read_hitm"] + per["rqloop_l2_read_shared"]
+                <= miss).all()
+        assert (per["rqloop_l2_read_hitm"]
+                <= per["rqloop_l2_read_invalidated"]).all()
+        assert (sum(per[f"rqloop_l2_read_{c}"] for c in causes) == miss).all()
+        conf = json.loads((r.path / "busmon.json").read_text())
+        assert conf["rqloop_lines_full"] == [0, 0, 0, 0]
+        assert min(conf["rqloop_lines"]) > 0
+        stats = (r.path / "stats.txt").read_text()
+        assert "system.cpu0.rqloop.l2ReadHitm" in stats
+    van, col = (counter_totals(r) for r in figure1)
+    assert van["rqloop_l2_read_evicted_loop"] > 0.8 * van["rqloop_l2_read_misses"]
+    assert col["rqloop_l2_read_evicted_loop"] < 0.2 * van["rqloop_l2_read_evicted_loop"]
+
+
 def test_every_cpu_works(figure1):
     for r in figure1:
         assert_cpus_share_the_time(r, 4)

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BUSMON_VERSION "2.0.0"
+#define BUSMON_VERSION "2.1.0"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -730,6 +730,27 @@ static void stats_rqloop(FILE *f, unsigned c)
 		   "system.cpu%u.rqloop.l2ReadAccesses", c);
 	stat_count(f, miss, "L2 read misses from run-queue loop loads",
 		   "system.cpu%u.rqloop.l2ReadMisses", c);
+	stat_count(f, ctr_all(c, IDX(rqloop_l2_read_hitm)),
+		   "of which filled from another CPU's Modified copy (HITM)",
+		   "system.cpu%u.rqloop.l2ReadHitm", c);
+	stat_count(f, ctr_all(c, IDX(rqloop_l2_read_shared)),
+		   "of which filled while another CPU held a clean copy",
+		   "system.cpu%u.rqloop.l2ReadShared", c);
+	stat_count(f, ctr_all(c, IDX(rqloop_l2_read_first)),
+		   "of which on a line this CPU's loop never loaded before",
+		   "system.cpu%u.rqloop.l2ReadFirst", c);
+	stat_count(f, ctr_all(c, IDX(rqloop_l2_read_invalidated)),
+		   "of which on a line another CPU wrote since (coherence)",
+		   "system.cpu%u.rqloop.l2ReadInvalidated", c);
+	stat_count(f, ctr_all(c, IDX(rqloop_l2_read_evicted_loop)),
+		   "of which on a line replaced by a line the loop loads",
+		   "system.cpu%u.rqloop.l2ReadEvictedLoop", c);
+	stat_count(f, ctr_all(c, IDX(rqloop_l2_read_evicted_kernel)),
+		   "of which on a line replaced by another kernel line",
+		   "system.cpu%u.rqloop.l2ReadEvictedKernel", c);
+	stat_count(f, ctr_all(c, IDX(rqloop_l2_read_evicted_user)),
+		   "of which on a line replaced by a user-mode line",
+		   "system.cpu%u.rqloop.l2ReadEvictedUser", c);
 	snprintf(name, sizeof(name), "system.cpu%u.rqloop.l2ReadMissRatio", c);
 	if (rd == 0)
 		snprintf(value, sizeof(value), "nan");
@@ -998,6 +1019,15 @@ static void fill_json(FILE *f)
 	fprintf(f, "  \"inclusive\": %s,\n", cfg.inclusive ? "true" : "false");
 	json_ranges(f, "user", cfg.user, cfg.nuser);
 	json_ranges(f, "rqloop", cfg.rqloop, cfg.nrqloop);
+	/* Lines each CPU's loop has loaded, and loads of lines the table had
+	 * no room for (their misses count as first loads). */
+	fprintf(f, "  \"rqloop_lines\": [");
+	for (unsigned c = 0; c < model.ncpus; c++)
+		fprintf(f, "%s%u", c ? ", " : "", model.cpu[c].loop.used);
+	fprintf(f, "],\n  \"rqloop_lines_full\": [");
+	for (unsigned c = 0; c < model.ncpus; c++)
+		fprintf(f, "%s%u", c ? ", " : "", model.cpu[c].loop.full);
+	fprintf(f, "],\n");
 	if (cfg.nfree > 0)
 		json_ranges(f, "free", cfg.free, cfg.nfree);
 	fprintf(f, "  \"m5base\": \"0x%" PRIx64 "\",\n", cfg.m5base);

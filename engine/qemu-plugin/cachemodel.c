@@ -33,6 +33,10 @@
  *     at the critical 8-byte chunk, so READ/RFO are recorded at the
  *     missing access's address rounded down to 8; WRITEBACK/INVALIDATE
  *     carry the line address.
+ *   - Each CPU remembers the lines its run-queue loop has loaded and how
+ *     each last left (a remote write, or replacement and by what), so a
+ *     loop miss can be counted by cause as well as by where its fill came
+ *     from (HITM, a clean remote copy, memory).
  */
 #include "cachemodel.h"
 
@@ -57,11 +61,15 @@ const char *const cm_counter_name[CM_NCOUNTERS] = {
 	"hitm",
 	"rqloop_l1d_read_accesses", "rqloop_l1d_read_misses",
 	"rqloop_l2_read_accesses", "rqloop_l2_read_misses",
+	"rqloop_l2_read_hitm", "rqloop_l2_read_shared",
+	"rqloop_l2_read_first", "rqloop_l2_read_invalidated",
+	"rqloop_l2_read_evicted_loop", "rqloop_l2_read_evicted_kernel",
+	"rqloop_l2_read_evicted_user",
 	"l1i_accesses", "l1i_misses",
 	"cycles", "bus_wait_cycles",
 };
 
-_Static_assert(CM_NCOUNTERS == 21, "cm_counter_name out of date");
+_Static_assert(CM_NCOUNTERS == 28, "cm_counter_name out of date");
 
 static int is_pow2(uint64_t x)
 {
@@ -218,6 +226,61 @@ static struct cm_line *cache_victim(const struct cm_cache *c, uint64_t lineno)
 	return v;
 }
 
+/* ---- the lines the run-queue loop loads ------------------------------- */
+
+/* The slot of lineno in t: its own, or the empty one where it would go. */
+static uint32_t loop_slot(const struct cm_loop_lines *t, uint64_t lineno)
+{
+	uint32_t i = (uint32_t)((lineno * 0x9e3779b97f4a7c15ull) >>
+			       (64 - CM_LOOP_BITS));
+
+	while (t->key[i] != 0 && t->key[i] != lineno + 1)
+		i = (i + 1) & (CM_LOOP_LINES - 1);
+	return i;
+}
+
+/* How lineno last left this CPU, or -1 if its loop never loaded it. */
+static int loop_gone(const struct cm_loop_lines *t, uint64_t lineno)
+{
+	uint32_t i = loop_slot(t, lineno);
+
+	return t->key[i] != 0 ? t->gone[i] : -1;
+}
+
+/*
+ * A loop load of lineno: remember the line (if there is room) and return
+ * how it last left, or -1 if this is the loop's first load of it.  The
+ * caller then holds the line, so the cause is cleared.
+ */
+static int loop_load(struct cm_loop_lines *t, uint64_t lineno)
+{
+	uint32_t i = loop_slot(t, lineno);
+	int g = -1;
+
+	if (t->key[i] != 0)
+		g = t->gone[i];
+	else if (t->used < CM_LOOP_LINES / 2) {
+		t->key[i] = lineno + 1;
+		t->used++;
+	} else {
+		t->full++;
+		return -1;
+	}
+	t->gone[i] = CM_GONE_NEVER;
+	return g;
+}
+
+/* lineno left this CPU's cache for reason `why`: note it if the loop
+ * loads that line. */
+static void loop_left(struct cm_loop_lines *t, uint64_t lineno,
+		      enum cm_gone why)
+{
+	uint32_t i = loop_slot(t, lineno);
+
+	if (t->key[i] != 0)
+		t->gone[i] = (uint8_t)why;
+}
+
 /* ---- the bus ----------------------------------------------------------- */
 
 /* Record one transaction at page offset of `addr` (8-byte bucket). */
@@ -315,6 +378,10 @@ static int snoop(struct cm_model *m, unsigned self, uint64_t lineno,
 
 		if (c == self)
 			continue;
+		/* A remote write makes any copy of a loop line stale, held or
+		 * not: the next loop miss on it is a coherence miss. */
+		if (kind != CM_READ)
+			loop_left(&o->loop, lineno, CM_GONE_INVALIDATED);
 		l2 = cache_find(&o->l2, lineno);
 		if (l2 != NULL) {
 			shared = 1;
@@ -341,9 +408,9 @@ static int snoop(struct cm_model *m, unsigned self, uint64_t lineno,
 }
 
 /* Start a READ, or an RFO if `own`, for the access at paddr; returns the
- * fill state. */
+ * fill state.  *hitm says whether the data came from a remote M copy. */
 static enum cm_state bus_fill(struct cm_model *m, unsigned cpu, unsigned mode,
-			      uint64_t paddr, int own)
+			      uint64_t paddr, int own, int *hitm_out)
 {
 	enum cm_kind kind = own ? CM_RFO : CM_READ;
 	int hitm, shared;
@@ -351,6 +418,7 @@ static enum cm_state bus_fill(struct cm_model *m, unsigned cpu, unsigned mode,
 	shared = snoop(m, cpu, paddr >> m->line_shift, kind, &hitm);
 	bus_record(m, cpu, mode, kind, paddr & ~(uint64_t)(CM_CHUNK - 1));
 	m->cpu[cpu].ctr[mode].hitm += hitm;
+	*hitm_out = hitm;
 	/* A HITM line comes from the owner's cache in the same transaction
 	 * (implicit write-back), so it costs the cache-to-cache latency. */
 	bus_time(m, cpu, mode, m->t.bus_line, hitm ? m->t.hitm : m->t.mem);
@@ -372,6 +440,39 @@ static void bus_upgrade(struct cm_model *m, unsigned cpu, unsigned mode,
 
 /* ---- the hierarchy of one CPU ------------------------------------------ */
 
+/*
+ * Count a loop load's L2 miss: by where the fill came from (`fill`, the
+ * fill state, and `hitm`), and by why the line was missing (`gone`, from
+ * loop_load()).  A HITM fill is a coherence miss whatever `gone` says: the
+ * remote copy may have gone from E to M silently.
+ */
+static void loop_miss(struct cm_counters *c, enum cm_state fill, int hitm,
+		      int gone)
+{
+	c->rqloop_l2_read_misses++;
+	c->rqloop_l2_read_hitm += hitm;
+	c->rqloop_l2_read_shared += !hitm && fill == CM_S;
+	if (hitm)
+		gone = CM_GONE_INVALIDATED;
+	switch (gone) {
+	case CM_GONE_INVALIDATED:
+		c->rqloop_l2_read_invalidated++;
+		break;
+	case CM_GONE_EVICTED_LOOP:
+		c->rqloop_l2_read_evicted_loop++;
+		break;
+	case CM_GONE_EVICTED_KERNEL:
+		c->rqloop_l2_read_evicted_kernel++;
+		break;
+	case CM_GONE_EVICTED_USER:
+		c->rqloop_l2_read_evicted_user++;
+		break;
+	default:	/* never loaded by the loop, or the table is full */
+		c->rqloop_l2_read_first++;
+		break;
+	}
+}
+
 /* Make room in L2 for lineno: back-invalidate the victim from L1 and
  * write it back if dirty.  Returns the frame to fill. */
 static struct cm_line *l2_evict(struct cm_model *m, unsigned cpu,
@@ -383,6 +484,11 @@ static struct cm_line *l2_evict(struct cm_model *m, unsigned cpu,
 
 	if (v->state == CM_I)
 		return v;
+	if (loop_gone(&p->loop, v->lineno) >= 0)	/* a loop line leaves */
+		loop_left(&p->loop, v->lineno,
+			  loop_gone(&p->loop, lineno) >= 0 ? CM_GONE_EVICTED_LOOP :
+			  mode == CM_USER ? CM_GONE_EVICTED_USER :
+			  CM_GONE_EVICTED_KERNEL);
 	l1 = cache_find(&p->l1, v->lineno);
 	if (m->inclusive) {
 		if (l1 != NULL)
@@ -403,15 +509,17 @@ static struct cm_line *l2_evict(struct cm_model *m, unsigned cpu,
 /*
  * An access that missed L1: look it up in L2, go to the bus if needed,
  * and return the L2 frame now holding the line with enough permission.
- * `own` asks for ownership (M); `rq` says it is a run-queue-loop load.
+ * `own` asks for ownership (M); `rq` says it is a run-queue-loop load,
+ * and `gone` how its line last left this CPU (loop_load()).
  */
 static struct cm_line *l2_access(struct cm_model *m, unsigned cpu,
 				 unsigned mode, uint64_t paddr, int own,
-				 int rq)
+				 int rq, int gone)
 {
 	struct cm_cpu *p = &m->cpu[cpu];
 	uint64_t lineno = paddr >> m->line_shift;
 	struct cm_line *l2 = cache_find(&p->l2, lineno);
+	int hitm;
 
 	p->ctr[mode].l2_accesses++;
 	p->ctr[mode].rqloop_l2_read_accesses += rq;
@@ -425,9 +533,10 @@ static struct cm_line *l2_access(struct cm_model *m, unsigned cpu,
 		return l2;
 	}
 	p->ctr[mode].l2_misses++;
-	p->ctr[mode].rqloop_l2_read_misses += rq;
 	l2 = l2_evict(m, cpu, mode, lineno);
-	l2->state = bus_fill(m, cpu, mode, paddr, own);
+	l2->state = bus_fill(m, cpu, mode, paddr, own, &hitm);
+	if (rq)
+		loop_miss(&p->ctr[mode], l2->state, hitm, gone);
 	l2->lineno = lineno;
 	cache_touch(&p->l2, l2);
 	return l2;
@@ -467,6 +576,7 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	struct cm_line *l2;
 	int own = store || (flags & CM_F_LOCKED);
 	int rq = !store && (flags & CM_F_RQLOOP);
+	int gone = rq ? loop_load(&p->loop, lineno) : -1;
 
 	if (own)
 		l1i_drop(p, lineno);	/* the P6 snoops its own L1I on stores */
@@ -486,7 +596,7 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	else
 		ctr->l1d_read_misses++;
 	ctr->rqloop_l1d_read_misses += rq;
-	l2 = l2_access(m, cpu, mode, paddr, own, rq);
+	l2 = l2_access(m, cpu, mode, paddr, own, rq, gone);
 	/* The L1 victim needs no work while L2 mirrors it; without inclusion
 	 * a dirty victim that L2 no longer holds is written back now. */
 	l1 = cache_victim(&p->l1, lineno);
@@ -534,7 +644,7 @@ static void fetch_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 		return;
 	}
 	p->ctr[mode].l1i_misses++;
-	l2_access(m, cpu, mode, paddr, 0, 0);
+	l2_access(m, cpu, mode, paddr, 0, 0, -1);
 	l = cache_victim(&p->l1i, lineno);
 	l->lineno = lineno;
 	l->state = CM_S;
@@ -593,10 +703,17 @@ int cm_init(struct cm_model *m, unsigned ncpus, const struct cm_geom *l1,
 	m->hist = calloc(ncpus, sizeof(*m->hist));
 	if (m->hist == NULL)
 		goto oom;
-	for (unsigned c = 0; c < ncpus; c++)
+	for (unsigned c = 0; c < ncpus; c++) {
+		struct cm_loop_lines *t = &m->cpu[c].loop;
+
 		if (cache_init(&m->cpu[c].l1, l1) < 0 ||
 		    cache_init(&m->cpu[c].l2, l2) < 0)
 			goto oom;
+		t->key = calloc(CM_LOOP_LINES, sizeof(*t->key));
+		t->gone = calloc(CM_LOOP_LINES, sizeof(*t->gone));
+		if (t->key == NULL || t->gone == NULL)
+			goto oom;
+	}
 	return 0;
 oom:
 	cm_free(m);
@@ -681,6 +798,8 @@ void cm_free(struct cm_model *m)
 			cache_free(&m->cpu[c].l1);
 			cache_free(&m->cpu[c].l2);
 			cache_free(&m->cpu[c].l1i);
+			free(m->cpu[c].loop.key);
+			free(m->cpu[c].loop.gone);
 		}
 	free(m->cpu);
 	free(m->hist);

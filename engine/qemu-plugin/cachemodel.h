@@ -76,6 +76,23 @@ struct cm_counters {
 	uint64_t rqloop_l1d_read_misses;
 	uint64_t rqloop_l2_read_accesses;
 	uint64_t rqloop_l2_read_misses;
+	/* The loop's L2 read misses by where the fill came from: another
+	 * CPU's Modified copy (HITM), or another CPU's clean copy; the rest
+	 * came from memory. */
+	uint64_t rqloop_l2_read_hitm;
+	uint64_t rqloop_l2_read_shared;
+	/* The same misses by why the line was missing (the five add up to
+	 * rqloop_l2_read_misses): this CPU's loop never loaded it before;
+	 * another CPU wrote it since this CPU last held it (a remote RFO or
+	 * INVALIDATE, or a HITM fill: coherence); or it last left this CPU's
+	 * L2 by replacement, to make room for a line this CPU's loop also
+	 * loads, for another kernel-mode access's line, or for a user-mode
+	 * access's line. */
+	uint64_t rqloop_l2_read_first;
+	uint64_t rqloop_l2_read_invalidated;
+	uint64_t rqloop_l2_read_evicted_loop;
+	uint64_t rqloop_l2_read_evicted_kernel;
+	uint64_t rqloop_l2_read_evicted_user;
 	/* Instruction fetches (only with an L1I, cm_enable_l1i()). */
 	uint64_t l1i_accesses;		/* lines fetched, per TB execution */
 	uint64_t l1i_misses;
@@ -126,11 +143,36 @@ struct cm_timing {
 	uint64_t bus_addr;	/* bus occupancy of an address-only transaction */
 };
 
+/*
+ * Why a line the run-queue loop loads last left a CPU's caches.  Each CPU
+ * remembers every line its loop has loaded (CM_LOOP_LINES at most; the
+ * table is allocated once, in cm_init) and the cause of its last removal,
+ * so that a later loop miss on it can be classified.
+ */
+enum cm_gone {
+	CM_GONE_NEVER = 0,	/* held since the loop last loaded it */
+	CM_GONE_INVALIDATED,	/* a remote RFO or INVALIDATE since */
+	CM_GONE_EVICTED_LOOP,	/* replaced by a line the loop loads */
+	CM_GONE_EVICTED_KERNEL,	/* replaced by another kernel-mode line */
+	CM_GONE_EVICTED_USER,	/* replaced by a user-mode line */
+};
+
+#define CM_LOOP_BITS	16
+#define CM_LOOP_LINES	(1u << CM_LOOP_BITS)	/* open-addressed, kept < 1/2 full */
+
+struct cm_loop_lines {
+	uint64_t *key;		/* [CM_LOOP_LINES] lineno + 1; 0 = empty */
+	uint8_t *gone;		/* [CM_LOOP_LINES] enum cm_gone */
+	uint32_t used;
+	uint32_t full;		/* loop lines not remembered: table full */
+};
+
 /* Everything one CPU owns.  Padded so CPUs never share a host line. */
 struct cm_cpu {
 	struct cm_cache l1;
 	struct cm_cache l2;
 	struct cm_cache l1i;	/* lines == NULL without an L1I */
+	struct cm_loop_lines loop;
 	struct cm_counters ctr[CM_NMODES];
 	uint64_t now;		/* modelled time in cycles; never reset */
 	unsigned wb_pending;	/* write-backs to put on the bus after the fill */

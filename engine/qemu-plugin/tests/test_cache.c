@@ -573,6 +573,120 @@ static void test_rqloop_exact(void)
 	cm_free(&m);
 }
 
+/* The loop's L2 read misses of CPU0 (kernel mode) by cause; they must add
+ * up to rqloop_l2_read_misses. */
+static void expect_causes(int line, struct cm_model *m, uint64_t first,
+			  uint64_t inval, uint64_t ev_loop, uint64_t ev_kernel,
+			  uint64_t ev_user)
+{
+	const struct cm_counters *c = ctr(m, 0);
+
+	expect_u64(line, "first", first, c->rqloop_l2_read_first);
+	expect_u64(line, "invalidated", inval, c->rqloop_l2_read_invalidated);
+	expect_u64(line, "evicted by a loop line", ev_loop,
+		   c->rqloop_l2_read_evicted_loop);
+	expect_u64(line, "evicted by a kernel line", ev_kernel,
+		   c->rqloop_l2_read_evicted_kernel);
+	expect_u64(line, "evicted by a user line", ev_user,
+		   c->rqloop_l2_read_evicted_user);
+	expect_u64(line, "causes add up to the misses",
+		   c->rqloop_l2_read_misses,
+		   c->rqloop_l2_read_first + c->rqloop_l2_read_invalidated +
+		   c->rqloop_l2_read_evicted_loop +
+		   c->rqloop_l2_read_evicted_kernel +
+		   c->rqloop_l2_read_evicted_user);
+}
+
+#define CAUSES(m, f, i, el, ek, eu) \
+	expect_causes(__LINE__, m, f, i, el, ek, eu)
+
+/*
+ * Where the loop's L2 read misses come from, and why.  L1D one line per
+ * set (2 sets), L2 direct-mapped, 32 sets: 0x2000, 0x2400, 0x2800 and
+ * 0x2c00 share an L1 set and an L2 set.
+ */
+static void test_rqloop_causes(void)
+{
+	struct cm_model m;
+	struct cm_geom l1 = { 64, 1, 32 }, l2 = { 1024, 1, 32 };
+	const unsigned RQ = CM_F_RQLOOP;
+	const uint64_t A = 0x2000, B = 0x2400, C = 0x2800, D = 0x2c00;
+
+	context = "rqloop ping-pong";
+	model(&m, 2, &l1, &l2);
+	/* CPU1 writes the line, CPU0's loop reads it: every refill is a
+	 * HITM, a coherence miss. */
+	for (int i = 0; i < 10; i++) {
+		cm_access(&m, 1, A + 4, 4, 1, 0);
+		cm_access(&m, 0, A, 4, 0, RQ);
+		cm_access(&m, 0, A + 8, 4, 0, RQ);	/* L1 hit */
+	}
+	EXPECT("L2 reads", 10, ctr(&m, 0)->rqloop_l2_read_accesses);
+	EXPECT("L2 read misses", 10, ctr(&m, 0)->rqloop_l2_read_misses);
+	EXPECT("all HITM", 10, ctr(&m, 0)->rqloop_l2_read_hitm);
+	EXPECT("HITM is not counted as shared", 0,
+	       ctr(&m, 0)->rqloop_l2_read_shared);
+	EXPECT("all HITMs", 10, ctr(&m, 0)->hitm);
+	CAUSES(&m, 0, 10, 0, 0, 0);
+	EXPECT("CPU1 counts no loop misses", 0,
+	       ctr(&m, 1)->rqloop_l2_read_misses);
+	cm_free(&m);
+
+	context = "rqloop clean copy";
+	model(&m, 2, &l1, &l2);
+	cm_access(&m, 1, A, 4, 0, 0);		/* CPU1 holds A, E */
+	cm_access(&m, 0, A, 4, 0, RQ);		/* from memory, filled S */
+	EXPECT("shared", 1, ctr(&m, 0)->rqloop_l2_read_shared);
+	EXPECT("no HITM", 0, ctr(&m, 0)->rqloop_l2_read_hitm);
+	CAUSES(&m, 1, 0, 0, 0, 0);
+	cm_access(&m, 0, B, 4, 0, 0);		/* a plain load: not counted */
+	EXPECT("only loop loads", 1, ctr(&m, 0)->rqloop_l2_read_misses);
+	cm_free(&m);
+
+	context = "rqloop replacement";
+	model(&m, 2, &l1, &l2);
+	cm_access(&m, 0, A, 4, 0, RQ);		/* first */
+	cm_access(&m, 0, B, 4, 0, RQ);		/* first; evicts A */
+	cm_access(&m, 0, A, 4, 0, RQ);		/* by a loop line; evicts B */
+	CAUSES(&m, 2, 0, 1, 0, 0);
+	cm_access(&m, 0, C, 4, 0, 0);		/* a kernel line evicts A */
+	cm_access(&m, 0, A, 4, 0, RQ);
+	CAUSES(&m, 2, 0, 1, 1, 0);
+	cm_access(&m, 0, D, 4, 1, CM_F_USER);	/* a user store evicts A */
+	cm_access(&m, 0, A, 4, 0, RQ);
+	CAUSES(&m, 2, 0, 1, 1, 1);
+	EXPECT("no HITM", 0, ctr(&m, 0)->rqloop_l2_read_hitm);
+
+	/* A remote write after the line left is still a coherence miss,
+	 * even when the data comes from memory... */
+	context = "rqloop written after it left";
+	cm_access(&m, 0, C, 4, 0, 0);		/* a kernel line evicts A */
+	cm_access(&m, 1, A, 4, 1, 0);		/* CPU1: RFO, no copy here */
+	cm_access(&m, 1, C, 4, 0, 0);		/* CPU1 writes A back */
+	cm_access(&m, 0, A, 4, 0, RQ);
+	EXPECT("from memory", 0, ctr(&m, 0)->rqloop_l2_read_hitm);
+	CAUSES(&m, 2, 1, 1, 1, 1);
+	/* ... and so is a HITM on a line the other CPU took E and wrote
+	 * silently (no bus transaction to see). */
+	cm_access(&m, 0, D, 4, 0, CM_F_USER);	/* a user line evicts A */
+	cm_access(&m, 1, A, 4, 0, 0);		/* CPU1: E */
+	cm_access(&m, 1, A, 4, 1, 0);		/* E -> M, silent */
+	cm_access(&m, 0, A, 4, 0, RQ);
+	EXPECT("HITM", 1, ctr(&m, 0)->rqloop_l2_read_hitm);
+	CAUSES(&m, 2, 2, 1, 1, 1);
+	EXPECT("misses", 7, ctr(&m, 0)->rqloop_l2_read_misses);
+	/* resetstats keeps what the CPU remembers of its loop lines. */
+	cm_reset_stats(&m);
+	cm_access(&m, 0, C, 4, 0, 0);		/* a kernel line evicts A */
+	cm_access(&m, 0, A, 4, 0, RQ);
+	CAUSES(&m, 0, 0, 0, 1, 0);
+	/* A line the loop loads wins over the mode of the access. */
+	cm_access(&m, 0, B, 4, 0, CM_F_USER);	/* B, a loop line, evicts A */
+	cm_access(&m, 0, A, 4, 0, RQ);
+	CAUSES(&m, 0, 0, 1, 1, 0);
+	cm_free(&m);
+}
+
 /* An access bigger than a line is one access per line it touches. */
 static void test_big_access(void)
 {
@@ -812,6 +926,7 @@ int main(void)
 	test_locked_rmw();
 	test_dirty_ownership();
 	test_rqloop_exact();
+	test_rqloop_causes();
 	test_big_access();
 	test_l1i();
 	test_plru();
