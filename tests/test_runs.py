@@ -362,3 +362,32 @@ def test_figure1_runs_record_the_engine_version(figure1_runs):
     for r in figure1_runs.values():
         assert r.config["engine_version"] == qemu_version()
         assert r.config["engine_version"].startswith("10.")
+
+
+def test_a_run_does_not_depend_on_where_the_checkout_lives(tmp_path, monkeypatch):
+    """The same build copied to two directories whose paths differ in
+    length gives byte-identical results.  (QEMU passes the -kernel path to
+    the guest in the multiboot command line: with an absolute path a
+    longer checkout path meant a few more boot instructions and other
+    numbers.)  And the images carry no checkout path."""
+    import shutil
+    from colorsim import ROOT
+    from colorsim.engines.qemu import QemuEngine
+    s = spec("vanilla", tasks=128, warmup_ticks=2, roi_ticks=3)
+    layout = runner.prepare(s, **QUIET)
+    for f in ("kernel.elf", "kernel.mb.elf"):
+        assert str(ROOT).encode() not in (s.kernel_dir / f).read_bytes(), f
+    outs = []
+    for where in ("k", "a-much-longer-directory-name/kernel-copy"):
+        kdir = tmp_path / where
+        shutil.copytree(s.kernel_dir, kdir)
+        monkeypatch.setattr(RunSpec, "kernel_dir", property(lambda self, d=kdir: d))
+        run_dir = tmp_path / f"run-{len(outs)}"
+        run_dir.mkdir()
+        cmd = QemuEngine().command(s, run_dir, layout)
+        assert str(kdir) not in " ".join(cmd[3:]), cmd     # only env -C names it
+        p = subprocess.run(cmd, timeout=120, capture_output=True)
+        assert p.returncode == 1, p.stderr[-500:]
+        outs.append(run_dir)
+    for f in ("counters.csv", "bus_offsets.csv"):
+        assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f

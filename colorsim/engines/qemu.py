@@ -168,7 +168,14 @@ class QemuEngine:
                 plugin: bool = True) -> list:
         m = spec.machine
         binary = qemu_binary()
-        cmd = [str(binary)]
+        # QEMU hands the guest "<-kernel path> <append>" as the multiboot
+        # command line, and the kernel steps over the path: a longer path
+        # is a few more instructions at boot, which moves every later
+        # timer interrupt.  So QEMU runs in the kernel's directory and is
+        # given file names relative to it: the same build gives the same
+        # run wherever the checkout lives (env -C keeps the command whole).
+        kdir = spec.kernel_multiboot.parent
+        cmd = ["env", "-C", str(kdir), str(binary)]
         for d in firmware_dirs(binary):
             cmd += ["-L", str(d)]
         cmd += ["-display", "none", "-nodefaults", "-machine", "pc",
@@ -180,10 +187,10 @@ class QemuEngine:
                "-no-reboot",
                "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
                "-serial", f"file:{run_dir / 'console.log'}",
-               "-kernel", str(spec.kernel_multiboot),
+               "-kernel", spec.kernel_multiboot.name,
                "-append", spec.kernel_cmdline(self.lapic_hz(spec))]
         if spec.workload.program:            # a multiboot module
-            cmd += ["-initrd", str(spec.rootfs_image)]
+            cmd += ["-initrd", os.path.relpath(spec.rootfs_image, kdir)]
         if plugin:
             cmd += ["-plugin", self.plugin_args(spec, run_dir, layout)]
         return cmd
