@@ -270,15 +270,24 @@ static int loop_load(struct cm_loop_lines *t, uint64_t lineno)
 	return g;
 }
 
+/* Where t keeps how lineno last left, or NULL if the loop never loaded
+ * it. */
+static uint8_t *loop_entry(struct cm_loop_lines *t, uint64_t lineno)
+{
+	uint32_t i = loop_slot(t, lineno);
+
+	return t->key[i] != 0 ? &t->gone[i] : NULL;
+}
+
 /* lineno left this CPU's cache for reason `why`: note it if the loop
  * loads that line. */
 static void loop_left(struct cm_loop_lines *t, uint64_t lineno,
 		      enum cm_gone why)
 {
-	uint32_t i = loop_slot(t, lineno);
+	uint8_t *gone = loop_entry(t, lineno);
 
-	if (t->key[i] != 0)
-		t->gone[i] = (uint8_t)why;
+	if (gone != NULL)
+		*gone = (uint8_t)why;
 }
 
 /* ---- the bus ----------------------------------------------------------- */
@@ -481,14 +490,15 @@ static struct cm_line *l2_evict(struct cm_model *m, unsigned cpu,
 	struct cm_cpu *p = &m->cpu[cpu];
 	struct cm_line *v = cache_victim(&p->l2, lineno);
 	struct cm_line *l1;
+	uint8_t *left;
 
 	if (v->state == CM_I)
 		return v;
-	if (loop_gone(&p->loop, v->lineno) >= 0)	/* a loop line leaves */
-		loop_left(&p->loop, v->lineno,
-			  loop_gone(&p->loop, lineno) >= 0 ? CM_GONE_EVICTED_LOOP :
-			  mode == CM_USER ? CM_GONE_EVICTED_USER :
-			  CM_GONE_EVICTED_KERNEL);
+	left = loop_entry(&p->loop, v->lineno);
+	if (left != NULL)		/* a loop line leaves: say for what */
+		*left = loop_gone(&p->loop, lineno) >= 0 ? CM_GONE_EVICTED_LOOP :
+			mode == CM_USER ? CM_GONE_EVICTED_USER :
+			CM_GONE_EVICTED_KERNEL;
 	l1 = cache_find(&p->l1, v->lineno);
 	if (m->inclusive) {
 		if (l1 != NULL)
