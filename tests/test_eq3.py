@@ -6,8 +6,8 @@ import pytest
 from analysis.figures import make_figures
 from colorsim.catalog import Catalog
 from colorsim.experiments import load_experiments
-from colorsim.sweep import run_sweep
 from colorsim.variants import colors_needed
+from tests.sweeps import sweep_with
 
 EQ3 = """
 [defaults]
@@ -34,17 +34,7 @@ tasks = [2048]
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
-    base = tmp_path_factory.mktemp("eq3")
-    f = base / "experiments.toml"
-    f.write_text(EQ3)
-    mp = pytest.MonkeyPatch()
-    mp.setenv("COLORSIM_EXPERIMENTS", str(f))
-    try:
-        c = run_sweep("eq3", jobs=2, root=base / "runs", log=lambda *_: None,
-                      progress_stream=open("/dev/null", "w"))
-        yield base / "runs", c
-    finally:
-        mp.undo()
+    yield from sweep_with(tmp_path_factory, "eq3", EQ3, "eq3")
 
 
 def test_the_shipped_eq3_experiment_is_held_out():

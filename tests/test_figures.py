@@ -2,7 +2,6 @@
 catalog, honest about what is missing, and checked in a real headless
 browser (Debian's chromium, installed by scripts/setup.sh)."""
 
-import os
 import re
 import shutil
 import subprocess
@@ -11,7 +10,7 @@ import pytest
 
 from analysis.figures import make_figures
 from colorsim.catalog import rebuild
-from colorsim.sweep import run_sweep
+from tests.sweeps import sweep_with
 
 SMALL = """
 [defaults]
@@ -79,25 +78,14 @@ document.getElementById('f').onload = function () {
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
-    base = tmp_path_factory.mktemp("figs")
-    f = base / "experiments.toml"
-    f.write_text(SMALL)
-    old = os.environ.get("COLORSIM_EXPERIMENTS")
-    os.environ["COLORSIM_EXPERIMENTS"] = str(f)
-    gem5 = os.environ.pop("GEM5", None)     # so that fig6 lacks something
-    root = base / "runs"
+    mp = pytest.MonkeyPatch()
+    mp.delenv("GEM5", raising=False)        # so that fig6 lacks something
     try:
-        c = run_sweep("all", jobs=2, root=root, log=lambda *_: None,
-                      progress_stream=open(os.devnull, "w"))
-        assert c["done"] == 12 and c["lacks"] == 4
-        yield root
+        for root, c in sweep_with(tmp_path_factory, "figs", SMALL, "all"):
+            assert c["done"] == 12 and c["lacks"] == 4
+            yield root
     finally:
-        if old is None:
-            os.environ.pop("COLORSIM_EXPERIMENTS", None)
-        else:
-            os.environ["COLORSIM_EXPERIMENTS"] = old
-        if gem5 is not None:
-            os.environ["GEM5"] = gem5
+        mp.undo()
 
 
 def _files(d):

@@ -11,15 +11,13 @@ lines do not fit vanilla's sets, 32 colors must cut the run-queue loop's
 miss ratio.
 """
 
-import os
-
 import pytest
 
 from analysis.figures import make_figures
 from colorsim.catalog import Catalog
 from colorsim.errors import ConfigError
 from colorsim.experiments import load_experiments
-from colorsim.sweep import run_sweep
+from tests.sweeps import sweep_with
 
 HTTPD = 96
 
@@ -79,22 +77,9 @@ def test_bad_accept_settings_are_one_line(tmp_path):
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
-    base = tmp_path_factory.mktemp("herd")
-    f = base / "experiments.toml"
-    f.write_text(HERD)
-    old = os.environ.get("COLORSIM_EXPERIMENTS")
-    os.environ["COLORSIM_EXPERIMENTS"] = str(f)
-    root = base / "runs"
     lines = []
-    try:
-        c = run_sweep("herd", jobs=2, root=root, log=lines.append,
-                      progress_stream=open(os.devnull, "w"))
+    for root, c in sweep_with(tmp_path_factory, "herd", HERD, "herd", lines.append):
         yield root, c, lines
-    finally:
-        if old is None:
-            os.environ.pop("COLORSIM_EXPERIMENTS", None)
-        else:
-            os.environ["COLORSIM_EXPERIMENTS"] = old
 
 
 def test_a_herd_builds_long_queues_and_colors_cut_the_loop_misses(swept):

@@ -18,6 +18,7 @@ from colorsim.catalog import Catalog
 from colorsim.errors import ConfigError
 from colorsim.experiments import load_experiments
 from colorsim.sweep import run_sweep
+from tests.sweeps import sweep_with
 
 TIMED = """
 [defaults]
@@ -82,22 +83,9 @@ TIMING_COLUMNS = ["modeled_seconds", "throughput", "cycles_per_schedule",
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
-    base = tmp_path_factory.mktemp("timed")
-    f = base / "experiments.toml"
-    f.write_text(TIMED)
-    old = os.environ.get("COLORSIM_EXPERIMENTS")
-    os.environ["COLORSIM_EXPERIMENTS"] = str(f)
-    root = base / "runs"
     lines = []
-    try:
-        c = run_sweep("all", jobs=2, root=root, log=lines.append,
-                      progress_stream=open(os.devnull, "w"))
+    for root, c in sweep_with(tmp_path_factory, "timed", TIMED, "all", lines.append):
         yield root, c, lines
-    finally:
-        if old is None:
-            os.environ.pop("COLORSIM_EXPERIMENTS", None)
-        else:
-            os.environ["COLORSIM_EXPERIMENTS"] = old
 
 
 def test_timed_web_and_chat_points_reach_the_catalog(swept):
