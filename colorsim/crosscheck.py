@@ -1,6 +1,6 @@
 """``python3 -m colorsim crosscheck [GEM5_RUN ...]``: both engines on the same work.
 
-For every gem5 run (default: the recorded runs in ``../shared/gem5/``) this
+For every gem5 run (default: the recorded runs in ``recorded/gem5/``) this
 makes the QEMU runs of the same configuration, twice: counting only, and
 with ``--timing``.  It then sets the two engines side by side on the two
 things each can measure:
@@ -26,7 +26,7 @@ from pathlib import Path
 from . import ROOT
 from .errors import ConfigError
 
-RECORDED = ROOT.parent / "shared" / "gem5"
+RECORDED = ROOT / "recorded" / "gem5"
 FIELDS = ("config", "machine", "l2", "cpus", "kernel", "tasks", "engine", "clock",
           "run", "schedule_calls", "colored_lines", "colored_per_schedule",
           "all_per_schedule")

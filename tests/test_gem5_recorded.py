@@ -1,10 +1,11 @@
-"""The gem5 path on real gem5 outputs: every run folder under ../shared/gem5/.
+"""The gem5 path on real gem5 outputs: every run folder under recorded/gem5/.
 
 The folders were recorded with gem5 v24.0.0.1 (see that directory's
-README.md).  Every folder holding ``gem5/stats.txt`` is tested, so a new
-recording is tested as it is.  The numbers checked against come from the
-recordings' README table ("All runs at a glance"), read at test time; a
-folder without a row there gets every check that needs no such number.
+README.md) and trimmed to what the suite reads
+(scripts/trim-gem5-recording.py).  Every folder holding
+``gem5/stats.txt`` is tested, so a new recording is tested as it is.  The
+numbers checked against were noted when each run was recorded
+(recordings.csv, read at test time).
 """
 
 import csv
@@ -25,8 +26,9 @@ from colorsim.console import parse_roi
 from colorsim.engines.gem5 import Gem5Engine, counter_rows
 from colorsim.engines.qemu import qemu_binary
 
-RECORDED = ROOT.parent / "shared" / "gem5"
-README = RECORDED / "README.md"
+RECORDED = ROOT / "recorded" / "gem5"
+SHARED = ROOT.parent / "shared" / "gem5"     # where new recordings arrive
+GLANCE = RECORDED / "recordings.csv"
 
 
 def _run_folders():
@@ -44,49 +46,24 @@ RUN_PARAMS = ([pytest.param(p, id=p.name) for p in FOLDERS] or
               [pytest.param(None, marks=NO_RECORDINGS, id="no-recordings")])
 
 
-def _number(text):
-    return float(text.replace(",", "").strip())
-
-
-def readme_table() -> dict:
-    """{folder: {column: number}} from the README's "at a glance" table."""
-    if not README.is_file():
+def glance_table() -> dict:
+    """{folder: {column: number}} from recordings.csv, the numbers noted
+    when each run was recorded."""
+    if not GLANCE.is_file():
         return {}
-    lines = README.read_text().splitlines()
-    out, header = {}, None
-    for line in lines:
-        if not line.startswith("|"):
-            header = None if out else header
-            continue
-        cells = [c.strip().replace("`", "") for c in line.strip("|").split("|")]
-        if cells[0] == "run folder":
-            header = cells
-            continue
-        if header is None or set(cells[0]) <= {"-"}:
-            continue
-        if len(cells) == len(header) and cells[0] in {p.name for p in FOLDERS}:
-            row = {}
-            for h, c in zip(header[1:], cells[1:]):
-                try:
-                    row[h] = _number(c)
-                except ValueError:
-                    pass
-            out[cells[0]] = row
-    return out
+    with open(GLANCE, newline="") as f:
+        return {r.pop("run_folder"): {k: float(v) for k, v in r.items()}
+                for r in csv.DictReader(f)}
 
 
-TABLE = readme_table()
+TABLE = glance_table()
 
 
-def _col(folder, prefix):
-    """The README number of ``folder`` in the column starting ``prefix``."""
+def _col(folder, column):
+    """The noted number of ``folder`` in ``column`` of recordings.csv."""
     row = TABLE.get(folder.name)
-    if row is None:
-        pytest.skip(f"{folder.name} has no row in {README}")
-    for h, v in row.items():
-        if h.startswith(prefix):
-            return v
-    pytest.skip(f"{README} has no column {prefix!r}")
+    assert row is not None, f"{folder.name} has no row in {GLANCE}"
+    return row[column]
 
 
 def _config(folder):
@@ -107,12 +84,11 @@ def _read_csv(path):
     return rows[0], rows[1:]
 
 
-def test_readme_table_covers_the_runs():
-    if not FOLDERS:
-        pytest.skip(f"no recorded gem5 outputs under {RECORDED}")
-    assert TABLE, f"no 'run folder' table read from {README}"
+def test_recordings_table_covers_the_runs():
+    assert FOLDERS, f"no recorded gem5 outputs under {RECORDED}"
+    assert set(TABLE) == {p.name for p in FOLDERS}
     for name, row in TABLE.items():
-        assert "schedule() calls" in row and "per schedule()" in row, row
+        assert "schedule_calls" in row and "colored_per_schedule" in row, row
 
 
 # -- the stats parser on both dumps -------------------------------------
@@ -126,7 +102,11 @@ def test_stats_parser_both_dumps(folder):
     roi_s = cfg["workload"]["roi_ticks"] / 100          # HZ = 100
     for d in dumps:
         stats = d.as_dict()
-        assert len(stats) > 1000
+        # Every counter the collect step maps is there for every core
+        # (the repository's copies keep only what the suite reads).
+        for i in range(cpus):
+            core = f"board.processor.cores{i if cpus > 1 else ''}.core."
+            assert f"{core}numCycles" in stats and f"{core}cpi" in stats
         insts = _per_core_insts(d, cpus)
         assert all(v > 0 for v in insts)
         # The SparseHistogram keys add up to the printed sample count.
@@ -211,7 +191,7 @@ def test_console_schedule_count(folder):
     roi = parse_roi((folder / "console.log").read_text())
     assert roi["roi_jiffies"] == _config(folder)["workload"]["roi_ticks"]
     assert roi["context_switches"] >= roi["schedule_calls"] - 1
-    assert roi["schedule_calls"] == _col(folder, "schedule() calls")
+    assert roi["schedule_calls"] == _col(folder, "schedule_calls")
     # The analysis finds the same count (console fallback for old runs).
     assert work_units(load_run(folder))["schedule"] == roi["schedule_calls"]
 
@@ -233,17 +213,17 @@ def test_speed_figures(folder):
     d0 = parse_stats(folder / "gem5" / "stats.txt")[0]
     insts = sum(_per_core_insts(d0, cpus))
     # v24's simInsts counts each instruction about twice; per-core
-    # commitStats0.numInsts is the count (README).
+    # commitStats0.numInsts is the count (recorded/gem5/README.md).
     assert 1.9 < d0.get("simInsts") / insts < 2.05
     assert d0.get("hostInstRate") > 1.8 * insts / d0.get("hostSeconds")
-    assert insts / 1e6 == pytest.approx(_col(folder, "committed insts"),
+    assert insts / 1e6 == pytest.approx(_col(folder, "committed_minsts"),
                                         abs=0.051)
     assert d0.get("hostSeconds") == pytest.approx(
-        _col(folder, "host s"), abs=0.051)
+        _col(folder, "host_seconds_measure"), abs=0.051)
 
 
 def test_speed_ppro4_512k_vanilla():
-    """README: about 55.8 M instructions in 26.6 s, about 2.1 M inst/s."""
+    """Recorded: about 55.8 M instructions in 26.6 s, about 2.1 M inst/s."""
     folder = RECORDED / "ppro4-l2_512k-vanilla-t1024"
     if not folder.is_dir():
         pytest.skip(f"{folder} is not recorded")
@@ -260,12 +240,12 @@ def test_speed_ppro4_512k_vanilla():
 # -- the analysis on recorded runs ------------------------------------------
 
 def _colored_span():
-    """[lo, hi) of the README's "colored lines 0xA–0xB" column."""
+    """[lo, hi) of recordings.csv's "colored_lines_0xA_0xB" column."""
     for h in next(iter(TABLE.values()), {}):
-        m = re.match(r"colored lines (0x[0-9a-f]+)\W+(0x[0-9a-f]+)", h)
+        m = re.match(r"colored_lines_(0x[0-9a-f]+)_(0x[0-9a-f]+)$", h)
         if m:
             return int(m.group(1), 16), int(m.group(2), 16) + 1
-    pytest.skip(f"{README} has no 'colored lines 0x..-0x..' column")
+    pytest.fail(f"{GLANCE} has no 'colored_lines_0x.._0x..' column")
 
 
 @pytest.mark.parametrize("folder", RUN_PARAMS)
@@ -275,11 +255,11 @@ def test_colored_lines_per_schedule(folder):
     lo, hi = _colored_span()
     h = offset_histogram(run, "line")
     colored = h[(h.index >= lo) & (h.index < hi)].sum()
-    assert colored == _col(folder, "colored lines")
+    assert colored == _col(folder, "colored_lines_0x20_0x41f")
     s = offset_summary([run], view="line").iloc[0]
     assert h.sum() == s["total"]
     per = colored / work_units(run)["schedule"]
-    want = _col(folder, "per schedule()")
+    want = _col(folder, "colored_per_schedule")
     assert per == pytest.approx(want, abs=0.051 if want < 10 else 0.51)
     assert offset_histogram(run).sum() == s["total"]
 
@@ -339,8 +319,8 @@ def test_compare_recorded_gem5_with_fresh_qemu(qemu_512k, kernel):
     assert p.returncode == 0, p.stderr
     totals = _totals(p.stdout)
     qn, qps, gn, gps, ratio = totals["colored"]
-    g_sched = _col(gem5, "schedule() calls")
-    assert gn == _col(gem5, "colored lines")
+    g_sched = _col(gem5, "schedule_calls")
+    assert gn == _col(gem5, "colored_lines_0x20_0x41f")
     assert gps == pytest.approx(gn / g_sched, abs=0.006)
     assert qps == pytest.approx(qn / float(sched.iloc[0]), abs=0.006)
     assert ratio == pytest.approx(gps / qps, abs=0.002)
@@ -350,7 +330,7 @@ def test_compare_recorded_gem5_with_fresh_qemu(qemu_512k, kernel):
     assert sum(float(r[1]) for r in rows) == totals["all"][0]
     assert sum(float(r[3]) for r in rows) == totals["all"][2]
     if kernel == "vanilla":
-        # The engines agree per schedule() for vanilla (README: within 2 %).
+        # The engines agree per schedule() for vanilla (within 2 %).
         assert 0.95 < ratio < 1.05
 
 
@@ -369,3 +349,30 @@ def test_compare_refuses_other_configurations(qemu_512k):
     if other_l2.is_dir():
         p = _cli("compare", qemu_512k["c32"], other_l2)
         assert p.returncode == 2 and "l2 (524288" in p.stderr
+
+
+# -- the repository's copies are the shared recordings, trimmed ------------
+
+@pytest.mark.skipif(not SHARED.is_dir(),
+                    reason=f"no full recordings in {SHARED} to trim again")
+@pytest.mark.parametrize("folder", RUN_PARAMS)
+def test_trimmed_copy_is_the_shared_recording(folder, tmp_path):
+    full = SHARED / folder.name
+    if not (full / "gem5" / "stats.txt").is_file():
+        pytest.skip(f"{full} is not in the shared recordings")
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" /
+                                            "trim-gem5-recording.py"),
+                        str(full), str(tmp_path / folder.name)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    ours = sorted(f.relative_to(folder) for f in folder.rglob("*") if f.is_file())
+    again = sorted(f.relative_to(tmp_path / folder.name)
+                   for f in (tmp_path / folder.name).rglob("*") if f.is_file())
+    assert ours == again
+    for rel in ours:
+        assert (folder / rel).read_bytes() == \
+            (tmp_path / folder.name / rel).read_bytes(), rel
+    # The trim keeps every dump and drops most lines.
+    text = (folder / "gem5" / "stats.txt").read_text()
+    assert text.count("Begin Simulation Statistics") == \
+        (full / "gem5" / "stats.txt").read_text().count("Begin Simulation Statistics")

@@ -255,10 +255,10 @@ def test_catalog_rebuilds_from_run_directories_alone(exps, tmp_path):
     assert len(cat.runs(kernel="c8")) == 1 and len(cat.runs(l2_size="512KiB")) == 2
 
 
-GEM5_SHARED = ROOT.parent / "shared" / "gem5"
+GEM5_SHARED = ROOT / "recorded" / "gem5"
 
 
-@pytest.mark.skipif(not GEM5_SHARED.is_dir(), reason="no ../shared/gem5 recordings")
+@pytest.mark.skipif(not GEM5_SHARED.is_dir(), reason="no recorded/gem5 recordings")
 def test_catalog_parses_every_gem5_dump(tmp_path):
     import shutil
     src = sorted(d for d in GEM5_SHARED.iterdir() if (d / "config.json").is_file())[0]
