@@ -296,10 +296,17 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+DESCRIPTION = ("Cache coloring of the Linux 2.4 task structure, in full-system "
+               "simulation: describe, build, run, collect, analyse, report. "
+               "'colorsim COMMAND --help' shows a command's options.")
+
+
 def build_parser():
-    ap = _Parser(prog="colorsim", description=__doc__,
-                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    ap = _Parser(prog="colorsim", description=DESCRIPTION,
+                 formatter_class=lambda prog: argparse.HelpFormatter(
+                     prog, max_help_position=24, width=100))
+    sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser,
+                            title="commands", metavar="COMMAND")
     sub.add_parser("machines", help="list machines").set_defaults(func=cmd_machines)
 
     b = sub.add_parser("build", help="build the plugin and kernel variants")
@@ -314,7 +321,7 @@ def build_parser():
     r.add_argument("--dry-run", action="store_true", help="print what would run")
     r.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("plot", help="figures")
+    p = sub.add_parser("plot", help="a figure of runs (offsets)")
     psub = p.add_subparsers(dest="figure", required=True, parser_class=_Parser)
     po = psub.add_parser("offsets", help="bus transactions per page offset")
     po.add_argument("runs", nargs="+", type=Path)

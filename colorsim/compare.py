@@ -35,8 +35,8 @@ def colored_lines_span(layout: dict, span_colors: int = SPAN_COLORS) -> tuple:
 def add_parser(subparsers):
     """Register ``compare`` on the command line's subparsers."""
     p = subparsers.add_parser(
-        "compare", help="QEMU vs gem5 run of one configuration: bus "
-                        "transactions per schedule(), per page offset")
+        "compare", help="a QEMU run beside a gem5 run of the same "
+                        "configuration, per schedule()")
     p.add_argument("runs", nargs=2, type=Path, metavar="RUN",
                    help="a QEMU run directory and a gem5 run directory "
                         "(either order)")

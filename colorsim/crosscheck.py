@@ -207,9 +207,8 @@ def plot(rows, path: Path) -> Path:
 
 
 def add_parser(sub):
-    p = sub.add_parser("crosscheck", help="QEMU vs gem5 on every recorded gem5 run: "
-                       "traffic per schedule() and the colored kernel's gain in "
-                       "modelled time")
+    p = sub.add_parser("crosscheck", help="QEMU beside every recorded gem5 run: "
+                       "traffic and the colored gain")
     p.add_argument("gem5_runs", nargs="*", type=Path, metavar="GEM5_RUN",
                    help=f"gem5 run directories or folders of them (default {RECORDED})")
     p.add_argument("--out", type=Path, default=None,

@@ -13,8 +13,8 @@ def cmd_figures(a):
 
 def add_parser(subparsers):
     p = subparsers.add_parser(
-        "figures", help="the paper's figures and tables from the catalog "
-                        "(PNG, SVG) and an HTML report")
+        "figures", help="the paper's figures and tables, and the "
+                        "HTML report")
     p.add_argument("experiment", help="an experiment name, or 'all'")
     p.add_argument("--quick", action="store_true", default=None,
                    help="use the --quick sweep's points (default: the "

@@ -473,8 +473,8 @@ def add_parser(subparsers):
     """Register ``sweep`` on the command line's subparsers."""
     from .cli import _positive_seconds
     p = subparsers.add_parser(
-        "sweep", help="run an experiment's grid (configs/experiments.toml): "
-                      "what is missing, skipping complete runs")
+        "sweep", help="run an experiment's missing points "
+                      "(configs/experiments.toml)")
     p.add_argument("experiment", help="an experiment name, or 'all'")
     p.add_argument("--quick", action="store_true",
                    help="the experiment's small grid of the same shape")

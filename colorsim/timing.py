@@ -2,7 +2,7 @@
 modelled second and cycles per schedule(), from runs made with --timing.
 
 ``python3 -m colorsim timing-table [--run] [--out DIR]`` makes (with --run)
-and prints the issue-7 table: ppro4 with 1024 tasks, vanilla, c32, mq and
+and prints the timing table: ppro4 with 1024 tasks, vanilla, c32, mq and
 mq-c32 at 256 KiB, 512 KiB and 1 MiB; piii8 with 1..8 CPUs, the same
 kernels.  --kernels, --machine and --l2 pick a part of it.
 
@@ -165,8 +165,8 @@ def cmd_timing_table(a):
 
 
 def add_parser(sub):
-    t = sub.add_parser("timing-table", help="issue 7 timing table: work per "
-                       "modelled second, run-queue lock(s) lockmeter")
+    t = sub.add_parser("timing-table", help="work per modelled second and the "
+                       "lockmeter, as a table")
     t.add_argument("--run", action="store_true", help="make missing runs first")
     t.add_argument("--force", action="store_true", help="redo the runs")
     t.add_argument("--out", type=Path, help="run directory (default runs/timing)")

@@ -42,6 +42,14 @@ if ! python3 -c "import pandas, matplotlib, pytest, pyarrow, dask.distributed" 2
   fi
 fi
 
+# The `colorsim` command: an editable install, since the package works from
+# its checkout (kernels, configs and builds beside it).  `python3 -m
+# colorsim` works without it, so a refusal is a warning.
+if ! python3 -m pip install -q --no-deps -e . 2>/dev/null &&
+   ! python3 -m pip install -q --no-deps --break-system-packages -e . 2>/dev/null; then
+  echo "setup: warning: pip would not install the colorsim command; use python3 -m colorsim"
+fi
+
 echo "setup: QEMU (scripts/build-qemu.sh)"
 bash scripts/build-qemu.sh
 

@@ -1,0 +1,54 @@
+"""The command line describes itself: every command listed once with a short
+help line, and no help text that speaks of the project's history."""
+
+import re
+import subprocess
+import sys
+import tomllib
+
+from colorsim import ROOT
+from colorsim.cli import build_parser
+
+
+def _subparsers(parser):
+    for action in parser._actions:
+        if action.__class__.__name__ == "_SubParsersAction":
+            return action
+    return None
+
+
+def _all_help_texts(parser, path=()):
+    """(command path, help text) of the parser and every subcommand's."""
+    yield path, parser.format_help()
+    sub = _subparsers(parser)
+    if sub:
+        for name, child in sub.choices.items():
+            yield from _all_help_texts(child, path + (name,))
+
+
+def test_top_help_lists_every_command_once():
+    parser = build_parser()
+    commands = list(_subparsers(parser).choices)
+    text = subprocess.run([sys.executable, "-m", "colorsim", "--help"],
+                          cwd=ROOT, capture_output=True, text=True,
+                          timeout=60).stdout
+    listed = [m.group(1) for m in re.finditer(r"^    (\S+)", text, re.M)]
+    assert listed == commands
+    helps = {a.dest: a.help for a in _subparsers(parser)._choices_actions}
+    for name in commands:
+        assert helps.get(name), f"{name} has no help line"
+        assert len(helps[name]) <= 76, f"{name}: help longer than a line"
+
+
+def test_no_help_text_names_issues_or_sessions():
+    for path, text in _all_help_texts(build_parser()):
+        assert not re.search(r"\b(issue|session|helper branch)s?\b", text, re.I), \
+            (" ".join(path) or "colorsim", text)
+
+
+def test_console_script_points_at_main():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    target = meta["project"]["scripts"]["colorsim"]
+    module, func = target.split(":")
+    mod = __import__(module, fromlist=[func])
+    assert getattr(mod, func)(["machines"]) == 0
