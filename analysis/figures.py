@@ -947,8 +947,13 @@ BUILDERS = {"fig1": fig1, "fig3": fig3, "fig6": fig6, "fig7": fig7,
             "eq3": eq3, HERD: herd}
 
 
-def make_figures(name: str, root=None, out=None, quick=None, log=print) -> Path:
-    """Every figure of ``name`` ("all" or one experiment) and the report."""
+def make_figures(name: str, root=None, out=None, quick=None, log=print,
+                 require_points=False) -> Path:
+    """Every figure of ``name`` ("all" or one experiment) and the report.
+
+    With ``require_points`` the report is still written, and then a
+    ResultsError names every asked-for figure or table that has no done
+    point (the command line's exit status says so)."""
     from colorsim.catalog import Catalog
     from colorsim.experiments import load_experiments, select
     from colorsim.sweep import runs_root
@@ -962,10 +967,11 @@ def make_figures(name: str, root=None, out=None, quick=None, log=print) -> Path:
     cat.table("runs")                  # a missing catalog: one line, early
     out.mkdir(parents=True, exist_ok=True)
     paper = paper_results()
-    items = []
+    items, used = [], []
     for e in exps:
         scale = pick_scale(cat, e, quick)
         d = ExpData(cat, e, scale)
+        used.append(d.runs)
         if d.counts["points"] == 0:
             for o in e.outputs.values():
                 it = Item(o.id, f"{paper.get(o.id, {}).get('source', o.id)}: "
@@ -988,7 +994,9 @@ def make_figures(name: str, root=None, out=None, quick=None, log=print) -> Path:
                 it.lacks.append(f"the {'/'.join(wl)} workload (the synthetic "
                                 f"stand-in ran)")
         items += new
-    report = write_report(items, out, cat, exps)
+    used = pd.concat([u for u in used if len(u)], ignore_index=True) \
+        if any(len(u) for u in used) else None
+    report = write_report(items, out, cat, exps, used)
     for it in items:
         what = ", ".join(it.images) if it.images else "no figure"
         lack = f"; lacks {', '.join(it.lacks)}" if it.lacks else ""
@@ -998,4 +1006,10 @@ def make_figures(name: str, root=None, out=None, quick=None, log=print) -> Path:
             f"{it.counts.get('missing', 0)} missing, "
             f"{it.counts.get('lacks', 0)} not runnable{lack}")
     log(f"report: {report}")
+    empty = [it.id for it in items if not it.counts.get("done")]
+    if require_points and empty:
+        raise ResultsError(
+            f"no done points for {', '.join(empty)} (the report {report} shows "
+            f"them as not swept): run 'python3 -m colorsim sweep "
+            f"{name}{' --quick' if quick else ''}' first")
     return report

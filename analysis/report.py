@@ -9,6 +9,7 @@ same catalog gives the same bytes.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import os
 from pathlib import Path
@@ -21,9 +22,19 @@ th { background: #eee; }
 .lacks { color: #a40; font-weight: bold; }
 .ok { color: #262; }
 .status { color: #444; font-size: 0.9em; }
+.notswept { color: #777; font-weight: bold; }
+.provenance td, .provenance th { text-align: left; }
 figure { margin: 0.5em 0; }
 img { max-width: 100%; border: 1px solid #ddd; }
 """
+
+
+def _state(it) -> str:
+    """A figure's state in the summary: not swept, what it lacks, or
+    complete."""
+    if not it.counts.get("done"):
+        return "not swept" + (f"; lacks {', '.join(it.lacks)}" if it.lacks else "")
+    return ", ".join(it.lacks) or "nothing"
 
 
 def _table(df, caption: str) -> str:
@@ -33,7 +44,64 @@ def _table(df, caption: str) -> str:
                            '<table class="dataframe results">'))
 
 
-def write_report(items, out: Path, cat, exps) -> Path:
+def catalog_hash(root: Path) -> str:
+    """SHA-256 over the catalog's Parquet files (names and bytes, sorted):
+    two reports from the same catalog name the same hash."""
+    h = hashlib.sha256()
+    folder = Path(root) / "catalog"
+    for f in sorted(folder.glob("*.parquet")):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def _values(df, col) -> list:
+    if df is None or col not in df.columns:
+        return []
+    return sorted({str(v) for v in df[col] if v is not None and v == v})
+
+
+def provenance(used, items, root: Path) -> str:
+    """What the report's numbers come from: every source commit (and whether
+    its tree was dirty) of the runs it mixes, the engines' exact versions,
+    the plugin builds, the catalog's hash, the scales, accept modes and
+    seeds."""
+    import pandas as pd
+    rows = []
+    if used is not None and len(used):
+        runs = used.drop_duplicates("run_id")
+        src = runs.assign(
+            commit=runs.get("source_commit", pd.Series(dtype=object)).fillna("unknown"),
+            dirty=runs.get("source_dirty", pd.Series(dtype=object)).map(
+                {True: "dirty", False: "clean"}).fillna("unknown"))
+        for (c, d), g in src.groupby(["commit", "dirty"]):
+            rows.append(("source commit", f"{c} ({d})", len(g)))
+        for col, what in (("engine_version", "engine"),
+                          ("plugin_sha256", "bus-monitor plugin (SHA-256)")):
+            if col in runs.columns:
+                for v, g in runs.groupby(runs[col].fillna("none")):
+                    rows.append((what, str(v), len(g)))
+        n_runs = len(runs)
+    else:
+        n_runs = 0
+    scales = sorted({it.scale for it in items if it.scale})
+    rows.append(("scale", ", ".join(scales) or "-", ""))
+    rows.append(("accept mode (web)", ", ".join(
+        v for v in _values(used, "accept") if v) or "-", ""))
+    rows.append(("placement seeds", ", ".join(_values(used, "seed")) or "-", ""))
+    rows.append(("catalog (SHA-256 of its Parquet files)", catalog_hash(root), ""))
+    df = pd.DataFrame(rows, columns=["what", "value", "runs"])
+    dirty = any("(dirty)" in str(v) for _, v, _ in rows)
+    warn = ("<p class=\"lacks\">Some runs were made from a source tree with "
+            "uncommitted changes: their source commit does not say all of "
+            "what ran.</p>") if dirty else ""
+    return ("<h2 id=\"provenance\">Provenance</h2>"
+            f"<p>The {n_runs} runs behind this report, by where they came from. "
+            "Two reports with the same catalog hash show the same numbers.</p>"
+            + warn + _table(df, "Provenance of the runs in this report")
+            .replace("dataframe results", "dataframe provenance"))
+
+
+def write_report(items, out: Path, cat, exps, used=None) -> Path:
     runs = cat.table("runs")
     pts = cat.table("points")
     parts = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -64,12 +132,19 @@ def write_report(items, out: Path, cat, exps) -> Path:
         "missing": it.counts.get("missing", 0),
         "not runnable": it.counts.get("lacks", 0),
         "images": len(it.images) // 2,
-        "lacks": ", ".join(it.lacks) or "nothing"} for it in items])
+        "lacks": _state(it)} for it in items])
     parts.append(_table(summary, "What each figure and table has, and lacks"))
+    parts.append(provenance(used, items, cat.root))
     for it in items:
         parts.append(f"<section id=\"{html.escape(it.id)}\">")
         parts.append(f"<h2>{html.escape(it.title)}</h2>")
-        if it.lacks:
+        if not it.counts.get("done"):
+            parts.append("<p class=\"notswept\">Not swept: no point of this "
+                         "figure or table is done.</p>")
+            if it.lacks:
+                parts.append(f"<p class=\"lacks\">Lacks: "
+                             f"{html.escape(', '.join(it.lacks))}</p>")
+        elif it.lacks:
             parts.append(f"<p class=\"lacks\">Lacks: {html.escape(', '.join(it.lacks))}"
                          "</p>")
         else:

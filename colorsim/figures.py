@@ -8,7 +8,8 @@ from pathlib import Path
 
 def cmd_figures(a):
     from analysis.figures import make_figures
-    make_figures(a.experiment, root=a.runs, out=a.out, quick=a.quick)
+    make_figures(a.experiment, root=a.runs, out=a.out, quick=a.quick,
+                 require_points=True)
 
 
 def add_parser(subparsers):

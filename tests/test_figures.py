@@ -153,3 +153,35 @@ def test_report_opens_in_a_headless_browser(swept, tmp_path):
                            (out / "report.html").as_uri()],
                    capture_output=True, timeout=120)
     assert shot.is_file() and shot.stat().st_size > 20000
+
+
+def test_report_has_provenance_and_honest_states(swept, tmp_path):
+    import sys
+
+    import pandas as pd
+
+    from analysis.report import catalog_hash
+    from colorsim import ROOT
+    out = tmp_path / "f"
+    make_figures("all", root=swept, out=out, log=lambda *_: None)
+    html = (out / "report.html").read_text()
+    assert "Provenance" in html and catalog_hash(swept) in html
+    runs = pd.read_parquet(swept / "catalog" / "runs.parquet")
+    for commit in set(runs["source_commit"].dropna()):
+        assert commit in html
+    assert "placement seeds" in html and ">1, 2<" in html
+    # fig6 has no done point: not swept, never "lacks nothing"
+    sec = html[html.index('<section id="fig6">'):]
+    sec = sec[:sec.index("</section>")]
+    assert "Not swept" in sec and "Lacks nothing" not in sec
+    # asking for it exits non-zero, naming it; the report is still written
+    cli = [sys.executable, "-m", "colorsim", "figures"]
+    p = subprocess.run(cli + ["all", "--runs", str(swept), "--out",
+                              str(tmp_path / "g")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "fig6" in p.stderr and "fig1" not in p.stderr
+    assert (tmp_path / "g" / "report.html").is_file()
+    p = subprocess.run(cli + ["fig1", "--runs", str(swept), "--out",
+                              str(tmp_path / "h")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
