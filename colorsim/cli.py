@@ -350,11 +350,12 @@ def build_parser():
     f.set_defaults(func=cmd_figure1)
     compare.add_parser(sub)
     crosscheck.add_parser(sub)
-    from . import catalog, figures, sweep, timing
+    from . import catalog, figures, headline, sweep, timing
     sweep.add_parser(sub)
     timing.add_parser(sub)
     catalog.add_parsers(sub)
     figures.add_parser(sub)
+    headline.add_parser(sub)
     return ap
 
 
