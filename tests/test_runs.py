@@ -38,7 +38,7 @@ def assert_cpus_share_the_time(run, cpus):
     # Every CPU gets its share.  Under -icount round-robin a vCPU's turn
     # ends at a timer deadline or when the guest yields (pause, hlt); the
     # workload yields every 64 iterations (workload/tasks.c), which is what
-    # makes the shares even (README, "Interleaving").
+    # makes the shares even (docs/running.md, "Interleaving").
     per_cpu = run.counters.query("stat == 'insts'").groupby("cpu")["value"].sum()
     assert list(per_cpu.index) == list(range(cpus))
     assert per_cpu.min() > 0.7 * per_cpu.max(), per_cpu.to_dict()
