@@ -169,10 +169,18 @@ def _setup_matplotlib():
     return plt
 
 
-def save(fig, out: Path, stem: str) -> list:
+def save(fig, out: Path, stem: str, d: "ExpData" = None) -> list:
     """``stem``.png and ``stem``.svg in ``out``, written atomically, with no
-    dates or software versions that would change the bytes."""
+    dates or software versions that would change the bytes.  With ``d``,
+    the title gains a line saying what the figure was made from (scale,
+    seeds, web's accept mode, counting or modelled time)."""
     import matplotlib.pyplot as plt
+    if d is not None and len(d.runs):
+        sup = fig._suptitle.get_text() if fig._suptitle else ""
+        ctx = context(d)
+        fig.suptitle(f"{sup}\n{ctx}" if sup else ctx,
+                     fontsize=fig._suptitle.get_fontsize() if sup else 9)
+        fig.tight_layout()
     names = []
     for suffix, meta in ((".png", {"Software": None}),
                          (".svg", {"Date": None, "Creator": None})):
@@ -217,30 +225,18 @@ def _status_line(d: ExpData) -> str:
 # -- the figures and tables -----------------------------------------------------
 
 def fig1(d: ExpData, out: Path, paper: dict) -> list:
-    plt = _setup_matplotlib()
+    from .plots import HotLines, OffsetPanel, figure1
     it = Item("fig1", "Figure 1: bus transactions per page offset", "fig1",
               d.scale, paper=paper.get("fig1", {}).get("note", ""))
     kernels = [k for k in ("vanilla", "c32") if k in set(d.runs["kernel"])]
     if not kernels:
         it.notes.append("no runs yet")
         return [it]
-    fig, axes = plt.subplots(len(kernels), 1, figsize=(7.5, 2.4 * len(kernels)),
-                             sharex=True, sharey=True, squeeze=False)
-    rows = []
-    for ax, k in zip(axes[:, 0], kernels):
-        sub = d.runs[d.runs["kernel"] == k]
-        hs = pd.concat([d.offsets(r).rename(s) for r, s in
-                        zip(sub["run_id"], sub["seed"])], axis=1).fillna(0)
-        hs = hs.reindex(range(0, 4096, 8), fill_value=0) if len(hs) else hs
-        mean = hs.mean(axis=1)
-        ax.fill_between(hs.index, hs.min(axis=1), hs.max(axis=1), step="mid",
-                        color=KERNEL_COLORS.get(k, "k"), alpha=0.3, lw=0)
-        ax.plot(hs.index, mean, drawstyle="steps-mid", lw=0.8,
-                color=KERNEL_COLORS.get(k, "k"))
-        peak = int(mean.idxmax())
-        ax.set_title(f"{k}: {len(sub)} seeds, mean (line) and min-max "
-                     f"(band); peak at {peak:#05x}", fontsize=9)
-        ax.set_ylabel("bus transactions")
+    panels, rows = [], []
+    for k in kernels:
+        sub = d.runs[d.runs["kernel"] == k].sort_values("seed")
+        panels.append(OffsetPanel(k, KERNEL_COLORS.get(k, "k"),
+                                  [d.offsets(r) for r in sub["run_id"]]))
         for _, r in sub.iterrows():
             rows.append({"kernel": k, "seed": int(r["seed"]),
                          "peak offset": f"{int(r['peak_offset']):#05x}",
@@ -249,18 +245,38 @@ def fig1(d: ExpData, out: Path, paper: dict) -> list:
                          "all offsets": int(r["total"]),
                          **_peak_vs_paper(k, int(r["peak_offset"]),
                                           paper["fig1"]["peak_offset"])})
-    ax = axes[-1, 0]
-    ax.set_xlim(0, 4096)
-    ax.set_xticks(range(0, 4097, 512))
-    ax.set_xticklabels([f"{x:#05x}" for x in range(0, 4097, 512)])
-    ax.set_xlabel("page offset (8-byte chunk of the fill)")
-    fig.suptitle(f"Figure 1: {d.runs['machine'].iloc[0]}, L2 "
-                 f"{l2_name(d.runs['l2_size'].iloc[0])}, {procs(d)}", fontsize=10)
-    fig.tight_layout()
-    it.images = save(fig, out, d.stem("fig1"))
+    r0 = d.runs.iloc[0]
+    line = int(r0["line"])
+    first = int(d.runs[d.runs["kernel"] == kernels[0]]["first_touched"].iloc[0])
+    hot = HotLines(first - first % line, line, int(d.runs["colored_lo"].min()),
+                   int(d.runs["colored_hi"].max()))
+    stem = d.stem("fig1")
+    _setup_matplotlib()
+    figure1(panels, [out / f"{stem}.png", out / f"{stem}.svg"], hot,
+            f"Figure 1: {r0['machine']}, L2 {l2_name(r0['l2_size'])}, {procs(d)}",
+            paper_peak=paper["fig1"]["peak_offset"], footer=context(d))
+    it.images = [f"{stem}.png", f"{stem}.svg"]
     it.tables.append(("Peak per seed (ours) beside the paper's peak offset",
                       pd.DataFrame(rows)))
     return [it]
+
+
+def context(d: ExpData) -> str:
+    """What every figure of ``d`` was made from, for its footer: the scale,
+    the placement seeds, web's accept mode, counting or modelled time."""
+    r = d.runs
+    parts = [f"{d.scale} scale" if d.scale else "",
+             "seeds " + ", ".join(str(int(s)) for s in sorted(set(r["seed"])))
+             if len(r) else ""]
+    if "accept" in r and (r["workload_run"] == "web").any():
+        modes = sorted(set(r.loc[r["workload_run"] == "web", "accept"]) - {""})
+        names = {"none": "wake-one accept", "pipe": "herd accept lock"}
+        parts.append("web: " + ", ".join(names.get(m, f"{m} accept") for m in modes))
+    if "timing" in r:
+        parts.append("modelled time" if r["timing"].fillna(False).astype(bool).all()
+                     else "counting" if not r["timing"].fillna(False).astype(bool).any()
+                     else "counting and modelled time")
+    return " | ".join(p for p in parts if p)
 
 
 def _peak_vs_paper(kernel, ours, theirs) -> dict:
@@ -312,7 +328,7 @@ def fig3(d: ExpData, out: Path, paper: dict) -> list:
         it.tables.append((f"Throughput ({unit_of(tdf)})",
                           ts.rename(columns={"tasks": "processes"}).round(1)))
     fig.tight_layout()
-    it.images = save(fig, out, "fig3")
+    it.images = save(fig, out, "fig3", d)
     return [it]
 
 
@@ -367,7 +383,7 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
     ax.set_ylim(0, ax.get_ylim()[1] * 1.3)
     ax.legend(fontsize=7, ncol=4, loc="upper center")
     fig.tight_layout()
-    it.images = save(fig, out, d.stem("fig7"))
+    it.images = save(fig, out, d.stem("fig7"), d)
     it.tables.append(("Colored-line transactions per schedule(), 32 colors vs "
                       "vanilla, beside the paper's change", pd.DataFrame(rows)))
     return [it]
@@ -400,8 +416,9 @@ def _miss_table(d: ExpData, axis: str, paper_tab: dict, keys, key_name):
     return pd.DataFrame(rows), s
 
 
-def _miss_figure(plt, s, axis, keys, key_name, paper_tab, title, xlabel, out, stem):
-    fig, ax = plt.subplots(figsize=(5.5, 3.2))
+def _miss_figure(plt, s, axis, keys, key_name, paper_tab, title, xlabel, out,
+                 stem, d=None):
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
     for k in miss_kernels(s["kernel"]):
         r = s[s["kernel"] == k].set_index(axis).reindex(keys)
         if r["mean"].notna().any():
@@ -418,9 +435,9 @@ def _miss_figure(plt, s, axis, keys, key_name, paper_tab, title, xlabel, out, st
     ax.set_ylabel("L2 miss ratio in the run-queue loop (%)")
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
-    return save(fig, out, stem)
+    return save(fig, out, stem, d)
 
 
 def table2(d: ExpData, out: Path, paper: dict) -> list:
@@ -442,7 +459,7 @@ def table2(d: ExpData, out: Path, paper: dict) -> list:
         {k: [dict(zip(p["l2"], p[k])).get(l2_name(x)) for x in sizes]
          for k in ("vanilla", "c32")},
         f"Table 2: {procs(d)}, "
-        f"{d.runs['machine'].iloc[0]}", "L2 size", out, d.stem("table2"))
+        f"{d.runs['machine'].iloc[0]}", "L2 size", out, d.stem("table2"), d)
     return [it]
 
 
@@ -526,7 +543,7 @@ def fig8(d: ExpData, out: Path, paper: dict) -> list:
     axes[0, 0].set_ylabel("colored-line transactions per schedule()")
     fig.suptitle("Figure 8: colored-line transactions vs colors", fontsize=10)
     fig.tight_layout()
-    it.images = save(fig, out, "fig8")
+    it.images = save(fig, out, "fig8", d)
     it.tables.append(("Colored-line transactions per schedule() and eq. (3)",
                       pd.DataFrame(rows)))
     return [it, thr]
@@ -629,7 +646,7 @@ def fig6(d: ExpData, out: Path, paper: dict) -> list:
                  "same-seed ratios", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    it.images = save(fig, out, "fig6")
+    it.images = save(fig, out, "fig6", d)
     rows = []
     thr = spread(df, ["l2_size", "tasks", "kernel"], "throughput")
     for _, r in g.iterrows():
@@ -676,7 +693,7 @@ def fig8_throughput(d: ExpData, out: Path, paper: dict, it: Item) -> None:
     axes[0, 0].set_ylabel(unit_of(df))
     fig.suptitle("Figure 8: throughput vs colors (mean, min-max of seeds)", fontsize=10)
     fig.tight_layout()
-    it.images = save(fig, out, "fig8_throughput")
+    it.images = save(fig, out, "fig8_throughput", d)
     it.tables.append((f"Throughput ({unit_of(df)}), mean [min-max] over seeds",
                       pd.DataFrame(rows)))
 
@@ -706,7 +723,7 @@ def _throughput_vs_cpus(d, out, paper, oid, title) -> Item:
     ax.set_title(f"{title} (mean, min-max of seeds)", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    it.images = save(fig, out, oid)
+    it.images = save(fig, out, oid, d)
     it.tables.append((f"Throughput ({unit_of(df)}), mean [min-max] over seeds "
                       "(- : no run)", pd.DataFrame(rows)))
     return it
@@ -750,7 +767,7 @@ def _speedup(d, out, paper, oid) -> Item:
     ax.set_title(f"{oid}: speed-up over vanilla (bars: same-seed min-max)", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    it.images = save(fig, out, oid)
+    it.images = save(fig, out, oid, d)
     it.tables.append(("Speed-up over vanilla: ours (mean [min-max] of same-seed "
                       "ratios), the paper's, deviation", pd.DataFrame(rows)))
     return it
@@ -800,7 +817,7 @@ def _locks(d, out, paper, oid) -> Item:
     fig.suptitle(f"{oid}: runqueue_lock (lockmeter, all CPUs; mean, min-max of seeds)",
                  fontsize=9)
     fig.tight_layout()
-    it.images = save(fig, out, oid)
+    it.images = save(fig, out, oid, d)
     it.tables.append(("runqueue_lock per CPU count: ours (mean [min-max] over seeds) "
                       "and the paper's", pd.DataFrame(rows)))
     return it
@@ -825,7 +842,7 @@ def _scaling(d: ExpData, out: Path, paper: dict, miss_id: str, others) -> list:
         it.images = _miss_figure(plt, s, "cpus", cpus, str, ptab,
                                  f"{miss_id}: {d.runs['machine'].iloc[0]}, "
                                  f"{sorted(set(d.runs['tasks']))[0]} tasks",
-                                 "CPUs", out, miss_id)
+                                 "CPUs", out, miss_id, d)
     items.append(it)
     for oid in others:
         o = d.exp.outputs[oid]
@@ -935,7 +952,7 @@ def eq3(d: ExpData, out: Path, paper: dict) -> list:
     axes[0, 0].set_ylabel("L2 miss ratio in the run-queue loop (%)")
     fig.suptitle("Eq. (3), c >= p / (s / 8 KB), on held-out geometries", fontsize=10)
     fig.tight_layout()
-    it.images = save(fig, out, "eq3")
+    it.images = save(fig, out, "eq3", d)
     it.tables.append(("The run-queue loop's L2 miss ratio (mean over seeds) at eq. (3)'s "
                       "colors and twice them; the fewest colors that bring it under 50 %",
                       pd.DataFrame(rows)))

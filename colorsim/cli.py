@@ -270,7 +270,9 @@ def cmd_figure1(a):
     s = specs[1]
     tag = (f"{s.machine.name}-{s.cpus}cpu-l2_{s.machine.caches.l2.size // 1024}k-"
            f"t{s.workload.tasks}-{s.variant.name}")
-    png = plot_offsets(runs, out / f"figure1-{tag}.png")
+    from analysis.figures import paper_results
+    png = plot_offsets(runs, out / f"figure1-{tag}.png",
+                       paper_peak=paper_results()["fig1"]["peak_offset"])
     df = offset_summary(runs)
     csv = out / f"figure1-{tag}-summary.csv"
     tmp = csv.with_name(f".{csv.name}.tmp{os.getpid()}")
