@@ -1,66 +1,29 @@
 """The Slurm executor on a real single-node Slurm cluster.
 
-The fixture starts a private slurmctld and slurmd (Debian's slurm-wlm, no
-accounting daemon) with a configuration of its own in a temporary folder,
-and munged if it is not running; it stops what it started.
+The fixture starts one with the user's script, ``scripts/slurm-local.sh``
+(Debian's slurm-wlm, no accounting daemon, a configuration of its own in a
+temporary folder; munged if none answers), and stops what it started.
 """
 
+import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
+from colorsim import ROOT
 from colorsim.sweep import run_sweep
 
 from test_sweep import HUNG, QUIET, catalog_bytes, exps  # noqa: F401
 
-SLURM_CONF = """\
-ClusterName=colorsimtest
-SlurmctldHost={host}
-SlurmUser=root
-SlurmdUser=root
-SlurmctldPort={ctld_port}
-SlurmdPort={d_port}
-StateSaveLocation={d}/state
-SlurmdSpoolDir={d}/spool
-SlurmctldPidFile={d}/slurmctld.pid
-SlurmdPidFile={d}/slurmd.pid
-SlurmctldLogFile={d}/slurmctld.log
-SlurmdLogFile={d}/slurmd.log
-AuthType=auth/munge
-CredType=cred/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SchedulerType=sched/backfill
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-ReturnToService=2
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-MpiDefault=none
-MinJobAge=600
-KillWait=10
-NodeName={host} CPUs={cpus} RealMemory={mem_mb} State=UNKNOWN
-PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-"""
+SCRIPT = ROOT / "scripts" / "slurm-local.sh"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _pid(path: Path):
-    try:
-        return int(path.read_text().strip())
-    except (OSError, ValueError):
-        return None
+def slurm_local(*args, check=True):
+    return subprocess.run(["bash", str(SCRIPT), *map(str, args)], check=check,
+                          capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -68,51 +31,16 @@ def slurm_cluster(tmp_path_factory):
     for tool in ("slurmctld", "slurmd", "sbatch", "munged"):
         assert shutil.which(tool), f"{tool} missing: scripts/setup.sh installs slurm-wlm"
     d = tmp_path_factory.mktemp("slurm")
-    (d / "state").mkdir()
-    (d / "spool").mkdir()
-    mem_kb = int(next(line.split()[1] for line in open("/proc/meminfo")
-                      if line.startswith("MemTotal")))
-    conf = d / "slurm.conf"
-    conf.write_text(SLURM_CONF.format(
-        host=socket.gethostname().split(".")[0], ctld_port=_free_port(),
-        d_port=_free_port(), d=d, cpus=os.cpu_count(),
-        mem_mb=mem_kb // 1024 - 1024))
-    started_munge = None
-    if subprocess.run(["pgrep", "-x", "munged"], capture_output=True).returncode:
-        Path("/run/munge").mkdir(exist_ok=True)
-        shutil.chown("/run/munge", "munge", "munge")
-        subprocess.run(["su", "-s", "/bin/sh", "munge", "-c", "munged"], check=True)
-        started_munge = True
-    env = dict(os.environ, SLURM_CONF=str(conf))
-    subprocess.run(["slurmctld", "-f", str(conf)], env=env, check=True)
-    subprocess.run(["slurmd", "-f", str(conf)], env=env, check=True)
-    old = os.environ.get("SLURM_CONF")
-    os.environ["SLURM_CONF"] = str(conf)
+    mp = pytest.MonkeyPatch()
     try:
-        end = time.monotonic() + 30
-        while time.monotonic() < end:
-            p = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True)
-            if p.stdout.strip() == "idle":
-                break
-            time.sleep(0.5)
-        else:
-            pytest.fail(f"the test Slurm node never became idle: {p.stdout} {p.stderr}\n"
-                        + (d / "slurmctld.log").read_text()[-2000:])
+        p = slurm_local("start", d, check=False)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert f"export SLURM_CONF={d / 'slurm.conf'}" in p.stdout
+        mp.setenv("SLURM_CONF", str(d / "slurm.conf"))
         yield d
     finally:
-        for name in ("slurmd.pid", "slurmctld.pid"):
-            pid = _pid(d / name)
-            if pid:
-                try:
-                    os.kill(pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        if started_munge:
-            subprocess.run(["pkill", "-x", "munged"])
-        if old is None:
-            os.environ.pop("SLURM_CONF", None)
-        else:
-            os.environ["SLURM_CONF"] = old
+        slurm_local("stop", d, check=False)
+        mp.undo()
 
 
 def test_sweep_through_slurm_lands_in_the_catalog(slurm_cluster, exps, tmp_path):  # noqa: F811
@@ -142,3 +70,34 @@ def test_a_run_killed_for_time_is_recorded_as_such(slurm_cluster, exps, tmp_path
     assert len(failed) == 1
     text = (failed[0] / "failure.txt").read_text()
     assert text.startswith("killed for time") and "SIGUSR1" in text, text
+
+
+def test_stop_stops_only_the_daemons_it_started(tmp_path):
+    # Processes named like the daemons but not started by the script must
+    # survive its stop; the ones it started must not.
+    decoys = []
+    for name in ("munged", "slurmctld", "slurmd"):
+        exe = tmp_path / "decoys" / name
+        exe.parent.mkdir(exist_ok=True)
+        shutil.copy("/bin/sleep", exe)
+        decoys.append(subprocess.Popen([str(exe), "300"]))
+    d = tmp_path / "cluster"
+    try:
+        p = slurm_local("start", d, check=False)
+        assert p.returncode == 0, p.stdout + p.stderr
+        started = {f.stem: int(f.read_text()) for f in d.glob("*.pid")}
+        assert {"slurmctld", "slurmd"} <= set(started), started
+        assert slurm_local("status", d).returncode == 0
+    finally:
+        stop = slurm_local("stop", d, check=False)
+    try:
+        assert stop.returncode == 0, stop.stderr
+        for name, pid in started.items():
+            assert not Path(f"/proc/{pid}").exists(), f"{name} {pid} still runs"
+        for p in decoys:
+            assert p.poll() is None, f"{p.args[0]} was stopped"
+        assert slurm_local("status", d, check=False).returncode == 1
+    finally:
+        for p in decoys:
+            p.kill()
+            p.wait()
