@@ -13,9 +13,10 @@ runs one emulator through :func:`colorsim.runner.run`: the run directory
 rules (one owner, no orphans, one atomic verified rename) hold for every
 point.  Executors run those processes: ``local`` (a pool of ``--jobs``
 slots, every core by default), ``dask`` (dask.distributed) and ``slurm``
-(one batch job per point).  Crashed runs are retried a bounded number of
-times; a failed run never stops the others; the final summary counts done,
-failed, missing and lacking points, and the catalog is rebuilt.
+(array jobs, at most ``--jobs`` points at once).  Crashed runs are retried
+a bounded number of times; a failed run never stops the others; the final
+summary counts done, failed, missing and lacking points, and the catalog
+is rebuilt.
 """
 
 from __future__ import annotations
@@ -231,7 +232,7 @@ class LocalExecutor:
         self.jobs = jobs
         self.pool = ThreadPoolExecutor(max_workers=jobs)
 
-    def submit(self, cmd, timeout_s):
+    def submit(self, cmd, timeout_s, name=None):
         return self.pool.submit(execute, cmd, timeout_s)
 
     def as_completed(self, futures):
@@ -349,7 +350,7 @@ def _execute_all(todo, ex, root, retries, progress_stream) -> dict:
     def submit(t):
         attempts[t.run_id] += 1
         timeout = float(t.params["timeout"]) + WATCHDOG_GRACE_S
-        pending[ex.submit(worker_command(t, root), timeout)] = t
+        pending[ex.submit(worker_command(t, root), timeout, t.name)] = t
 
     try:
         for t in todo:

@@ -72,6 +72,33 @@ def test_a_run_killed_for_time_is_recorded_as_such(slurm_cluster, exps, tmp_path
     assert text.startswith("killed for time") and "SIGUSR1" in text, text
 
 
+def _runs(root: Path) -> list:
+    return sorted((json.loads((d / "config.json").read_text()) for d in
+                   (root / "by-id").iterdir() if (d / "config.json").is_file()
+                   and not d.name.endswith(".failed")),
+                  key=lambda c: c["started"])
+
+
+def test_jobs_limits_points_running_at_once(slurm_cluster, exps, tmp_path):  # noqa: F811
+    # --jobs 1: the two points run one after the other (one array, %1), not
+    # both at once on the node's two CPUs.
+    exps()
+    root = tmp_path / "runs"
+    c = run_sweep("tiny", quick=True, jobs=1, executor="slurm", root=root, **QUIET)
+    assert c["done"] == 2 and c["ran"] == 2, c
+    first, second = _runs(root)
+    assert first["finished"] <= second["started"], (first, second)
+    for cfg in (first, second):
+        # the job file is named after the run; the run names its Slurm job
+        assert (root / "slurm" / f"{cfg['name']}.sh").is_file()
+        assert f"slurm:{cfg['slurm_job']}" in c["executor_pids"], (cfg, c)
+    arrays = {cfg["slurm_job"].split("_")[0] for cfg in (first, second)}
+    assert len(arrays) == 1, arrays                      # one array job
+    show = subprocess.run(["scontrol", "show", "job", arrays.pop()],
+                          capture_output=True, text=True).stdout
+    assert "ArrayTaskThrottle=1" in show, show
+
+
 def test_stop_stops_only_the_daemons_it_started(tmp_path):
     # Processes named like the daemons but not started by the script must
     # survive its stop; the ones it started must not.
@@ -101,3 +128,50 @@ def test_stop_stops_only_the_daemons_it_started(tmp_path):
         for p in decoys:
             p.kill()
             p.wait()
+
+
+FLAKY = """\
+#!{python}
+# {tool} that fails now and then as a busy slurmctld does: whether call N
+# fails is fixed by the seed; calls 2 and 3 always fail (two in a row).
+import os, random, sys
+count = os.path.join({state!r}, "{tool}.calls")
+n = int(open(count).read()) + 1 if os.path.exists(count) else 1
+open(count, "w").write(str(n))
+open(os.path.join({state!r}, "{tool}.args"), "a").write(" ".join(sys.argv[1:]) + "\\n")
+if n in (2, 3) or random.Random("{seed}:{tool}:%d" % n).random() < {p}:
+    open(os.path.join({state!r}, "{tool}.failed"), "a").write("%d\\n" % n)
+    print("{tool}: error: slurm_load_jobs error: Socket timed out on "
+          "send/recv operation", file=sys.stderr)
+    sys.exit(1)
+os.execv({real!r}, [{real!r}] + sys.argv[1:])
+"""
+
+
+def test_a_sweep_survives_status_queries_failing_at_random(slurm_cluster, exps,  # noqa: F811
+                                                          tmp_path, monkeypatch):
+    from colorsim.executors import SlurmExecutor
+    exps()
+    bin_dir, state = tmp_path / "bin", tmp_path / "flaky"
+    bin_dir.mkdir()
+    state.mkdir()
+    for tool in ("squeue", "scontrol"):
+        f = bin_dir / tool
+        f.write_text(FLAKY.format(python=shutil.which("python3"), tool=tool,
+                                  state=str(state), seed=18, p=0.3,
+                                  real=shutil.which(tool)))
+        f.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(SlurmExecutor, "BACKOFF_S", 0.1)
+    monkeypatch.setattr(SlurmExecutor, "POLL_S", 0.3)
+    root = tmp_path / "runs"
+    c = run_sweep("tiny", quick=True, jobs=2, executor="slurm", root=root, **QUIET)
+    assert c["done"] == 2 and c["failed"] == 0 and c["retried"] == 0, c
+    failed = (state / "squeue.failed").read_text().split()
+    assert len(failed) >= 2, failed                       # it was disturbed
+    for call in (state / "squeue.args").read_text().splitlines():
+        assert "--me" in call.split(), call               # only our jobs
+    assert any("--jobs=" in call for call in (state / "squeue.args").read_text().splitlines())
+    ref = tmp_path / "ref"
+    run_sweep("tiny", quick=True, jobs=2, root=ref, **QUIET)
+    assert catalog_bytes(root) == catalog_bytes(ref)     # and it did not show
