@@ -175,3 +175,33 @@ def test_a_sweep_survives_status_queries_failing_at_random(slurm_cluster, exps, 
     ref = tmp_path / "ref"
     run_sweep("tiny", quick=True, jobs=2, root=ref, **QUIET)
     assert catalog_bytes(root) == catalog_bytes(ref)     # and it did not show
+
+
+def test_an_interrupted_sweep_stops_its_running_jobs(slurm_cluster, exps, tmp_path):  # noqa: F811
+    # SIGTERM to the sweep: its running job's worker gets SIGTERM too (in
+    # the batch shell), records the run as interrupted, and the job ends.
+    import signal
+    import sys
+    from test_integrity import wait_for
+    exps(HUNG.format(timeout=900))
+    root = tmp_path / "runs"
+    p = subprocess.Popen([sys.executable, "-m", "colorsim", "sweep", "hung",
+                          "--executor", "slurm", "--runs", str(root)], cwd=ROOT,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: list((root / "by-id").glob(".*.partial/console.log")),
+                 120, "the run to start in its Slurm job")
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(60) != 0
+    finally:
+        p.kill()
+    jobs = list((root / "slurm").glob("*.sh"))
+    assert len(jobs) == 2, jobs                          # one point, one array
+
+    def gone():
+        q = subprocess.run(["squeue", "--me", "-h", "-o", "%i"],
+                           capture_output=True, text=True)
+        return q.returncode == 0 and not q.stdout.split()
+    wait_for(gone, 60, "the job to end")
+    failed = list((root / "by-id").glob("*.failed/failure.txt"))
+    assert len(failed) == 1 and "interrupted by SIGTERM" in failed[0].read_text()
