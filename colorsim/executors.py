@@ -7,8 +7,9 @@ returns its result record.  They differ only in where that call runs.
 * ``dask``: dask.distributed.  Without ``COLORSIM_DASK_SCHEDULER`` a
   :class:`LocalCluster` of ``--jobs`` worker processes (one thread each) is
   started and closed with the sweep; with it (``tcp://host:8786``) the sweep
-  uses that scheduler, e.g. one dask-jobqueue started on Slurm or PBS.  The
-  run directories must be on a file system every worker sees.
+  uses that scheduler, e.g. one dask-jobqueue started on Slurm or PBS
+  (:func:`slurm_dask_cluster` starts one on Slurm for a sweep).  The run
+  directories must be on a file system every worker sees.
 * ``slurm``: points go out as array jobs (``sbatch --array=0-N%K``), at
   most ``--jobs`` running at once; each point's worker is its task's batch
   shell, so Slurm's wall-time warning (``--signal=B:USR1@N``) reaches it
@@ -31,6 +32,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -43,7 +45,7 @@ DASK_SCHEDULER_ENV = "COLORSIM_DASK_SCHEDULER"
 class DaskExecutor:
     name = "dask"
 
-    def __init__(self, jobs: int, address: str = None):
+    def __init__(self, jobs: int, address=None):
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
@@ -52,6 +54,8 @@ class DaskExecutor:
         pp = os.environ.get("PYTHONPATH", "")
         if str(ROOT) not in pp.split(os.pathsep):      # workers import colorsim
             os.environ["PYTHONPATH"] = os.pathsep.join(x for x in (str(ROOT), pp) if x)
+        # an address, or a cluster object a caller started and will close
+        # (dask-jobqueue's SLURMCluster: slurm_dask_cluster below)
         address = address or os.environ.get(DASK_SCHEDULER_ENV)
         self.cluster = None
         if address:
@@ -75,6 +79,37 @@ class DaskExecutor:
         self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+def slurm_dask_cluster(jobs: int, walltime: str = "04:00:00",
+                       memory: str = "4GiB", runs=None, **options):
+    """A dask-jobqueue ``SLURMCluster`` of ``jobs`` workers for a sweep
+    (``run_sweep(..., executor="dask", dask=cluster)``; the caller closes it).
+
+    Each worker is one Slurm job with one single-threaded process, as a
+    point is one emulator; it starts in this checkout with colorsim
+    importable.  ``walltime`` must cover the whole sweep (workers run until
+    the cluster closes); the worker jobs' logs go to ``RUNS/slurm/dask``
+    (``runs``: the sweep's runs folder).  ``options`` go to ``SLURMCluster``
+    (``queue``, ``account``, ``interface``, ``job_extra_directives`` ...)."""
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError:
+        raise ConfigError("the dask-jobqueue recipe needs dask-jobqueue: "
+                          "python3 -m pip install dask-jobqueue") from None
+    _check_slurm()
+    from .sweep import _env, runs_root
+    logs = Path(runs_root(runs)).resolve() / "slurm" / "dask"
+    logs.mkdir(parents=True, exist_ok=True)
+    prologue = [f"cd {shlex.quote(str(ROOT))}",
+                f"export PYTHONPATH={shlex.quote(_env()['PYTHONPATH'])}",
+                *options.pop("job_script_prologue", [])]
+    cluster = SLURMCluster(cores=1, processes=1, memory=memory,
+                           walltime=walltime, python=sys.executable,
+                           job_name="colorsim-dask", log_directory=str(logs),
+                           job_script_prologue=prologue, **options)
+    cluster.scale(jobs=jobs)
+    return cluster
 
 
 class SlurmJob:
@@ -172,6 +207,19 @@ def _still_queued(array_ids) -> set:
     return set(text.split())
 
 
+def _check_slurm() -> None:
+    """Slurm's commands are there and a controller answers (a few quick
+    tries: no controller at all should not take minutes to say so)."""
+    for tool in ("sbatch", "squeue", "scontrol", "scancel"):
+        if not shutil.which(tool):
+            raise ConfigError(f"Slurm needs {tool} (Debian's slurm-client) "
+                              f"and a running Slurm cluster")
+    try:
+        _query("squeue", "--me", "--noheader", "--format=%i", tries=3)
+    except SlurmQueryError as e:
+        raise ConfigError(f"no Slurm cluster answers: {e}") from None
+
+
 class SlurmExecutor:
     """Points as Slurm array jobs; results read from each point's files.
 
@@ -186,10 +234,7 @@ class SlurmExecutor:
     BACKOFF_MAX_S = 60.0     # (about 4 minutes in all)
 
     def __init__(self, jobs, root):
-        for tool in ("sbatch", "squeue", "scontrol", "scancel"):
-            if not shutil.which(tool):
-                raise ConfigError(f"the slurm executor needs {tool} (Debian's "
-                                  f"slurm-client) and a running Slurm cluster")
+        _check_slurm()
         self.jobs = jobs
         self.dir = Path(root).resolve() / "slurm"
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -197,10 +242,7 @@ class SlurmExecutor:
         self.queue = []              # SlurmJobs not yet submitted
         self.live = {}               # job id -> submitted, unfinished SlurmJob
         self.arrays = 0
-        try:
-            _query("squeue", "--me", "--noheader", "--format=%i")
-        except SlurmQueryError as e:             # is a controller there?
-            raise ConfigError(f"no Slurm cluster answers: {e}") from None
+        _check_slurm()
 
     def submit(self, cmd, timeout_s, name: str = None) -> SlurmJob:
         """Write the point's job file (named after its run) and queue it;

@@ -243,12 +243,12 @@ class LocalExecutor:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-def make_executor(kind: str, jobs: int, root: Path):
+def make_executor(kind: str, jobs: int, root: Path, dask=None):
     if kind == "local":
         return LocalExecutor(jobs)
     if kind == "dask":
         from .executors import DaskExecutor
-        return DaskExecutor(jobs)
+        return DaskExecutor(jobs, dask)
     if kind == "slurm":
         from .executors import SlurmExecutor
         return SlurmExecutor(jobs, root)
@@ -309,8 +309,11 @@ def _hms(s: float) -> str:
 def run_sweep(names: str, quick: bool = False, jobs: int = None,
               executor: str = "local", retries: int = 2, root=None,
               timeout_s: float = None, catalog: bool = True,
-              progress_stream=None, log=print) -> dict:
-    """Run every missing point of ``names``; return the summary counts."""
+              progress_stream=None, log=print, dask=None) -> dict:
+    """Run every missing point of ``names``; return the summary counts.
+
+    ``dask``: for the dask executor, a scheduler address or a cluster
+    object (e.g. dask-jobqueue's, :func:`colorsim.executors.slurm_dask_cluster`)."""
     from .experiments import load_experiments, select
     root = runs_root(root)
     from .rundir import check_out_dir
@@ -330,7 +333,7 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
     skipped = len(tasks) - len(todo)
     results = {}
     if todo:
-        results = _execute_all(todo, make_executor(executor, jobs, root),
+        results = _execute_all(todo, make_executor(executor, jobs, root, dask),
                                root, retries, progress_stream)
     if catalog:
         from .catalog import rebuild

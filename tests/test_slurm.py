@@ -205,3 +205,36 @@ def test_an_interrupted_sweep_stops_its_running_jobs(slurm_cluster, exps, tmp_pa
     wait_for(gone, 60, "the job to end")
     failed = list((root / "by-id").glob("*.failed/failure.txt"))
     assert len(failed) == 1 and "interrupted by SIGTERM" in failed[0].read_text()
+
+
+def test_the_dask_jobqueue_recipe_sweeps_on_slurm(slurm_cluster, exps, tmp_path):  # noqa: F811
+    # scripts/sweep-dask-jobqueue.py: dask-jobqueue's SLURMCluster goes
+    # through the dask executor; every run ran inside a worker's Slurm job.
+    pytest.importorskip("dask_jobqueue")
+    import sys
+    exps()
+    root = tmp_path / "runs"
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "sweep-dask-jobqueue.py"),
+                        "tiny", "--quick", "--jobs", "2", "--walltime", "00:10:00",
+                        "--memory", "1GiB", "--loopback", "--runs", str(root)],
+                       capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert p.returncode == 0, p.stdout + p.stderr[-3000:]
+    runs = _runs(root)
+    assert len(runs) == 2 and all(r.get("slurm_job") for r in runs), runs
+    # the worker jobs' logs are with the runs, not in the working directory
+    assert len(list((root / "slurm" / "dask").glob("*.out"))) == 2
+    assert not list(ROOT.glob("slurm-*.out"))
+    ref = tmp_path / "ref"
+    run_sweep("tiny", quick=True, jobs=2, root=ref, **QUIET)
+    assert catalog_bytes(root) == catalog_bytes(ref)
+
+
+def test_the_dask_jobqueue_recipe_refuses_bad_input_before_submitting(tmp_path):
+    import sys
+    p = subprocess.run([sys.executable, str(ROOT / "scripts" / "sweep-dask-jobqueue.py"),
+                        "nosuch", "--runs", str(tmp_path / "runs")],
+                       capture_output=True, text=True, timeout=120,
+                       env={k: v for k, v in os.environ.items() if k != "SLURM_CONF"})
+    assert p.returncode == 2, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "unknown experiment 'nosuch'" in p.stderr, p.stderr
