@@ -157,6 +157,11 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "(no message)"
 
 
+# What squeue and scontrol say of a job id slurmctld has forgotten (past
+# MinJobAge): the job is over.
+ANSWERS = "Invalid job id specified"
+
+
 def _query(*args, tries: int = None, backoff_s: float = None) -> str:
     """A status query (squeue, scontrol), retried with doubling waits.
 
@@ -168,6 +173,8 @@ def _query(*args, tries: int = None, backoff_s: float = None) -> str:
         try:
             return _slurm(*args)
         except SlurmQueryError as e:
+            if ANSWERS in str(e):     # an answer, not a failure: no retry
+                raise
             if attempt == tries:
                 raise SlurmQueryError(f"{e} ({tries} attempts over about "
                                       f"{_waited(tries, wait):.0f} s)") from None
@@ -201,7 +208,7 @@ def _still_queued(array_ids) -> set:
     except SlurmQueryError as e:
         # squeue asked for one job id it has already forgotten (past
         # MinJobAge) says so instead of listing nothing.
-        if "Invalid job id" in str(e):
+        if ANSWERS in str(e):
             return set()
         raise
     return set(text.split())
@@ -232,6 +239,7 @@ class SlurmExecutor:
     QUERY_TRIES = 8          # a status query's attempts ...
     BACKOFF_S = 2.0          # ... waiting 2, 4, 8 ... s between them
     BACKOFF_MAX_S = 60.0     # (about 4 minutes in all)
+    ARRAY_MAX = 1000         # points in one array job
 
     def __init__(self, jobs, root):
         _check_slurm()
@@ -271,11 +279,13 @@ class SlurmExecutor:
         return job
 
     def _flush(self) -> None:
-        """Submit the queued points as one array, if ``jobs`` leaves room."""
+        """Submit queued points as one array, if ``jobs`` leaves room (the
+        rest wait for the next call)."""
         room = self.jobs - len(self.live)
         if not self.queue or room <= 0:
             return
-        todo, self.queue = self.queue, []
+        # Slurm's default MaxArraySize (1001) caps an array's indexes
+        todo, self.queue = self.queue[:self.ARRAY_MAX], self.queue[self.ARRAY_MAX:]
         lead = int(os.environ.get("COLORSIM_SLURM_SIGNAL_S") or 60)
         self.arrays += 1
         array = self.dir / f"array-{os.getpid()}-{self.arrays}.sh"

@@ -238,3 +238,54 @@ def test_the_dask_jobqueue_recipe_refuses_bad_input_before_submitting(tmp_path):
     assert p.returncode == 2, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert "unknown experiment 'nosuch'" in p.stderr, p.stderr
+
+
+def test_points_beyond_one_array_go_out_in_further_arrays(slurm_cluster, exps,  # noqa: F811
+                                                         tmp_path, monkeypatch):
+    # Slurm caps an array's size (MaxArraySize): with a cap of one point,
+    # the two points go out as two arrays, and both run.
+    from colorsim.executors import SlurmExecutor
+    exps()
+    monkeypatch.setattr(SlurmExecutor, "ARRAY_MAX", 1)
+    root = tmp_path / "runs"
+    c = run_sweep("tiny", quick=True, jobs=2, executor="slurm", root=root, **QUIET)
+    assert c["done"] == 2 and c["ran"] == 2, c
+    arrays = {r["slurm_job"].split("_")[0] for r in _runs(root)}
+    assert len(arrays) == 2, arrays
+
+
+def _fake_tool(bin_dir: Path, name: str, fails: int, out: str = "",
+               error: str = "Socket timed out on send/recv operation"):
+    """``name`` on PATH that fails ``fails`` times, then prints ``out``."""
+    bin_dir.mkdir(exist_ok=True)
+    f = bin_dir / name
+    f.write_text(f"""#!/bin/sh
+n=$(cat {bin_dir}/{name}.n 2>/dev/null || echo 0); n=$((n + 1)); echo $n >{bin_dir}/{name}.n
+if [ $n -le {fails} ]; then echo "{name}: error: {error}" >&2; exit 1; fi
+printf '%s' "{out}"
+""")
+    f.chmod(0o755)
+    return lambda: int((bin_dir / f"{name}.n").read_text())
+
+
+def test_a_status_query_is_retried_then_given_up_with_its_reason(tmp_path, monkeypatch):
+    from colorsim import executors
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(executors.SlurmExecutor, "BACKOFF_S", 0.01)
+    calls = _fake_tool(tmp_path / "bin", "squeue", 3, out="7_0\n7_1\n")
+    assert executors._still_queued({"7"}) == {"7_0", "7_1"}
+    assert calls() == 4                                  # three failures, then it
+    calls = _fake_tool(tmp_path / "bin", "scontrol", 99)
+    with pytest.raises(executors.SlurmQueryError) as e:
+        executors._query("scontrol", "show", "job", "7_0", tries=5)
+    assert calls() == 5 and "Socket timed out" in str(e.value)
+    assert "5 attempts" in str(e.value)
+
+
+def test_a_job_squeue_has_forgotten_counts_as_finished(tmp_path, monkeypatch):
+    from colorsim import executors
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    calls = _fake_tool(tmp_path / "bin", "squeue", 99,
+                       error="slurm_load_jobs error: Invalid job id specified")
+    assert executors._still_queued({"7"}) == set()
+    assert calls() == 1                                  # not retried
