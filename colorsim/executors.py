@@ -173,12 +173,16 @@ def _query(*args, tries: int = None, backoff_s: float = None) -> str:
         try:
             return _slurm(*args)
         except SlurmQueryError as e:
-            if ANSWERS in str(e):     # an answer, not a failure: no retry
+            # an answer, or a client without a configuration: no retry
+            if ANSWERS in str(e) or ": fatal: " in str(e):
                 raise
             if attempt == tries:
                 raise SlurmQueryError(f"{e} ({tries} attempts over about "
                                       f"{_waited(tries, wait):.0f} s)") from None
-        time.sleep(min(wait * 2 ** (attempt - 1), SlurmExecutor.BACKOFF_MAX_S))
+            pause = min(wait * 2 ** (attempt - 1), SlurmExecutor.BACKOFF_MAX_S)
+            print(f"slurm: {e}; trying again in {pause:g} s", file=sys.stderr,
+                  flush=True)
+            time.sleep(pause)
 
 
 def _waited(tries: int, wait: float) -> float:
@@ -215,14 +219,13 @@ def _still_queued(array_ids) -> set:
 
 
 def _check_slurm() -> None:
-    """Slurm's commands are there and a controller answers (a few quick
-    tries: no controller at all should not take minutes to say so)."""
+    """Slurm's commands are there and a controller answers."""
     for tool in ("sbatch", "squeue", "scontrol", "scancel"):
         if not shutil.which(tool):
             raise ConfigError(f"Slurm needs {tool} (Debian's slurm-client) "
                               f"and a running Slurm cluster")
     try:
-        _query("squeue", "--me", "--noheader", "--format=%i", tries=3)
+        _query("squeue", "--me", "--noheader", "--format=%i")
     except SlurmQueryError as e:
         raise ConfigError(f"no Slurm cluster answers: {e}") from None
 
