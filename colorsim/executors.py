@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -190,6 +191,35 @@ def _waited(tries: int, wait: float) -> float:
                for i in range(tries - 1))
 
 
+# sbatch errors after which the job may or may not have been submitted
+LOST_ANSWER = ("timed out", "Unable to contact slurm controller",
+               "Zero Bytes were transmitted")
+
+
+def _sbatch(tag: str, *args) -> str:
+    """Submit (``--job-name=tag``); return the job id.
+
+    Retried like a status query where the controller did not answer; a
+    submission that went through although its answer was lost is found by
+    its job name, so nothing is submitted twice.  Other refusals (a bad
+    partition, an account) are final."""
+    tries, wait = SlurmExecutor.QUERY_TRIES, SlurmExecutor.BACKOFF_S
+    for attempt in range(1, tries + 1):
+        try:
+            return _slurm("sbatch", *args).strip().split(";")[0]
+        except SlurmQueryError as e:
+            if attempt == tries or not any(t in str(e) for t in LOST_ANSWER):
+                raise
+            pause = min(wait * 2 ** (attempt - 1), SlurmExecutor.BACKOFF_MAX_S)
+            print(f"slurm: {e}; looking for the job, then trying again in "
+                  f"{pause:g} s", file=sys.stderr, flush=True)
+            time.sleep(pause)
+        found = _query("squeue", "--me", "--noheader", "--states=all",
+                       "--format=%F", f"--name={tag}").split()
+        if found:
+            return found[0]
+
+
 def _job_state(job_id: str) -> tuple:
     """(JobState, exit code) from slurmctld's record of a finished job."""
     try:
@@ -301,13 +331,14 @@ class SlurmExecutor:
             'echo "no point for array task $SLURM_ARRAY_TASK_ID" >&2\n'
             "exit 2\n")
         log = self.dir / "array-%A_%a.log"      # Slurm's own messages
-        out = _slurm("sbatch", "--parsable", "--job-name=colorsim",
-                     f"--array=0-{len(todo) - 1}%{min(room, len(todo))}",
-                     "--cpus-per-task=1",
-                     f"--time={max(j.minutes for j in todo)}",
-                     f"--signal=B:USR1@{lead}", f"--output={log}",
-                     f"--error={log}", *self.extra, str(array))
-        array_id = out.strip().split(";")[0]
+        # a name of its own, to find it if sbatch's answer gets lost
+        tag = f"colorsim-{os.getpid()}-{self.arrays}-{secrets.token_hex(3)}"
+        array_id = _sbatch(tag, "--parsable", f"--job-name={tag}",
+                           f"--array=0-{len(todo) - 1}%{min(room, len(todo))}",
+                           "--cpus-per-task=1",
+                           f"--time={max(j.minutes for j in todo)}",
+                           f"--signal=B:USR1@{lead}", f"--output={log}",
+                           f"--error={log}", *self.extra, str(array))
         for i, j in enumerate(todo):
             j.job_id = f"{array_id}_{i}"
             self.live[j.job_id] = j

@@ -291,3 +291,33 @@ def test_a_job_squeue_has_forgotten_counts_as_finished(tmp_path, monkeypatch):
                        error="slurm_load_jobs error: Invalid job id specified")
     assert executors._still_queued({"7"}) == set()
     assert calls() == 1                                  # not retried
+
+
+def test_a_submission_whose_answer_is_lost_is_found_not_repeated(slurm_cluster, exps,  # noqa: F811
+                                                                tmp_path, monkeypatch):
+    # sbatch submits, then reports "Socket timed out" (the controller's
+    # answer was lost): the sweep finds the array by its name and runs
+    # each point once; a second submission would run them twice.
+    from colorsim.executors import SlurmExecutor
+    exps()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(f"""#!/bin/sh
+echo "$@" >>{bin_dir}/sbatch.calls
+if [ ! -e {bin_dir}/lost ]; then
+  touch {bin_dir}/lost
+  {shutil.which('sbatch')} "$@" >/dev/null || exit 1
+  echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2
+  exit 1
+fi
+exec {shutil.which('sbatch')} "$@"
+""")
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(SlurmExecutor, "BACKOFF_S", 0.5)
+    root = tmp_path / "runs"
+    c = run_sweep("tiny", quick=True, jobs=2, executor="slurm", root=root, **QUIET)
+    assert c["done"] == 2 and c["ran"] == 2, c
+    assert len((bin_dir / "sbatch.calls").read_text().splitlines()) == 1
+    arrays = {r["slurm_job"].split("_")[0] for r in _runs(root)}
+    assert len(arrays) == 1, arrays
