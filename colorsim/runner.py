@@ -219,7 +219,7 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
                   kernel_cmdline=spec.kernel_cmdline(engine.lapic_hz(spec)),
                   source=git_revision(), host=platform.node(),
                   started=datetime.datetime.now().isoformat(timespec="seconds"),
-                  **ident)
+                  **_batch_job(), **ident)
     if spec.engine == "qemu":
         config["emulation"] = engine.mode(spec)
         config["command"] = engine.command(spec, partial, layout)
@@ -256,6 +256,18 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     publish(partial, final)
     progress(f"run {name}: done in {config['wall_s']} s -> {final}")
     return final
+
+
+def _batch_job() -> dict:
+    """``{"slurm_job": id}`` when a Slurm job runs this (an array task as
+    ``ARRAYID_TASK``, as squeue and scontrol name it), so a run directory
+    says which job's log to read.  Not part of the run's identity."""
+    env = os.environ
+    if env.get("SLURM_ARRAY_JOB_ID") and env.get("SLURM_ARRAY_TASK_ID"):
+        return {"slurm_job": f"{env['SLURM_ARRAY_JOB_ID']}_{env['SLURM_ARRAY_TASK_ID']}"}
+    if env.get("SLURM_JOB_ID"):
+        return {"slurm_job": env["SLURM_JOB_ID"]}
+    return {}
 
 
 def _check_builds_unchanged(spec: RunSpec, ident: dict) -> None:

@@ -13,9 +13,10 @@ runs one emulator through :func:`colorsim.runner.run`: the run directory
 rules (one owner, no orphans, one atomic verified rename) hold for every
 point.  Executors run those processes: ``local`` (a pool of ``--jobs``
 slots, every core by default), ``dask`` (dask.distributed) and ``slurm``
-(one batch job per point).  Crashed runs are retried a bounded number of
-times; a failed run never stops the others; the final summary counts done,
-failed, missing and lacking points, and the catalog is rebuilt.
+(array jobs, at most ``--jobs`` points at once).  Crashed runs are retried
+a bounded number of times; a failed run never stops the others; the final
+summary counts done, failed, missing and lacking points, and the catalog
+is rebuilt.
 """
 
 from __future__ import annotations
@@ -231,7 +232,7 @@ class LocalExecutor:
         self.jobs = jobs
         self.pool = ThreadPoolExecutor(max_workers=jobs)
 
-    def submit(self, cmd, timeout_s):
+    def submit(self, cmd, timeout_s, name=None):
         return self.pool.submit(execute, cmd, timeout_s)
 
     def as_completed(self, futures):
@@ -242,12 +243,12 @@ class LocalExecutor:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-def make_executor(kind: str, jobs: int, root: Path):
+def make_executor(kind: str, jobs: int, root: Path, dask=None):
     if kind == "local":
         return LocalExecutor(jobs)
     if kind == "dask":
         from .executors import DaskExecutor
-        return DaskExecutor(jobs)
+        return DaskExecutor(jobs, dask)
     if kind == "slurm":
         from .executors import SlurmExecutor
         return SlurmExecutor(jobs, root)
@@ -308,8 +309,11 @@ def _hms(s: float) -> str:
 def run_sweep(names: str, quick: bool = False, jobs: int = None,
               executor: str = "local", retries: int = 2, root=None,
               timeout_s: float = None, catalog: bool = True,
-              progress_stream=None, log=print) -> dict:
-    """Run every missing point of ``names``; return the summary counts."""
+              progress_stream=None, log=print, dask=None) -> dict:
+    """Run every missing point of ``names``; return the summary counts.
+
+    ``dask``: for the dask executor, a scheduler address or a cluster
+    object (e.g. dask-jobqueue's, :func:`colorsim.executors.slurm_dask_cluster`)."""
     from .experiments import load_experiments, select
     root = runs_root(root)
     from .rundir import check_out_dir
@@ -329,7 +333,7 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
     skipped = len(tasks) - len(todo)
     results = {}
     if todo:
-        results = _execute_all(todo, make_executor(executor, jobs, root),
+        results = _execute_all(todo, make_executor(executor, jobs, root, dask),
                                root, retries, progress_stream)
     if catalog:
         from .catalog import rebuild
@@ -349,7 +353,7 @@ def _execute_all(todo, ex, root, retries, progress_stream) -> dict:
     def submit(t):
         attempts[t.run_id] += 1
         timeout = float(t.params["timeout"]) + WATCHDOG_GRACE_S
-        pending[ex.submit(worker_command(t, root), timeout)] = t
+        pending[ex.submit(worker_command(t, root), timeout, t.name)] = t
 
     try:
         for t in todo:
