@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from colorsim.sweep import run_sweep
+from colorsim.orchestrate.sweep import run_sweep
 
 from test_sweep import HUNG, QUIET, catalog_bytes, exps  # noqa: F401
 
