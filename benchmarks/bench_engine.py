@@ -24,11 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from colorsim import runner  # noqa: E402
-from colorsim.engines.qemu import EXIT_OK, QemuEngine, qemu_version  # noqa: E402
-from colorsim.machine import get_machine  # noqa: E402
-from colorsim.runspec import RunSpec, Workload  # noqa: E402
-from colorsim.variants import parse_variant  # noqa: E402
+from colorsim.run import runner  # noqa: E402
+from colorsim.run.engines.qemu import EXIT_OK, QemuEngine, qemu_version  # noqa: E402
+from colorsim.describe.machine import get_machine  # noqa: E402
+from colorsim.describe.runspec import RunSpec, Workload  # noqa: E402
+from colorsim.describe.variants import parse_variant  # noqa: E402
 
 
 def timed(cmd, cwd=None):

@@ -11,7 +11,7 @@ Extrapolation: the paper-scale grid of every experiment
 (points shared between experiments run once).  A run's cost depends on its
 machine, CPU count, task count and region (warm-up + ROI ticks), not on the
 kernel variant or seed, so one point of each such cost class is run through
-the real sweep worker process (python3 -m colorsim.sweepworker, one QEMU)
+the real sweep worker process (python3 -m colorsim.orchestrate.sweepworker, one QEMU)
 into a scratch folder and timed.  The estimate is the sum over all points of
 their class's measured cost, divided by --jobs (the local executor keeps
 that many runs going); builds and the catalog rebuild are not included.
@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from colorsim.experiments import load_experiments  # noqa: E402
+from colorsim.describe.experiments import load_experiments  # noqa: E402
 
 
 def distinct_points(exps, quick=False):
@@ -62,15 +62,16 @@ def main():
     pts = distinct_points(exps, a.quick)
     scale = "quick" if a.quick else "paper"
     if a.full:
-        from colorsim.sweep import run_sweep
+        from colorsim.orchestrate.sweep import run_sweep
         t = time.monotonic()
         c = run_sweep("all", quick=a.quick, jobs=a.jobs)
         print(f"measured: {scale}-scale sweep, {c['runs']} distinct runs "
               f"({c['ran']} ran, {c['skipped']} already complete), --jobs "
               f"{a.jobs}: {time.monotonic() - t:.1f} s wall")
         return
-    from colorsim.build import ensure_built
-    from colorsim.sweep import Task, execute, worker_command
+    from colorsim.run.build import ensure_built
+    from colorsim.orchestrate.process import execute
+    from colorsim.orchestrate.sweep import Task, worker_command
     classes = Counter(cost_class(p) for p in pts)
     sample = {}
     for p in pts:

@@ -21,34 +21,16 @@ import traceback
 import warnings
 from pathlib import Path
 
-from . import compare, crosscheck
-from .errors import ConfigError, Interrupted, ResultsError, RunError
-from .machine import get_machine, read_machines
-from .rundir import check_out_dir, check_run_name, partial_dir
-from .runspec import RunSpec, Workload, parse_workload
-from .units import format_size
-from .variants import colors_rule, parse_variant
-
-
-def _positive_int(text):
-    try:
-        v = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return v
-
-
-def _positive_seconds(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive, finite "
-                                         f"number of seconds")
-    return v
+from colorsim.results import compare
+from colorsim.orchestrate import crosscheck
+from colorsim.errors import ConfigError, Interrupted, ResultsError, RunError
+from colorsim.describe.machine import get_machine, read_machines
+from colorsim.run.rundir import check_out_dir, check_run_name, partial_dir
+from colorsim.describe.runspec import RunSpec, Workload, parse_workload
+from colorsim.argtypes import positive_int as _positive_int
+from colorsim.argtypes import positive_seconds as _positive_seconds
+from colorsim.units import format_size
+from colorsim.describe.variants import colors_rule, parse_variant
 
 
 # Options handed to a user workload as "--name value" (web, chat).
@@ -141,7 +123,7 @@ def cmd_machines(a):
 
 
 def cmd_build(a):
-    from .build import ensure_built
+    from colorsim.run.build import ensure_built
     machine = get_machine(a.machine)
     if a.l2:
         machine = machine.with_l2(a.l2)
@@ -150,7 +132,7 @@ def cmd_build(a):
 
 
 def cmd_run(a):
-    from . import runner
+    from colorsim.run import runner
     spec = spec_from_args(a)
     out = check_out_dir(a.out or runner.RUNS)
     name = check_run_name(spec.default_name() if a.name is None else a.name)
@@ -164,8 +146,8 @@ def dry_run_text(spec, name, out) -> str:
     """Exactly what ``run`` would execute: the kernel is built first (its
     layout gives the plugin's PC ranges), and the paths are the partial
     directory the real run writes into."""
-    from . import runner
-    from .engines import get_engine
+    from colorsim.run import runner
+    from colorsim.run.engines import get_engine
     engine = get_engine(spec.engine)
     partial = partial_dir(out, name)
     note = (f"writes into {partial}, renamed to {out / name} when complete "
@@ -193,12 +175,12 @@ def check_output(path: Path, suffixes) -> Path:
 
 
 def _runs(paths):
-    from analysis.results import find_runs
+    from colorsim.results.rundata import find_runs
     return find_runs(paths, notice=lambda m: print(m, file=sys.stderr))
 
 
 def cmd_plot(a):
-    from analysis.plots import IMAGE_SUFFIXES, plot_offsets
+    from colorsim.report.plots import IMAGE_SUFFIXES, plot_offsets
     if a.output is not None:
         check_output(a.output, IMAGE_SUFFIXES)
     runs = _runs(a.runs)
@@ -208,7 +190,7 @@ def cmd_plot(a):
 
 
 def cmd_summary(a):
-    from analysis.results import offset_summary, work_units
+    from colorsim.results.rundata import offset_summary, work_units
     runs = _runs(a.runs)
     df = offset_summary(runs, view=a.view)
     df["schedules"] = [work_units(r)["schedule"] for r in runs]
@@ -216,7 +198,7 @@ def cmd_summary(a):
 
 
 def cmd_table(a):
-    from analysis.results import counters_table, offset_summary, offsets_table
+    from colorsim.results.rundata import counters_table, offset_summary, offsets_table
     if a.output is not None:
         check_output(a.output, {"csv"})
     runs = _runs(a.runs)
@@ -260,17 +242,17 @@ def cmd_verify(a):
 
 def cmd_figure1(a):
     """Vanilla and N-color runs on one machine, then the offset plot."""
-    from analysis.plots import plot_offsets
-    from analysis.results import load_run, offset_summary
+    from colorsim.report.plots import plot_offsets
+    from colorsim.results.rundata import load_run, offset_summary
 
-    from . import runner
+    from colorsim.run import runner
     out = check_out_dir(a.out or (runner.RUNS / "figure1"))
     specs = [spec_from_args(a, kernel=k) for k in ("vanilla", a.colored)]
     runs = [load_run(runner.run(s, out=out, force=a.force)) for s in specs]
     s = specs[1]
     tag = (f"{s.machine.name}-{s.cpus}cpu-l2_{s.machine.caches.l2.size // 1024}k-"
            f"t{s.workload.tasks}-{s.variant.name}")
-    from analysis.figures import paper_results
+    from colorsim.report.figures import paper_results
     png = plot_offsets(runs, out / f"figure1-{tag}.png",
                        paper_peak=paper_results()["fig1"]["peak_offset"])
     df = offset_summary(runs)
@@ -352,7 +334,11 @@ def build_parser():
     f.set_defaults(func=cmd_figure1)
     compare.add_parser(sub)
     crosscheck.add_parser(sub)
-    from . import catalog, figures, headline, sweep, timing
+    from colorsim.results import catalog
+    from colorsim.report import command as figures
+    from colorsim.orchestrate import headline
+    from colorsim.orchestrate import sweep
+    from colorsim.orchestrate import timing
     sweep.add_parser(sub)
     timing.add_parser(sub)
     catalog.add_parsers(sub)

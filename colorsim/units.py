@@ -2,7 +2,7 @@
 
 import re
 
-from .errors import ConfigError
+from colorsim.errors import ConfigError
 
 _SIZE = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024,
          "m": 1024**2, "mb": 1024**2, "mib": 1024**2,

@@ -43,17 +43,17 @@ def main(argv=None) -> int:
                    help="scheduler and workers on 127.0.0.1")
     a = p.parse_args(argv)
 
-    from colorsim.executors import slurm_dask_cluster
-    from colorsim.sweep import run_sweep
+    from colorsim.orchestrate.executors import slurm_dask_cluster
+    from colorsim.orchestrate.sweep import run_sweep
     options = {k: v for k, v in (("queue", a.queue), ("account", a.account))
                if v}
     if a.loopback:
         options["interface"] = "lo"
     try:
         # bad input is refused before any worker job is submitted
-        from colorsim.experiments import load_experiments, select
-        from colorsim.rundir import check_out_dir
-        from colorsim.sweep import runs_root
+        from colorsim.describe.experiments import load_experiments, select
+        from colorsim.run.rundir import check_out_dir
+        from colorsim.orchestrate.sweep import runs_root
         select(load_experiments(), a.experiment)
         check_out_dir(runs_root(a.runs))
         cluster = slurm_dask_cluster(a.jobs, walltime=a.walltime,

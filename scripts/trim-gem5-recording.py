@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from colorsim.engines.gem5 import (_COMPONENTS, COUNTER_MAP,  # noqa: E402
+from colorsim.run.engines.gem5 import (_COMPONENTS, COUNTER_MAP,  # noqa: E402
                                    GLOBAL_MAP)
 
 RUN_FILES = ("config.json", "layout.json", "gem5_spec.json", "console.log",

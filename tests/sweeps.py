@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from colorsim.sweep import run_sweep
+from colorsim.orchestrate.sweep import run_sweep
 
 
 def sweep_with(tmp_path_factory, stem, text, name, log=lambda *_: None):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from colorsim.engines.qemu import firmware_dirs, qemu_binary
+from colorsim.run.engines.qemu import firmware_dirs, qemu_binary
 from colorsim.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]

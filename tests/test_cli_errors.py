@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from colorsim import ROOT, runner
+from colorsim import ROOT
+from colorsim.run import runner
 from colorsim.cli import main as cli_main
-from colorsim.machine import MACHINES_ENV
+from colorsim.describe.machine import MACHINES_ENV
 
 RUN = ["run", "--tasks", "16", "--roi", "2", "--warmup", "2"]
 MACHINES = (ROOT / "configs" / "machines.toml").read_text()
@@ -293,7 +294,7 @@ def test_sweep_catalog_and_figure_commands_refuse(capsys, tmp_path, monkeypatch)
 def test_runs_and_show_refuse_bad_queries(one_run, capsys, tmp_path):
     runs = tmp_path / "runs"
     shutil.copytree(one_run, runs / "r")
-    from colorsim.catalog import rebuild
+    from colorsim.results.catalog import rebuild
     rebuild(runs)
     afile = tmp_path / "afile"
     afile.write_text("x")

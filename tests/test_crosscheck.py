@@ -6,7 +6,7 @@ import csv
 import pytest
 
 from colorsim.cli import main as cli_main
-from colorsim.crosscheck import RECORDED, crosscheck, gains
+from colorsim.orchestrate.crosscheck import RECORDED, crosscheck, gains
 
 PAIR = ["ppro4-l2_256k-vanilla-t1024", "ppro4-l2_256k-c32-t1024"]
 needs_recordings = pytest.mark.skipif(

@@ -3,10 +3,10 @@ L2, 2048 tasks: c >= 2048 / (2048 / 8) = 8 colors), swept and drawn."""
 
 import pytest
 
-from analysis.figures import make_figures
-from colorsim.catalog import Catalog
-from colorsim.experiments import load_experiments
-from colorsim.variants import colors_needed
+from colorsim.report.figures import make_figures
+from colorsim.results.catalog import Catalog
+from colorsim.describe.experiments import load_experiments
+from colorsim.describe.variants import colors_needed
 from tests.sweeps import sweep_with
 
 EQ3 = """

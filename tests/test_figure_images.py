@@ -43,7 +43,7 @@ def _hist(peak_at, peak, floor, seed):
 
 
 def test_figure1_looks_like_its_baseline(tmp_path):
-    from analysis.plots import COLORS, HotLines, OffsetPanel, figure1
+    from colorsim.report.plots import COLORS, HotLines, OffsetPanel, figure1
     panels = [OffsetPanel("vanilla", COLORS[0],
                           [_hist(0x30, 200000, 40, s) for s in (1, 2)]),
               OffsetPanel("c32", COLORS[1],
@@ -55,7 +55,7 @@ def test_figure1_looks_like_its_baseline(tmp_path):
 
 
 def test_loop_miss_figure_looks_like_its_baseline(tmp_path):
-    from analysis.figures import _miss_figure, _setup_matplotlib
+    from colorsim.report.figures import _miss_figure, _setup_matplotlib
     plt = _setup_matplotlib()
     sizes = [262144, 524288, 1048576]
     s = pd.DataFrame([{"kernel": k, "l2_size": x, "mean": m, "min": m - 0.02,
@@ -74,7 +74,7 @@ def test_loop_miss_figure_looks_like_its_baseline(tmp_path):
 def test_a_wrong_plot_fails_the_comparison(tmp_path):
     """The comparison is strict enough: the same figure with the peak
     moved by two cache lines is refused."""
-    from analysis.plots import COLORS, HotLines, OffsetPanel, figure1
+    from colorsim.report.plots import COLORS, HotLines, OffsetPanel, figure1
     base = BASELINE / "figure1.png"
     if UPDATE or not base.is_file():
         pytest.skip("baselines being written")

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from analysis.figures import make_figures
-from colorsim.catalog import rebuild
+from colorsim.report.figures import make_figures
+from colorsim.results.catalog import rebuild
 from tests.sweeps import sweep_with
 
 SMALL = """
@@ -160,7 +160,7 @@ def test_report_has_provenance_and_honest_states(swept, tmp_path):
 
     import pandas as pd
 
-    from analysis.report import catalog_hash
+    from colorsim.report.html import catalog_hash
     from colorsim import ROOT
     out = tmp_path / "f"
     make_figures("all", root=swept, out=out, log=lambda *_: None)

@@ -28,10 +28,10 @@ from pathlib import Path
 import pytest
 
 from colorsim import ROOT
-from colorsim.engines.gem5 import Gem5Engine
-from colorsim.machine import load_machines
-from colorsim.runspec import RunSpec, Workload
-from colorsim.variants import parse_variant
+from colorsim.run.engines.gem5 import Gem5Engine
+from colorsim.describe.machine import load_machines
+from colorsim.describe.runspec import RunSpec, Workload
+from colorsim.describe.variants import parse_variant
 
 CONFIG = ROOT / "configs" / "gem5"
 
@@ -576,7 +576,7 @@ def test_bus_view_monitors_checked(tc):
 
 def test_dry_run_shows_bus_view(tc):
     """The dry run's system text names the monitors the stand-ins built."""
-    from colorsim.engines.gem5 import describe_params
+    from colorsim.run.engines.gem5 import describe_params
     prm = _params("piii8")
     board = tc.build_board(prm)
     board._pre_instantiate()

@@ -6,11 +6,12 @@ import sys
 
 import pytest
 
-from colorsim import ROOT, m5ops
-from colorsim.engines.gem5 import Gem5Engine, check_config_json, params_module
-from colorsim.machine import load_machines
-from colorsim.runspec import RunSpec, Workload
-from colorsim.variants import parse_variant
+from colorsim import ROOT
+from colorsim.run import m5ops
+from colorsim.run.engines.gem5 import Gem5Engine, check_config_json, params_module
+from colorsim.describe.machine import load_machines
+from colorsim.describe.runspec import RunSpec, Workload
+from colorsim.describe.variants import parse_variant
 
 P = params_module()
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from colorsim.engines import ENGINES
-from colorsim.engines.gem5 import (
+from colorsim.run.engines import ENGINES
+from colorsim.run.engines.gem5 import (
     BUS_HEADER,
     COUNTER_HEADER,
     Gem5Engine,
@@ -17,10 +17,10 @@ from colorsim.engines.gem5 import (
     counter_rows,
 )
 from colorsim.errors import ConfigError, RunError
-from colorsim.machine import load_machines
-from colorsim.runspec import RunSpec, Workload
-from colorsim.variants import parse_variant
-from analysis.statstxt import parse_stats
+from colorsim.describe.machine import load_machines
+from colorsim.describe.runspec import RunSpec, Workload
+from colorsim.describe.variants import parse_variant
+from colorsim.run.statstxt import parse_stats
 
 SAMPLE = Path(__file__).parent / "data" / "gem5" / "stats_two_dumps.txt"
 
@@ -196,9 +196,9 @@ def test_gem5_run_directory_feeds_the_same_analysis(tmp_path):
     # final exit dump.
     import json
 
-    from analysis.plots import plot_offsets
-    from analysis.results import load_run, offset_histogram, offsets_table
-    from colorsim.build import ensure_built
+    from colorsim.report.plots import plot_offsets
+    from colorsim.results.rundata import load_run, offset_histogram, offsets_table
+    from colorsim.run.build import ensure_built
 
     spec = _spec()
     ensure_built([spec.variant.build_id], plugin=False, progress=lambda *_: None)
@@ -257,10 +257,10 @@ def test_analysis_prefers_bus_view_and_normalizes(tmp_path):
     schedule() count, which collect put into counters.csv."""
     import json
 
-    from analysis.results import (bus_views, counters_table_per, load_run,
+    from colorsim.results.rundata import (bus_views, counters_table_per, load_run,
                                   offset_histogram, offset_histogram_per,
                                   offset_summary_per, work_units)
-    from colorsim.build import ensure_built
+    from colorsim.run.build import ensure_built
 
     spec = _spec()
     ensure_built([spec.variant.build_id], plugin=False, progress=lambda *_: None)
@@ -303,7 +303,7 @@ def test_analysis_prefers_bus_view_and_normalizes(tmp_path):
     row = c[(c["stat"] == "insts") & (c["cpu"] == 0) & (c["dump"] == 0)]
     assert float(row["value_per_kinst"].iloc[0]) == pytest.approx(
         4123456 / u["kinst"])
-    from analysis.results import ResultsError
+    from colorsim.results.rundata import ResultsError
     with pytest.raises(ResultsError, match="per must be"):
         counters_table_per([run], per="tick")
 

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from analysis.results import (bus_views, load_run, offset_histogram,
+from colorsim.results.rundata import (bus_views, load_run, offset_histogram,
                               offset_summary, work_units)
-from analysis.statstxt import parse_stats
+from colorsim.run.statstxt import parse_stats
 from colorsim import ROOT
-from colorsim.console import parse_roi
-from colorsim.engines.gem5 import Gem5Engine, counter_rows
-from colorsim.engines.qemu import qemu_binary
+from colorsim.run.console import parse_roi
+from colorsim.run.engines.gem5 import Gem5Engine, counter_rows
+from colorsim.run.engines.qemu import qemu_binary
 
 RECORDED = ROOT / "recorded" / "gem5"
 SHARED = ROOT.parent / "shared" / "gem5"     # where new recordings arrive

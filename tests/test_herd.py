@@ -13,10 +13,10 @@ miss ratio.
 
 import pytest
 
-from analysis.figures import make_figures
-from colorsim.catalog import Catalog
+from colorsim.report.figures import make_figures
+from colorsim.results.catalog import Catalog
 from colorsim.errors import ConfigError
-from colorsim.experiments import load_experiments
+from colorsim.describe.experiments import load_experiments
 from tests.sweeps import sweep_with
 
 HTTPD = 96

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis.results import load_run
-from colorsim import ROOT, runner
+from colorsim.results.rundata import load_run
+from colorsim import ROOT
+from colorsim.run import runner
 from colorsim.cli import main as cli_main
 from colorsim.errors import ConfigError, ResultsError, RunError
-from colorsim.rundir import RunLock
+from colorsim.run.rundir import RunLock
 
 QUIET = dict(progress=lambda *_: None)
 RESULT_FILES = ("stats.txt", "bus_offsets.csv", "counters.csv", "console.log")
@@ -244,7 +245,7 @@ def test_runs_without_a_manifest_are_still_schema_checked(fname, damage,
     load_run(run)
     damage(run / fname)
     if fname == "stats.txt":                 # not read by load_run: counted
-        from colorsim.rundir import count_dumps
+        from colorsim.run.rundir import count_dumps
         with pytest.raises(ResultsError, match="stats.txt is damaged"):
             count_dumps(run / fname)
         return
@@ -271,7 +272,7 @@ def test_force_replaces_a_damaged_run(pristine, tmp_path):
      "failed: init exited with status 1 (web: FAIL requests lost)"),
 ])
 def test_a_user_program_that_did_not_finish_is_a_failure(tmp_path, console, expect):
-    from colorsim.runner import _check_program_finished
+    from colorsim.run.runner import _check_program_finished
     (tmp_path / "console.log").write_text(console)
     with pytest.raises(RuntimeError, match=re.escape(expect)):
         _check_program_finished(tmp_path / "console.log", "/bin/web")
@@ -286,10 +287,10 @@ def test_a_run_of_the_same_settings_has_no_differences(timing):
     # A --timing run's config carries the timing table: running the same
     # command again must find it the same run (it was refused as "other
     # settings: timing.mem None -> 110"), and a counting run is not it.
-    from colorsim.machine import get_machine
-    from colorsim.runner import differences
-    from colorsim.runspec import RunSpec, Workload
-    from colorsim.variants import parse_variant
+    from colorsim.describe.machine import get_machine
+    from colorsim.run.runner import differences
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
     m = get_machine("ppro4")
     spec = RunSpec(m, parse_variant("c32", m), Workload(tasks=64), timing=timing)
     old = json.loads(json.dumps(spec.to_dict()))

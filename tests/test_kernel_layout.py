@@ -6,10 +6,10 @@ import re
 import pytest
 
 from colorsim import ROOT
-from colorsim import m5ops
-from colorsim.build import ensure_built
-from colorsim.machine import get_machine
-from colorsim.variants import parse_variant
+from colorsim.run import m5ops
+from colorsim.run.build import ensure_built
+from colorsim.describe.machine import get_machine
+from colorsim.describe.variants import parse_variant
 
 VARIANTS = ["vanilla", "c4", "c32", "mq", "mq-c32"]   # mq: tests/test_mq.py too
 
@@ -48,7 +48,7 @@ def test_linux_244_field_order(layouts):
 
 
 def test_task_struct_size_and_stack_room(layouts):
-    from colorsim.variants import TASK_STRUCT_SIZE
+    from colorsim.describe.variants import TASK_STRUCT_SIZE
     for lay in layouts.values():
         size = lay["task_struct"]["size"]
         assert size == TASK_STRUCT_SIZE      # the validator's rule uses it

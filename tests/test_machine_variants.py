@@ -3,9 +3,9 @@
 import pytest
 
 from colorsim.errors import ConfigError
-from colorsim.machine import CacheGeometry, get_machine, load_machines
+from colorsim.describe.machine import CacheGeometry, get_machine, load_machines
 from colorsim.units import parse_size
-from colorsim.variants import (KernelVariant, colors_needed, parse_variant,
+from colorsim.describe.variants import (KernelVariant, colors_needed, parse_variant,
                                variant_from_build_id)
 
 
@@ -86,7 +86,7 @@ def test_bad_machines_are_refused():
 
 
 def test_the_color_rule_comes_from_the_kernel_headers():
-    from colorsim.variants import (KERNEL_STACK_MIN, TASK_STRUCT_SIZE,
+    from colorsim.describe.variants import (KERNEL_STACK_MIN, TASK_STRUCT_SIZE,
                                    THREAD_SIZE, colors_rule, max_colors)
     assert (THREAD_SIZE, KERNEL_STACK_MIN, TASK_STRUCT_SIZE) == (8192, 4096, 1664)
     # (N-1) x line + 1664 <= 4096
@@ -98,8 +98,8 @@ def test_the_color_rule_comes_from_the_kernel_headers():
 def test_cache_behaviour_is_machine_data(tmp_path):
     # configs/machines.toml states replacement, inclusion and fetches for
     # every machine; the QEMU engine passes them to the bus monitor.
-    from colorsim.engines.qemu import QemuEngine
-    from colorsim.runspec import RunSpec, Workload
+    from colorsim.run.engines.qemu import QemuEngine
+    from colorsim.describe.runspec import RunSpec, Workload
     for m in load_machines().values():
         p = m.cache_policy
         assert (p.l1_replacement, p.l2_replacement) == ("lru", "lru")

@@ -10,13 +10,14 @@ import json
 
 import pytest
 
-from analysis.results import counter_totals, load_run, offset_histogram, offset_summary
-from colorsim import BUILD, ROOT, runner
-from colorsim.build import ensure_built
+from colorsim.results.rundata import counter_totals, load_run, offset_histogram, offset_summary
+from colorsim import BUILD, ROOT
+from colorsim.run import runner
+from colorsim.run.build import ensure_built
 from colorsim.cli import main as cli_main
 from colorsim.errors import ConfigError
-from colorsim.machine import get_machine
-from colorsim.variants import parse_variant, variant_from_build_id
+from colorsim.describe.machine import get_machine
+from colorsim.describe.variants import parse_variant, variant_from_build_id
 
 from test_runs import QUIET, assert_cpus_share_the_time, spec
 from test_userproc import assert_passed, boot

@@ -20,11 +20,11 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from colorsim import runner
-from colorsim.engines.qemu import QemuEngine
-from colorsim.machine import get_machine
-from colorsim.runspec import RunSpec, Workload
-from colorsim.variants import parse_variant
+from colorsim.run import runner
+from colorsim.run.engines.qemu import QemuEngine
+from colorsim.describe.machine import get_machine
+from colorsim.describe.runspec import RunSpec, Workload
+from colorsim.describe.variants import parse_variant
 
 RUNS = 48           # at most; two at a time
 PARALLEL = 2

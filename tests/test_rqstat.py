@@ -7,7 +7,7 @@ import json
 import pytest
 
 from colorsim.cli import main as cli_main
-from colorsim.console import parse_roi
+from colorsim.run.console import parse_roi
 from tests.test_userproc import built  # noqa: F401
 
 LINE = ("roi: begin at jiffies 24, nr_running 6\n"

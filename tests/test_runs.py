@@ -10,15 +10,15 @@ import subprocess
 
 import pytest
 
-from analysis.plots import plot_offsets
-from analysis.results import (ResultsError, counter_totals, load_run,
+from colorsim.report.plots import plot_offsets
+from colorsim.results.rundata import (ResultsError, counter_totals, load_run,
                               offset_histogram, offset_summary, offsets_table)
-from colorsim import runner
+from colorsim.run import runner
 from colorsim.cli import main as cli_main
 from colorsim.errors import ConfigError, RunError
-from colorsim.machine import get_machine
-from colorsim.runspec import RunSpec, Workload
-from colorsim.variants import parse_variant
+from colorsim.describe.machine import get_machine
+from colorsim.describe.runspec import RunSpec, Workload
+from colorsim.describe.variants import parse_variant
 
 QUIET = dict(progress=lambda *_: None)
 
@@ -153,7 +153,7 @@ def test_eight_cpus_come_online(tmp_path):
 def qemu_command_without_acpi(s, run_dir):
     # gem5's board has an MP table and no MADT: QEMU without ACPI, with one
     # socket per CPU so SeaBIOS lists them all, exercises the same path.
-    from colorsim.engines.qemu import QemuEngine
+    from colorsim.run.engines.qemu import QemuEngine
     layout = runner.prepare(s, **QUIET)
     cmd = QemuEngine().command(s, run_dir, layout, plugin=False)
     cmd[cmd.index("pc")] = "pc,acpi=off"
@@ -358,7 +358,7 @@ def test_cli_gem5_without_gem5_is_refused(monkeypatch, capsys, tmp_path):
 
 
 def test_figure1_runs_record_the_engine_version(figure1_runs):
-    from colorsim.engines.qemu import qemu_version
+    from colorsim.run.engines.qemu import qemu_version
     for r in figure1_runs.values():
         assert r.config["engine_version"] == qemu_version()
         assert r.config["engine_version"].startswith("10.")
@@ -372,7 +372,7 @@ def test_a_run_does_not_depend_on_where_the_checkout_lives(tmp_path, monkeypatch
     numbers.)  And the images carry no checkout path."""
     import shutil
     from colorsim import ROOT
-    from colorsim.engines.qemu import QemuEngine
+    from colorsim.run.engines.qemu import QemuEngine
     s = spec("vanilla", tasks=128, warmup_ticks=2, roi_ticks=3)
     layout = runner.prepare(s, **QUIET)
     for f in ("kernel.elf", "kernel.mb.elf"):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from colorsim import ROOT
-from colorsim.sweep import run_sweep
+from colorsim.orchestrate.sweep import run_sweep
 
 from test_sweep import HUNG, QUIET, catalog_bytes, exps  # noqa: F401
 
@@ -152,7 +152,7 @@ def test_a_sweep_survives_status_queries_failing_at_random(slurm_cluster, exps, 
                                                           tmp_path, monkeypatch):
     # Seed 4 fails at most 6 calls in a row in a tool's first 2000 calls:
     # fewer than the 8 attempts a query gets, however fast the polls come.
-    from colorsim.executors import SlurmExecutor
+    from colorsim.orchestrate.executors import SlurmExecutor
     exps()
     bin_dir, state = tmp_path / "bin", tmp_path / "flaky"
     bin_dir.mkdir()
@@ -246,7 +246,7 @@ def test_points_beyond_one_array_go_out_in_further_arrays(slurm_cluster, exps,  
                                                          tmp_path, monkeypatch):
     # Slurm caps an array's size (MaxArraySize): with a cap of one point,
     # the two points go out as two arrays, and both run.
-    from colorsim.executors import SlurmExecutor
+    from colorsim.orchestrate.executors import SlurmExecutor
     exps()
     monkeypatch.setattr(SlurmExecutor, "ARRAY_MAX", 1)
     root = tmp_path / "runs"
@@ -271,7 +271,7 @@ printf '%s' "{out}"
 
 
 def test_a_status_query_is_retried_then_given_up_with_its_reason(tmp_path, monkeypatch):
-    from colorsim import executors
+    from colorsim.orchestrate import executors
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(executors.SlurmExecutor, "BACKOFF_S", 0.01)
     calls = _fake_tool(tmp_path / "bin", "squeue", 3, out="7_0\n7_1\n")
@@ -285,7 +285,7 @@ def test_a_status_query_is_retried_then_given_up_with_its_reason(tmp_path, monke
 
 
 def test_a_job_squeue_has_forgotten_counts_as_finished(tmp_path, monkeypatch):
-    from colorsim import executors
+    from colorsim.orchestrate import executors
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     calls = _fake_tool(tmp_path / "bin", "squeue", 99,
                        error="slurm_load_jobs error: Invalid job id specified")
@@ -298,7 +298,7 @@ def test_a_submission_whose_answer_is_lost_is_found_not_repeated(slurm_cluster, 
     # sbatch submits, then reports "Socket timed out" (the controller's
     # answer was lost): the sweep finds the array by its name and runs
     # each point once; a second submission would run them twice.
-    from colorsim.executors import SlurmExecutor
+    from colorsim.orchestrate.executors import SlurmExecutor
     exps()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

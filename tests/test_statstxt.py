@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.statstxt import (
+from colorsim.run.statstxt import (
     StatsFormatError,
     distribution,
     parse_line,

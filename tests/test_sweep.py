@@ -16,12 +16,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.results import load_run
+from colorsim.results.rundata import load_run
 from colorsim import ROOT
-from colorsim.catalog import TABLES, Catalog, find_run_dirs, rebuild
-from colorsim.experiments import load_experiments
-from colorsim.identity import run_id, short_id
-from colorsim.sweep import run_sweep
+from colorsim.results.catalog import TABLES, Catalog, find_run_dirs, rebuild
+from colorsim.describe.experiments import load_experiments
+from colorsim.run.identity import run_id, short_id
+from colorsim.orchestrate.sweep import run_sweep
 
 from test_integrity import emulators_using, wait_for
 

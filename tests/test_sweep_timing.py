@@ -12,12 +12,12 @@ import re
 
 import pytest
 
-from analysis.figures import make_figures
+from colorsim.report.figures import make_figures
 from colorsim import ROOT
-from colorsim.catalog import Catalog
+from colorsim.results.catalog import Catalog
 from colorsim.errors import ConfigError
-from colorsim.experiments import load_experiments
-from colorsim.sweep import run_sweep
+from colorsim.describe.experiments import load_experiments
+from colorsim.orchestrate.sweep import run_sweep
 from tests.sweeps import sweep_with
 
 TIMED = """
@@ -189,8 +189,8 @@ def test_chat_sizes_that_do_not_divide_are_one_line(tmp_path, monkeypatch):
 
 def test_a_timed_point_is_another_run_than_a_counted_one():
     import dataclasses
-    from colorsim.experiments import Point
-    from colorsim.identity import run_id
+    from colorsim.describe.experiments import Point
+    from colorsim.run.identity import run_id
     p = Point("x", "quick", "ppro4", "512KiB", 2, "c32", "web", "web", 16, 1,
               2, 2, 2000, "qemu", 60, timing=True,
               args="--httpd,16,--clients,4,--requests,4")

@@ -158,9 +158,9 @@ def test_lock_pingpong(tmp_path):
 # ---- end to end: guest time follows modelled time ----------------------------
 
 def _timing_spec(kernel, tasks=256):
-    from colorsim.machine import get_machine
-    from colorsim.runspec import RunSpec, Workload
-    from colorsim.variants import parse_variant
+    from colorsim.describe.machine import get_machine
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
     m = get_machine("ppro4")
     return RunSpec(m, parse_variant(kernel, m),
                    Workload(tasks=tasks, warmup_ticks=5, roi_ticks=5),
@@ -169,7 +169,7 @@ def _timing_spec(kernel, tasks=256):
 
 def _qemu_run(spec, layout, run_dir):
     import subprocess
-    from colorsim.engines.qemu import QemuEngine
+    from colorsim.run.engines.qemu import QemuEngine
     eng = QemuEngine()
     run_dir.mkdir()
     rc = subprocess.run(eng.command(spec, run_dir, layout),
@@ -187,7 +187,7 @@ def test_timing_runs_follow_modelled_time_and_repeat(tmp_path):
     run repeats byte for byte, also beside two busy loops."""
     import subprocess
     import sys
-    from colorsim import runner
+    from colorsim.run import runner
     from tests.test_repeat_under_load import BUSY
     runs = {}
     for kernel in ("vanilla", "c32"):
@@ -221,7 +221,7 @@ def test_timing_runs_follow_modelled_time_and_repeat(tmp_path):
         # Units of work: one per burst; each burst ends in one schedule(),
         # and tick preemption adds a few schedule() calls of its own.
         units[kernel] = sum(c[(0, cpu, "user", "work_units")] for cpu in range(4))
-        from colorsim.console import roi_counters
+        from colorsim.run.console import roi_counters
         sched = roi_counters(d / "console.log")["schedule_calls"]
         assert 0.8 * sched <= units[kernel] <= sched + 4, (units, sched)
     assert insts["c32"] > 1.2 * insts["vanilla"], insts
@@ -238,7 +238,7 @@ def test_timing_runs_follow_modelled_time_and_repeat(tmp_path):
 ])
 def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     """Bad timing input: one line, exit status 2, nothing written."""
-    from colorsim.machine import MACHINES_ENV
+    from colorsim.describe.machine import MACHINES_ENV
     from tests.test_cli_errors import MACHINES, RUN, check_refused
     ppro = MACHINES[MACHINES.index("[ppro4]"):MACHINES.index("[piii8]")]
     untimed = ppro[:ppro.index("[ppro4.timing]")].split("# Modelled time")[0]

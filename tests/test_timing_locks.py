@@ -190,7 +190,7 @@ def test_an_earlier_request_goes_first(tmp_path):
 # ---- the multi-queue kernels with --timing -----------------------------------
 
 def _run(tmp_path, kernel, cpus=4, tasks=256):
-    from colorsim import runner
+    from colorsim.run import runner
     spec = _timing_spec(kernel, tasks=tasks)
     if cpus != spec.cpus:
         from dataclasses import replace
@@ -201,7 +201,7 @@ def _run(tmp_path, kernel, cpus=4, tasks=256):
 
 
 def check_mq_lockmeter(spec, layout, d):
-    from colorsim.engines.qemu import QemuEngine
+    from colorsim.run.engines.qemu import QemuEngine
     cpus = spec.cpus
     lm = layout["lockmeter"]
     locks = [l["addr"] for l in layout["scheduler"]["runqueue_locks"]][:cpus]
@@ -235,7 +235,7 @@ def check_mq_lockmeter(spec, layout, d):
 @needs_qemu
 @pytest.mark.parametrize("kernel, cpus", [("mq", 4), ("mq-c32", 2)])
 def test_mq_timing_meters_every_cpus_lock(kernel, cpus, tmp_path):
-    from colorsim.timing import timing_summary
+    from colorsim.orchestrate.timing import timing_summary
     spec, layout, d = _run(tmp_path, kernel, cpus=cpus)
     check_mq_lockmeter(spec, layout, d)
     # the CPUs' clocks cover the region (5 ticks each, within one tick)
@@ -252,7 +252,7 @@ def test_vanilla_lockmeter_same_through_a_lock_set(tmp_path):
     """vanilla --timing: runqueue_lock as lock=ADDR (what colorsim passes)
     and as the one word of lock=ADDR:4:1 give the same files byte for
     byte, and the lock's totals equal the per-CPU sums."""
-    from colorsim.engines.qemu import QemuEngine
+    from colorsim.run.engines.qemu import QemuEngine
     spec, layout, d = _run(tmp_path, "vanilla")
     addr = layout["symbols"]["runqueue_lock"]["addr"]
     assert layout["lockmeter"]["addr"] == addr and layout["lockmeter"]["count"] == 1
@@ -291,7 +291,7 @@ def test_lock_arg_from_layouts():
     """lock= from layout.json: one word as before, the per-CPU words as
     ADDR:STRIDE:COUNT limited to the run's CPUs, and old layouts without
     the lockmeter key fall back to runqueue_lock."""
-    from colorsim.engines.qemu import QemuEngine
+    from colorsim.run.engines.qemu import QemuEngine
     spec = _timing_spec("mq")
     lay = {"lockmeter": {"addr": 0x260fdc, "stride": 32, "count": 8}}
     assert QemuEngine.lock_arg(spec, lay) == "lock=0x260fdc:32:4"

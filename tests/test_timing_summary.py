@@ -3,8 +3,8 @@ run writes (region-wide ones too, some not integers) is read."""
 
 import pytest
 
-from colorsim import runner
-from colorsim.timing import timing_summary
+from colorsim.run import runner
+from colorsim.orchestrate.timing import timing_summary
 
 from test_runs import QUIET, spec
 

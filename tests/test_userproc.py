@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from colorsim import BUILD, ROOT
-from colorsim.build import ensure_built
-from colorsim.engines.qemu import firmware_dirs, qemu_binary
+from colorsim.run.build import ensure_built
+from colorsim.run.engines.qemu import firmware_dirs, qemu_binary
 from colorsim.cli import main as cli_main
-from colorsim.runspec import parse_workload
+from colorsim.describe.runspec import parse_workload
 from colorsim.errors import ConfigError
 
 KERNEL = "vanilla-l32"
@@ -249,9 +249,9 @@ def test_colorsim_run_of_a_user_program_has_stats(built, tmp_path):
 
 
 def test_builtin_workload_command_line_is_unchanged():
-    from colorsim.machine import get_machine
-    from colorsim.runspec import RunSpec, Workload
-    from colorsim.variants import parse_variant
+    from colorsim.describe.machine import get_machine
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
     m = get_machine("ppro4")
     s = RunSpec(m, parse_variant("vanilla", m), Workload())
     assert s.kernel_cmdline(10**9) == ("tasks=1024 burst=2000 buffer=256 warmup=10 "

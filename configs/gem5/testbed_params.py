@@ -5,7 +5,7 @@ build the system, and the host side (``colorsim/engines/gem5.py``, the
 tests, ``--dry-run``) imports it to show and check the very same numbers
 without gem5 installed.  Nothing here imports ``m5`` or ``gem5``.
 
-The spec is written by the host from a :class:`colorsim.machine.Machine`
+The spec is written by the host from a :class:`colorsim.describe.machine.Machine`
 (``Machine.to_dict()``), so the machine's numbers exist once, in
 ``configs/machines.toml``.  What the machine table does not describe (cache
 pipeline latencies, MSHRs, bus width, memory bandwidth) is listed in

@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from colorsim.variants import variant_from_build_id  # noqa: E402
+from colorsim.describe.variants import variant_from_build_id  # noqa: E402
 
 # The fields runqueue_walk() reads for every task, in program order (the
 # first one is the first word of the line the walk touches).

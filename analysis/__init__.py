@@ -1,1 +1,0 @@
-"""Analysis of colorsim run directories."""

@@ -1,0 +1,27 @@
+"""Command-line value types shared by every command (argparse ``type=``):
+a mistake is argparse's one-line usage error, before anything runs."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def positive_int(text):
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return v
+
+
+def positive_seconds(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive, finite "
+                                         f"number of seconds")
+    return v

@@ -1,0 +1,348 @@
+"""Machine descriptions, composed like a gem5 standard-library board.
+
+A :class:`Machine` is built from a :class:`Processor`, a
+:class:`CacheHierarchy` (private L1I, L1D and L2 per CPU), a :class:`Memory`
+and :class:`Emulation` settings.  The numbers live in
+``configs/machines.toml``; this module only reads, validates and derives.
+Every part is plain, frozen data: it can be printed, hashed, compared and
+turned into a dict for a run's configuration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from colorsim import ROOT
+from colorsim.errors import ConfigError
+from colorsim.units import format_size, is_pow2, parse_freq, parse_size, parse_time_ns
+
+MACHINES_FILE = ROOT / "configs" / "machines.toml"
+MACHINES_ENV = "COLORSIM_MACHINES"      # another machines file, if set
+PAGE_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class CacheGeometry:
+    """One cache: size in bytes, ways, line size in bytes."""
+
+    size: int
+    assoc: int
+    line: int
+
+    def __post_init__(self):
+        for what, v in (("size", self.size), ("associativity", self.assoc),
+                        ("line size", self.line)):
+            if not is_pow2(v):
+                raise ConfigError(f"cache {what} must be a power of two, "
+                                  f"got {v}")
+        if self.size < self.assoc * self.line:
+            raise ConfigError(f"cache of {self.size} B cannot hold "
+                              f"{self.assoc} ways of {self.line} B lines")
+
+    @property
+    def sets(self) -> int:
+        return self.size // (self.assoc * self.line)
+
+    @property
+    def way_bits(self) -> int:
+        """b = log2(size / associativity): the paper's eq. (1)."""
+        return (self.size // self.assoc).bit_length() - 1
+
+    def describe(self) -> str:
+        return f"{format_size(self.size)} {self.assoc}-way {self.line} B lines"
+
+
+@dataclass(frozen=True)
+class CacheHierarchy:
+    """Private L1 instruction, L1 data and L2 caches for every CPU."""
+
+    l1i: CacheGeometry
+    l1d: CacheGeometry
+    l2: CacheGeometry
+
+    @property
+    def line(self) -> int:
+        return self.l2.line
+
+
+REPLACEMENTS = ("lru", "plru")
+INCLUSIONS = ("inclusive", "non-inclusive")
+
+
+@dataclass(frozen=True)
+class CachePolicy:
+    """How the caches behave (``[machine.caches]`` in machines.toml):
+    replacement per level ("lru" or tree "plru"; l1 covers L1I and L1D),
+    whether L2 evictions back-invalidate L1 ("inclusive"), and whether the
+    bus monitor models instruction fetches through the L1I, competing with
+    data in the unified L2.  Kept apart from CacheHierarchy, whose entries
+    are all geometries."""
+
+    l1_replacement: str = "lru"
+    l2_replacement: str = "lru"
+    inclusion: str = "non-inclusive"
+    instruction_fetch: bool = False
+
+    def __post_init__(self):
+        for level, r in (("l1", self.l1_replacement), ("l2", self.l2_replacement)):
+            if r not in REPLACEMENTS:
+                raise ConfigError(f"{level} replacement {r!r}: expected one "
+                                  f"of {', '.join(REPLACEMENTS)}")
+        if self.inclusion not in INCLUSIONS:
+            raise ConfigError(f"inclusion {self.inclusion!r}: expected one "
+                              f"of {', '.join(INCLUSIONS)}")
+        if not isinstance(self.instruction_fetch, bool):
+            raise ConfigError(f"instruction_fetch must be true or false, got "
+                              f"{self.instruction_fetch!r}")
+
+
+@dataclass(frozen=True)
+class Processor:
+    cpus: int
+    clock_hz: int
+
+    def __post_init__(self):
+        if not 1 <= self.cpus <= 8:
+            raise ConfigError(f"processor has {self.cpus} CPUs; the testbed "
+                              f"supports 1 to 8")
+
+
+@dataclass(frozen=True)
+class Memory:
+    size: int
+    latency_ns: float
+
+    def __post_init__(self):
+        if self.size > 2 * 1024**3:
+            raise ConfigError("guest memory above 2 GiB is refused: QEMU's "
+                              "plugin physical addresses are exact only "
+                              "below the PCI hole")
+
+
+@dataclass(frozen=True)
+class Emulation:
+    icount_shift: int
+
+    def __post_init__(self):
+        if not 0 <= self.icount_shift <= 10:
+            raise ConfigError(f"icount_shift {self.icount_shift} is outside "
+                              f"QEMU's range 0..10")
+
+
+TIMING_FIELDS = ("inst", "l2_hit", "mem", "hitm", "inval", "bus_line",
+                 "bus_addr")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Costs in core clocks for the bus monitor's modelled time
+    (``[machine.timing]``; busmon's timing= option, in this order)."""
+
+    inst: int
+    l2_hit: int
+    mem: int
+    hitm: int
+    inval: int
+    bus_line: int
+    bus_addr: int
+
+    def __post_init__(self):
+        for f in TIMING_FIELDS:
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 1_000_000:
+                raise ConfigError(f"timing.{f} must be a whole number of "
+                                  f"clocks 0..1000000, got {v!r}")
+        if self.inst < 1:
+            raise ConfigError("timing.inst must be at least 1 clock")
+
+    def plugin_arg(self) -> str:
+        return ":".join(str(getattr(self, f)) for f in TIMING_FIELDS)
+
+
+@dataclass(frozen=True)
+class Machine:
+    name: str
+    description: str
+    processor: Processor
+    caches: CacheHierarchy
+    memory: Memory
+    emulation: Emulation
+    l2_choices: tuple = ()
+    max_cpus: int = 0
+    cache_policy: CachePolicy = CachePolicy()
+    timing: Timing = None      # [x.timing]; not part of to_dict (see RunSpec)
+
+    def with_l2(self, size) -> "Machine":
+        """The same machine with another L2 size (associativity kept)."""
+        size = parse_size(size)
+        l2 = dataclasses.replace(self.caches.l2, size=size)   # validates
+        if self.l2_choices and size not in self.l2_choices:
+            warnings.warn(f"{self.name} was measured with L2 "
+                          f"{', '.join(map(format_size, self.l2_choices))}; "
+                          f"{format_size(size)} is a what-if", stacklevel=2)
+        caches = dataclasses.replace(self.caches, l2=l2)
+        return dataclasses.replace(self, caches=caches)
+
+    def with_cpus(self, cpus: int) -> "Machine":
+        if not isinstance(cpus, int) or cpus < 1:
+            raise ConfigError(f"--cpus must be a positive integer, got {cpus}")
+        if cpus > self.max_cpus:
+            raise ConfigError(f"machine {self.name} has {self.max_cpus} "
+                              f"CPUs; cannot run with {cpus}")
+        proc = dataclasses.replace(self.processor, cpus=cpus)
+        return dataclasses.replace(self, processor=proc)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["l2_choices"] = list(self.l2_choices)
+        # Counting-only runs do not depend on the timing table; a timing
+        # run records it under its own key (RunSpec.to_dict).
+        del d["timing"]
+        return d
+
+
+def _cache(entry, line, where) -> CacheGeometry:
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: expected a table like "
+                          f"{{ size = \"512KiB\", assoc = 4 }}")
+    try:
+        return CacheGeometry(parse_size(entry["size"]), _int(entry["assoc"], "assoc"),
+                             _int(line, "line"))
+    except KeyError as e:
+        raise ConfigError(f"{where}: missing {e.args[0]!r}") from None
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
+
+
+def _int(value, what) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigError(f"{what} must be an integer, got {value!r}")
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigError(f"{what} must be an integer, got {value!r}") from None
+
+
+def machine_from_table(name: str, t: dict) -> Machine:
+    """Build a Machine from one table of machines.toml."""
+    try:
+        c = t["caches"]
+        caches = CacheHierarchy(_cache(c["l1i"], c["line"], f"machine {name}, cache l1i"),
+                                _cache(c["l1d"], c["line"], f"machine {name}, cache l1d"),
+                                _cache(c["l2"], c["line"], f"machine {name}, cache l2"))
+        proc = Processor(_int(t["processor"]["cpus"], "processor.cpus"),
+                         parse_freq(t["processor"]["clock"]))
+        mem = Memory(parse_size(t["memory"]["size"]),
+                     parse_time_ns(t["memory"]["latency"]))
+        emu = Emulation(_int(t["emulation"]["icount_shift"], "emulation.icount_shift"))
+        choices = tuple(parse_size(s) for s in c.get("l2_choices", ()))
+        repl = c.get("replacement", {})
+        policy = CachePolicy(repl.get("l1", "lru"), repl.get("l2", "lru"),
+                             c.get("inclusion", "non-inclusive"),
+                             c.get("instruction_fetch", False))
+        timing = None
+        if "timing" in t:
+            tt = t["timing"]
+            unknown = sorted(set(tt) - set(TIMING_FIELDS))
+            if unknown:
+                raise ConfigError(f"machine {name}: unknown timing key "
+                                  f"{unknown[0]!r} (known: {', '.join(TIMING_FIELDS)})")
+            timing = Timing(**{f: tt[f] for f in TIMING_FIELDS})
+    except KeyError as e:
+        raise ConfigError(f"machine {name}: missing {e.args[0]!r}") from None
+    except (TypeError, AttributeError):
+        raise ConfigError(f"machine {name}: a section has the wrong shape "
+                          f"(see the other machines in machines.toml)") from None
+    except ConfigError as e:
+        msg = str(e)
+        raise ConfigError(msg if msg.startswith(f"machine {name}")
+                          else f"machine {name}: {msg}") from None
+    return Machine(name, t.get("description", name), proc, caches, mem, emu,
+                   choices, proc.cpus, policy, timing)
+
+
+_SECTION = re.compile(r"^\s*\[+\s*([A-Za-z0-9_-]+)")
+
+
+def _sections(text: str) -> list:
+    """(machine name, first line, text) per top-level machine, so that a
+    syntax error in one machine's lines leaves the others readable."""
+    parts, name, start, lines = [], None, 1, []
+    for no, line in enumerate(text.splitlines(keepends=True), 1):
+        m = _SECTION.match(line)
+        if m and m.group(1) != name:
+            parts.append((name, start, "".join(lines)))
+            name, start, lines = m.group(1), no, []
+        lines.append(line)
+    parts.append((name, start, "".join(lines)))
+    return parts
+
+
+def _where(e: Exception, first_line: int) -> str:
+    """'line L, column C: what' with L counted in the whole file."""
+    m = re.search(r"^(.*?)\s*\(at line (\d+), column (\d+)\)", str(e))
+    if not m:
+        return str(e)
+    return (f"line {int(m.group(2)) + first_line - 1}, column {m.group(3)}: "
+            f"{m.group(1)}")
+
+
+def machines_file() -> Path:
+    return Path(os.environ.get(MACHINES_ENV) or MACHINES_FILE)
+
+
+def read_machines(path: Path = None) -> tuple:
+    """({name: Machine}, {name: error}) of a machines file.
+
+    A machine whose table is wrong, or whose lines hold a TOML syntax
+    error, is reported by name without hiding the others.
+    """
+    path = Path(path or machines_file())
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        tables = {n: (1, t) for n, t in tomllib.loads(text).items()}
+        broken = {}
+    except tomllib.TOMLDecodeError:
+        tables, broken = {}, {}
+        for name, first, chunk in _sections(text):
+            try:
+                for n, t in tomllib.loads(chunk).items():
+                    tables[n] = (first, t)
+            except tomllib.TOMLDecodeError as e:
+                where = f"machine {name}" if name else "the preamble"
+                broken[name or "?"] = (f"{path}: TOML syntax error in {where}, "
+                                       f"{_where(e, first)}")
+    machines = {}
+    for name, (_, t) in tables.items():
+        if not isinstance(t, dict):
+            broken[name] = f"{path}: {name} = ... must be a table [{name}]"
+            continue
+        try:
+            machines[name] = machine_from_table(name, t)
+        except ConfigError as e:
+            broken[name] = f"{path}: {e}"
+    return machines, broken
+
+
+def load_machines(path: Path = None) -> dict:
+    """Every good machine (see :func:`read_machines` for the broken ones)."""
+    return read_machines(path)[0]
+
+
+def get_machine(name: str, path: Path = None) -> Machine:
+    machines, broken = read_machines(path)
+    if name in broken:
+        raise ConfigError(broken[name])
+    if name not in machines:
+        raise ConfigError(f"unknown machine {name!r}; known machines: "
+                          f"{', '.join(sorted(machines))}")
+    return machines[name]

@@ -1,0 +1,175 @@
+"""What one run is: machine x kernel variant x workload x region of interest.
+
+A :class:`RunSpec` is validated plain data.  Engines turn it into a command
+line (QEMU or gem5); the run directory stores it as config.json; the results
+table carries its flattened form as columns on every row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from colorsim import BUILD
+from colorsim.errors import ConfigError
+from colorsim.describe.machine import Machine
+from colorsim.describe.variants import KernelVariant
+
+ENGINES = ("qemu", "gem5")
+HZ = 100
+SYNC_QUANTUM_US = 100      # --timing: how far (modelled us) a CPU may lead
+
+
+ROOTFS_NAME_MAX = 95       # kernels/include/fs.h RFS_NAME_MAX, less the NUL
+
+
+def parse_workload(text: str) -> str:
+    """``--workload``: ``tasks`` (the built-in workload) gives "", else the
+    absolute path of a program in the root-file-system image:
+    ``init:/bin/roitest`` or just ``roitest`` (meaning ``/bin/roitest``)."""
+    if text == "tasks":
+        return ""
+    path = text[5:] if text.startswith("init:") else (
+        "/bin/" + text if re.fullmatch(r"[A-Za-z0-9_.-]+", text) else None)
+    if (not path or not re.fullmatch(r"(/[A-Za-z0-9_.-]+)+", path)
+            or len(path.encode()) > ROOTFS_NAME_MAX):
+        raise ConfigError(f"--workload must be tasks, init:/path/in/image or "
+                          f"a program name, got {text!r}")
+    return path
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The kernel's built-in task workload (compute, sleep, wake), or a
+    user program from the root-file-system image run as init (``program``,
+    an absolute path in the image; "" = built-in)."""
+
+    tasks: int = 1024          # workload tasks (the run queue stays ~this long)
+    burst: int = 2000          # loop iterations of compute between sleeps
+    buffer: int = 256          # bytes of private "user" data each task touches
+    warmup_ticks: int = 10     # ticks after all tasks exist before resetstats
+    roi_ticks: int = 10        # ticks between resetstats and dumpstats
+    seed: int = 1              # allocator fragmentation / placement seed
+    program: str = ""          # init=program instead of the built-in tasks
+    args: str = ""             # the program's arguments, comma-separated
+
+    def __post_init__(self):
+        if self.program:
+            parse_workload("init:" + self.program)
+        if self.args and (not self.program or not re.fullmatch(r"[A-Za-z0-9_.=-]+(,[A-Za-z0-9_.=-]+)*", self.args)
+                          or len(self.args) > 255):
+            raise ConfigError(f"program arguments need a user program (--workload) and "
+                              f"must be words of letters, digits and _.=- "
+                              f"(at most 255 characters), got {self.args!r}")
+        if not 1 <= self.tasks <= 4096:
+            raise ConfigError(f"--tasks must be between 1 and 4096, got "
+                              f"{self.tasks}")
+        for name in ("burst", "warmup_ticks", "roi_ticks"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1")
+        if not 8 <= self.buffer <= 4096:
+            raise ConfigError(f"buffer must be 8..4096 bytes, got "
+                              f"{self.buffer}")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    machine: Machine
+    variant: KernelVariant
+    workload: Workload = field(default_factory=Workload)
+    engine: str = "qemu"
+    timeout_s: float = 600.0
+    timing: bool = False       # modelled time (busmon timing=), QEMU only
+
+    def __post_init__(self):
+        if self.timing and self.engine != "qemu":
+            raise ConfigError("--timing is the QEMU engine's modelled time; "
+                              "gem5 keeps its own")
+        if self.timing and self.machine.timing is None:
+            raise ConfigError(f"machine {self.machine.name} has no [timing] "
+                              f"table in machines.toml; --timing needs one")
+        if self.engine not in ENGINES:
+            raise ConfigError(f"unknown engine {self.engine!r}; choose one of "
+                              f"{', '.join(ENGINES)}")
+        if self.engine == "gem5" and self.workload.program:
+            raise ConfigError("user programs (--workload init:...) run on QEMU "
+                              "only for now: the gem5 path has no root-file-"
+                              "system loader yet (disk-images/README.md)")
+        if not 0 < self.timeout_s < float("inf"):
+            raise ConfigError(f"timeout must be a positive number of seconds, "
+                              f"got {self.timeout_s}")
+
+    @property
+    def cpus(self) -> int:
+        return self.machine.processor.cpus
+
+    @property
+    def kernel_dir(self) -> Path:
+        return BUILD / "kernels" / self.variant.build_id
+
+    @property
+    def kernel_elf64(self) -> Path:
+        """ELF64 image with the 64-bit entry point (gem5's loader)."""
+        return self.kernel_dir / "kernel.elf"
+
+    @property
+    def kernel_multiboot(self) -> Path:
+        """ELF32 container of the same code, multiboot entry (QEMU -kernel)."""
+        return self.kernel_dir / "kernel.mb.elf"
+
+    @property
+    def rootfs_image(self) -> Path:
+        """The root-file-system image (QEMU -initrd) for user programs."""
+        return BUILD / "disk-images" / "rootfs.img"
+
+    @property
+    def layout_file(self) -> Path:
+        return self.kernel_dir / "layout.json"
+
+    def kernel_cmdline(self, lapic_hz: int) -> str:
+        w = self.workload
+        line = (f"tasks={w.tasks} burst={w.burst} buffer={w.buffer} "
+                f"warmup={w.warmup_ticks} roi={w.roi_ticks} seed={w.seed} "
+                f"lapic_hz={lapic_hz}")
+        if self.timing:    # ticks from modelled time (kernels/kernel/timer.c)
+            hz = self.machine.processor.clock_hz
+            line += (f" timing_hz={hz} "
+                     f"timing_quantum={hz * SYNC_QUANTUM_US // 1_000_000}")
+        line += f" init={w.program}" if w.program else ""
+        return line + (f" initargs={w.args}" if w.args else "")
+
+    def to_dict(self) -> dict:
+        d = {"machine": self.machine.to_dict(),
+             "variant": dataclasses.asdict(self.variant),
+             "workload": dataclasses.asdict(self.workload),
+             "engine": self.engine}
+        if not self.workload.program:       # runs made before it existed
+            del d["workload"]["program"]    # stay comparable
+        if not self.workload.args:
+            del d["workload"]["args"]
+        d["variant"]["name"] = self.variant.name
+        d["variant"]["build_id"] = self.variant.build_id
+        if self.timing:                     # absent in counting-only runs,
+            d["timing"] = dataclasses.asdict(self.machine.timing)  # as before
+        return d
+
+    def default_name(self) -> str:
+        l2 = self.machine.caches.l2.size // 1024
+        what = (f"t{self.workload.tasks}" if not self.workload.program else
+                "init_" + self.workload.program.strip("/").replace("/", "_"))
+        if self.workload.args:
+            what += "-" + self.workload.args.replace("--", "").replace(",", "_")
+        return (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
+                f"{self.variant.name}-{what}-{self.engine}"
+                + ("-timing" if self.timing else ""))
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 16), b""):
+            h.update(chunk)
+    return h.hexdigest()

@@ -1,0 +1,179 @@
+"""Kernel variants and the coloring arithmetic (the paper's eq. 1 and 3).
+
+A variant name is ``vanilla`` (one color) or ``cN`` with N colors, a power of
+two, for Linux 2.4's scheduler; ``mq`` and ``mq-cN`` are the same with the
+multi-queue scheduler (IBM's MQ for 2.4, kernels/kernel/sched_mq.c).
+The coloring parameters come from the machine's L2: the task structure
+moves by ``color x line`` bytes, the color being address bits b .. b+n-1 of
+the 8 KiB block, b = log2(L2 size / associativity).
+
+How many colors fit is one rule, :func:`max_colors`: the task structure
+shifted by the largest color must still leave the kernel stack its minimum
+in the 8 KiB block, (N - 1) x line + sizeof(task_struct) <= 8 KiB -
+KERNEL_STACK_MIN.  Both sizes are read from the kernel's own headers, the
+place the kernel checks them (kernels/kernel/task.c, task_selfcheck).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from colorsim import ROOT
+from colorsim.errors import ConfigError
+from colorsim.describe.machine import Machine
+from colorsim.units import is_pow2
+
+KERNEL_INCLUDE = ROOT / "kernels" / "include"
+
+
+def _kernel_define(header: str, name: str) -> int:
+    text = (KERNEL_INCLUDE / header).read_text()
+    m = re.search(rf"^#define\s+{name}\s+(\d+)\b", text, re.M)
+    if not m:
+        raise RuntimeError(f"{name} is not defined in kernels/include/{header}")
+    return int(m.group(1))
+
+
+THREAD_SIZE = _kernel_define("param.h", "THREAD_SIZE")
+KERNEL_STACK_MIN = _kernel_define("param.h", "KERNEL_STACK_MIN")
+TASK_STRUCT_SIZE = _kernel_define("sched.h", "TASK_STRUCT_SIZE")
+
+
+def max_colors(line: int) -> int:
+    """The most colors (a power of two) whose shifted task structure keeps
+    KERNEL_STACK_MIN bytes of stack in its THREAD_SIZE block."""
+    room = THREAD_SIZE - KERNEL_STACK_MIN - TASK_STRUCT_SIZE
+    c = 1
+    while (2 * c - 1) * line <= room:
+        c *= 2
+    return c
+
+
+def colors_rule(line: int) -> str:
+    """The rule in words, for help texts and refusals."""
+    return (f"N a power of two with (N-1) x {line} B line + "
+            f"{TASK_STRUCT_SIZE} B task_struct <= {THREAD_SIZE - KERNEL_STACK_MIN} B, "
+            f"so that {KERNEL_STACK_MIN} B of the {THREAD_SIZE} B block stay "
+            f"kernel stack: c2..c{max_colors(line)} with {line} B lines")
+# linux24: one run queue under runqueue_lock (kernels/kernel/sched.c);
+# mq: per-CPU run queues and locks (kernels/kernel/sched_mq.c, built with
+# -DCONFIG_SCHED_MQ).
+SCHEDULERS = ("linux24", "mq")
+
+
+@dataclass(frozen=True)
+class KernelVariant:
+    colors: int          # 1 = vanilla
+    line: int            # cache line size in bytes
+    way_bits: int        # b = log2(L2 size / associativity)
+    scheduler: str = "linux24"
+
+    def __post_init__(self):
+        if self.scheduler not in SCHEDULERS:
+            raise ConfigError(f"unknown scheduler {self.scheduler!r}; known: "
+                              f"{', '.join(SCHEDULERS)}")
+        if not is_pow2(self.colors):
+            raise ConfigError(f"number of colors must be a power of two, "
+                              f"got {self.colors}")
+        if self.colors > max_colors(self.line):
+            shift = (self.colors - 1) * self.line
+            pre = "mq-" if self.scheduler == "mq" else ""
+            left = THREAD_SIZE - shift - TASK_STRUCT_SIZE
+            where = (f"leaving {left} B of kernel stack" if left >= 0 else
+                     f"past the end of its {THREAD_SIZE} B block")
+            raise ConfigError(
+                f"{self.colors} colors do not fit: the last color shifts the "
+                f"{TASK_STRUCT_SIZE} B task_struct by {shift} B, {where} "
+                f"(at least {KERNEL_STACK_MIN} B of stack needed); use "
+                f"{pre}c2..{pre}c{max_colors(self.line)} with {self.line} B lines")
+        if self.way_bits < 13:
+            raise ConfigError(f"L2 way size 2^{self.way_bits} B is smaller "
+                              f"than the 8 KiB task block: coloring by "
+                              f"block address bits cannot help")
+
+    @property
+    def name(self) -> str:
+        if self.scheduler == "mq":
+            return "mq" if self.colors == 1 else f"mq-c{self.colors}"
+        return "vanilla" if self.colors == 1 else f"c{self.colors}"
+
+    @property
+    def line_shift(self) -> int:
+        return self.line.bit_length() - 1
+
+    @property
+    def color_shift(self) -> int:
+        """Right shift that brings bit b down to the line-offset bit."""
+        return self.way_bits - self.line_shift
+
+    @property
+    def color_mask(self) -> int:
+        return (self.colors - 1) << self.line_shift
+
+    def color_offset(self, base: int) -> int:
+        """Offset of the task structure inside the 8 KiB block at ``base``."""
+        return (base >> self.color_shift) & self.color_mask
+
+    @property
+    def build_id(self) -> str:
+        """Directory name of this variant's build: what the image depends on."""
+        sched = "mq-" if self.scheduler == "mq" else ""
+        if self.colors == 1:
+            return f"{sched}vanilla-l{self.line}"
+        return f"{sched}c{self.colors}-b{self.way_bits}-l{self.line}"
+
+    def cflags(self) -> list[str]:
+        flags = [f"-DCONFIG_COLORS={self.colors}",
+                 f"-DCONFIG_COLOR_SHIFT={self.color_shift if self.colors > 1 else 0}",
+                 f"-DCONFIG_COLOR_MASK={self.color_mask:#x}",
+                 f"-DCONFIG_LINE_SIZE={self.line}"]
+        if self.scheduler == "mq":     # linux24's flags stay as they were
+            flags.append("-DCONFIG_SCHED_MQ=1")
+        return flags
+
+
+KERNEL_NAMES = "'vanilla', 'cN', 'mq' or 'mq-cN'"
+_NAME = re.compile(r"^(?:(mq)(?:-c(\d+))?|vanilla|c(\d+))$")
+
+
+def parse_variant(name: str, machine: Machine) -> KernelVariant:
+    m = _NAME.match(name)
+    if not m:
+        raise ConfigError(f"unknown kernel {name!r}: use {KERNEL_NAMES} "
+                          f"(mq = the multi-queue scheduler) with N colors, "
+                          f"{colors_rule(machine.caches.l2.line)}")
+    scheduler = "mq" if m.group(1) else "linux24"
+    ncolors = m.group(2) or m.group(3)
+    colors = int(ncolors) if ncolors is not None else 1
+    if ncolors is not None and colors < 2:
+        plain = "mq" if m.group(1) else "vanilla"
+        raise ConfigError(f"kernel {name!r}: a colored kernel needs at least "
+                          f"2 colors (use {plain!r} for one)")
+    l2 = machine.caches.l2
+    return KernelVariant(colors, l2.line, l2.way_bits, scheduler)
+
+
+def colors_needed(processes: int, l2_size: int) -> int:
+    """Eq. (3): c >= p / (s / 8 KiB), rounded up to a power of two."""
+    need = -(-processes * THREAD_SIZE // l2_size)
+    c = 1
+    while c < need:
+        c *= 2
+    return c
+
+
+_BUILD_ID = re.compile(r"^(mq-)?(?:vanilla|c(\d+)-b(\d+))-l(\d+)$")
+
+
+def variant_from_build_id(build_id: str) -> KernelVariant:
+    """Inverse of :attr:`KernelVariant.build_id` (used by the SCons build)."""
+    m = _BUILD_ID.match(build_id)
+    if not m:
+        raise ConfigError(f"bad kernel build id {build_id!r}: expected "
+                          f"'[mq-]vanilla-l<line>' or "
+                          f"'[mq-]c<N>-b<bits>-l<line>'")
+    colors = int(m.group(2) or 1)
+    way_bits = int(m.group(3) or 13)
+    return KernelVariant(colors, int(m.group(4)), way_bits,
+                         "mq" if m.group(1) else "linux24")

@@ -1,0 +1,174 @@
+"""``python3 -m colorsim headline``: the README's headline table, generated.
+
+The paper's central measurement on its 4-way Pentium Pro with 1024
+processes, at the three L2 sizes it used, vanilla against 32 colors: where
+vanilla's bus traffic peaks, how much of that peak the colored kernel
+leaves, how the colored-line transactions change, and the run-queue loop's
+L2 miss ratio beside the paper's Table 2.
+
+The rows come from the results catalog of a runs folder (default
+``runs/headline``); ``--run`` makes the six runs first (about half a minute).
+``--write FILE`` puts the table between the ``<!-- headline:begin -->``
+and ``<!-- headline:end -->`` markers of FILE; ``--check FILE`` exits 2
+when FILE's table is not the one the catalog gives (a test does that on the
+README, so its numbers are never typed by hand).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from colorsim.errors import ConfigError, ResultsError
+
+L2S = ("256KiB", "512KiB", "1MiB")
+KERNELS = ("vanilla", "c32")
+TASKS = 1024
+BEGIN, END = "<!-- headline:begin -->", "<!-- headline:end -->"
+
+
+def specs():
+    """The six runs of the table: ppro4, 1024 tasks, built-in workload."""
+    from colorsim.describe.machine import get_machine
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    for l2 in L2S:
+        m = get_machine("ppro4").with_l2(l2)
+        for k in KERNELS:
+            yield RunSpec(m, parse_variant(k, m), Workload(tasks=TASKS))
+
+
+def make_runs(out: Path, log=print) -> None:
+    """Make the runs that ``out`` lacks (a complete run is reused)."""
+    from colorsim.run.runner import run
+    for i, spec in enumerate(specs(), 1):
+        log(f"headline: run {i}/{len(L2S) * len(KERNELS)}: {spec.default_name()}")
+        run(spec, name=spec.default_name(), out=out)
+
+
+def headline_rows(cat) -> list:
+    """One row per L2 size, from the catalog's runs table."""
+    from colorsim.units import parse_size
+    runs = cat.table("runs")
+    need = {"machine", "kernel", "l2_size", "tasks", "workload_program"}
+    if not len(runs) or not need <= set(runs.columns):
+        raise ResultsError(f"the catalog of {cat.root} has no runs: make them "
+                           f"with 'python3 -m colorsim headline --run'")
+    sel = runs[(runs["machine"] == "ppro4") & (runs["tasks"] == TASKS) &
+               (runs["engine"] == "qemu") & (runs["workload_program"] == "") &
+               (runs["cpus"] == 4) & (runs["seed"] == 1) &
+               ~runs["timing"].fillna(False).astype(bool)]
+    paper = _paper_table2()
+    rows = []
+    for i, l2 in enumerate(L2S):
+        size = parse_size(l2)
+        pick = {}
+        for k in KERNELS:
+            r = sel[(sel["l2_size"] == size) & (sel["kernel"] == k)]
+            if not len(r):
+                raise ResultsError(
+                    f"no ppro4 {l2} {k} run of {TASKS} tasks in the catalog of "
+                    f"{cat.root}: run 'python3 -m colorsim headline --run'")
+            pick[k] = r.sort_values("run_id").iloc[0]
+        v, c = pick["vanilla"], pick["c32"]
+        rows.append({
+            "l2": l2, "peak": int(v["peak_offset"]),
+            "c32_peak_share": c["peak_count"] / max(v["peak_count"], 1),
+            "colored_change": (c["colored_lines_sum"] - v["colored_lines_sum"])
+            / max(v["colored_lines_sum"], 1),
+            "miss_vanilla": v["rqloop_l2_miss_ratio"],
+            "miss_c32": c["rqloop_l2_miss_ratio"],
+            "paper_vanilla": paper["vanilla"][i], "paper_c32": paper["c32"][i]})
+    return rows
+
+
+def _paper_table2() -> dict:
+    from colorsim.report.figures import paper_results
+    return paper_results()["table2"]
+
+
+def _pct(x: float, sign: bool = False) -> str:
+    """A fraction as the README writes percentages: '13.2 %', '-84.9 %'."""
+    return f"{x * 100:{'+' if sign else ''}.1f} %"
+
+
+def render(rows) -> str:
+    """The Markdown table."""
+    lines = ["| L2 | vanilla's peak offset | c32's largest offset, share of that peak "
+             "| colored-line transactions, c32 vs vanilla "
+             "| run-queue loop L2 miss ratio, vanilla / c32 "
+             "| the paper's (Table 2) |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
+            f"| {r['peak']:#05x} | {_pct(r['c32_peak_share'])} "
+            f"| {_pct(r['colored_change'], sign=True)} "
+            f"| {_pct(r['miss_vanilla'])} / {_pct(r['miss_c32'])} "
+            f"| {r['paper_vanilla']:.1f} % / {r['paper_c32']:.1f} % |")
+    return "\n".join(lines) + "\n"
+
+
+def _block(text: str, path: Path) -> tuple:
+    try:
+        a = text.index(BEGIN) + len(BEGIN)
+        b = text.index(END, a)
+    except ValueError:
+        raise ConfigError(f"{path} has no {BEGIN} ... {END} markers") from None
+    return a, b
+
+
+def write_into(path: Path, table: str) -> None:
+    text = path.read_text()
+    a, b = _block(text, path)
+    new = text[:a] + "\n" + table + text[b:]
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(new)
+    tmp.replace(path)
+
+
+def check_in(path: Path, table: str) -> None:
+    text = path.read_text()
+    a, b = _block(text, path)
+    if text[a:b].strip() != table.strip():
+        raise ResultsError(f"{path}'s headline table is not what the catalog "
+                           f"gives: run 'python3 -m colorsim headline --write "
+                           f"{path}'")
+
+
+def cmd_headline(a):
+    from colorsim.results.catalog import Catalog, rebuild
+    from colorsim.run.rundir import check_out_dir
+    from colorsim.run.runner import RUNS
+    out = check_out_dir(Path(a.runs) if a.runs else RUNS / "headline")
+    for f in (a.write, a.check):
+        if f is not None and not Path(f).is_file():
+            raise ConfigError(f"{f}: no such file")
+    if a.run:
+        make_runs(out)
+        rebuild(out)
+    table = render(headline_rows(Catalog(out)))
+    if a.write:
+        write_into(Path(a.write), table)
+        print(f"headline: wrote the table into {a.write}")
+    elif a.check:
+        check_in(Path(a.check), table)
+        print(f"headline: {a.check} matches the catalog")
+    else:
+        print(table, end="")
+
+
+def add_parser(sub):
+    p = sub.add_parser("headline", help="the README's headline table, from the "
+                       "catalog")
+    p.add_argument("--runs", type=Path, default=None,
+                   help="runs folder with its catalog (default runs/headline)")
+    p.add_argument("--run", action="store_true",
+                   help="make the six runs first and rebuild the catalog")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--write", type=Path, metavar="FILE",
+                   help="put the table between FILE's headline markers")
+    g.add_argument("--check", type=Path, metavar="FILE",
+                   help="exit 2 if FILE's table differs from the catalog's")
+    p.set_defaults(func=cmd_headline)
+    return p

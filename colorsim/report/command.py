@@ -1,0 +1,29 @@
+"""``python3 -m colorsim figures EXPERIMENT|all``: figures and the report
+from the catalog (colorsim/report/figures.py, colorsim/report/html.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def cmd_figures(a):
+    from colorsim.report.figures import make_figures
+    make_figures(a.experiment, root=a.runs, out=a.out, quick=a.quick,
+                 require_points=True)
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        "figures", help="the paper's figures and tables, and the "
+                        "HTML report")
+    p.add_argument("experiment", help="an experiment name, or 'all'")
+    p.add_argument("--quick", action="store_true", default=None,
+                   help="use the --quick sweep's points (default: the "
+                        "paper-scale points where the catalog has any, "
+                        "else the quick ones)")
+    p.add_argument("--runs", type=Path, default=None,
+                   help="runs folder holding the catalog (default runs/)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="output folder (default RUNS/figures)")
+    p.set_defaults(func=cmd_figures)
+    return p

@@ -1,0 +1,696 @@
+"""The gem5 engine: host side of ``configs/gem5/run_fs.py``.
+
+The host writes one JSON spec per run (``gem5_spec.json``) from the
+:class:`~colorsim.describe.runspec.RunSpec`; inside gem5, ``configs/gem5`` maps it to
+stdlib components through ``configs/gem5/testbed_params.py`` -- the same
+module this file uses for ``describe()``, so the dry run shows exactly what
+gem5 will build.
+
+Flow of one measured run (see ``configs/gem5/README.md``):
+
+1. ``boot``: atomic CPUs from power-on until the kernel's m5 checkpoint op;
+   the checkpoint is cached under ``build/gem5-checkpoints/<key>/cpt``.
+   The key covers what the booted state depends on (kernel image, command
+   line, CPUs, clock, memory size) but not the caches: atomic CPUs do not
+   stall on caches, so every L2 choice restores the same state.
+2. ``measure``: restore into timing (or O3) CPUs, run the kernel's region of
+   interest (resetstats ... dumpstats), stop on m5 exit.
+3. :meth:`Gem5Engine.collect` turns ``stats.txt`` into ``bus_offsets.csv``
+   and ``counters.csv``, the same tables the QEMU engine writes.
+
+Two views of the bus traffic land in ``bus_offsets.csv``, told apart by its
+``view`` column: ``bus`` (one CommMonitor per CPU between its L2 and the
+memory bus: every request the L2 puts on the bus, per CPU, as the paper's
+front-side-bus tracer saw it) and ``memory`` (the CommMonitor between the bus
+and memory, cpu -1: only what memory serves).  Runs recorded before the bus
+view have the memory view only.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.util
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from colorsim import BUILD, ROOT
+from colorsim.errors import ConfigError, RunError
+from colorsim.run.rundir import spawn, stop
+from colorsim.describe.runspec import file_sha256
+from colorsim.units import format_size
+
+GEM5_ENV = "GEM5"
+GEM5_VERSION = "v24.0.0.1"
+PLACEHOLDER = "$GEM5"
+CONFIG_DIR = ROOT / "configs" / "gem5"
+CONFIG_SCRIPT = CONFIG_DIR / "run_fs.py"
+SPEC_FILE = "gem5_spec.json"
+OUTDIR = "gem5"                      # gem5's --outdir inside the run dir
+CHECKPOINT_ROOT = BUILD / "gem5-checkpoints"
+CONSOLE_LOG = "console.log"
+
+BUS_HEADER = ["dump", "cpu", "mode", "kind", "offset", "count", "view"]
+COUNTER_HEADER = ["dump", "cpu", "mode", "stat", "value"]
+
+# Per-CPU counters: (our stat, component, alternatives).  The first
+# alternative with any stat present in a dump is used, its stats summed.
+# A missing stat of a present component counts as 0: gem5's cache stats
+# carry the `nozero` flag, so zero lines are not printed.
+COUNTER_MAP = (
+    ("insts", "core", (("commitStats0.numInsts",), ("committedInsts",),
+                       ("exec_context.thread_0.numInsts",))),
+    ("cycles", "core", (("numCycles",),)),
+    ("l1i_accesses", "l1i", (("demandAccesses::total",),)),
+    ("l1i_misses", "l1i", (("demandMisses::total",),)),
+    ("l1d_read_accesses", "l1d", (("ReadReq.accesses::total",),)),
+    ("l1d_read_misses", "l1d", (("ReadReq.misses::total",),)),
+    ("l1d_write_accesses", "l1d", (("WriteReq.accesses::total",),)),
+    ("l1d_write_misses", "l1d", (("WriteReq.misses::total",),)),
+    ("l1d_accesses", "l1d", (("demandAccesses::total",),)),
+    ("l1d_misses", "l1d", (("demandMisses::total",),)),
+    ("l2_accesses", "l2", (("demandAccesses::total",),)),
+    ("l2_misses", "l2", (("demandMisses::total",),)),
+    ("l2_read_misses", "l2", (("ReadSharedReq.misses::total",
+                               "ReadCleanReq.misses::total"),)),
+    ("l2_write_misses", "l2", (("ReadExReq.misses::total",
+                                "UpgradeReq.misses::total"),)),
+    ("l2_writebacks", "l2", (("writebacks::total",),)),
+)
+# Counters of the QEMU plugin that gem5's stats cannot provide.
+NO_GEM5_EQUIVALENT = {
+    "user/kernel split (mode)": "gem5 stats are not split by privilege "
+                                "level; every gem5 row has mode 'all'",
+    "run-queue-loop misses": "no PC filter on cache misses in gem5 stats",
+    "critical-chunk offsets": "gem5 classic caches fill whole, "
+                              "line-aligned blocks",
+    "lockmeter": "not built on either engine yet",
+}
+
+_COMPONENTS = {
+    "core": r"board\.processor\.cores(\d*)\.core\.",
+    "l1i": r"board\.cache_hierarchy\.l1icaches(\d*)\.",
+    "l1d": r"board\.cache_hierarchy\.l1dcaches(\d*)\.",
+    "l2": r"board\.cache_hierarchy\.l2caches(\d*)\.",
+}
+_MONITOR = (r"\.{name}s?(\d*)\.(?P<kind>read|write)AddrDist$")
+_BUS_MONITOR = (r"\.{name}(\d*)\.(?P<kind>read|write)AddrDist$")
+_TRANS_DIST = "board.cache_hierarchy.membus.transDist::"
+# Run-wide stats (cpu -1): our stat -> gem5 stats summed (a missing one
+# counts as 0 when any of them is present).  The membus transaction
+# distribution counts every request on the bus by command, whoever answers
+# it: the kinds of the QEMU plugin's bus_* counters.
+GLOBAL_MAP = (
+    ("sim_seconds", ("simSeconds",)),
+    ("host_seconds", ("hostSeconds",)),
+    ("bus_read", ("board.cache_hierarchy.membus.transDist::ReadSharedReq",
+                  "board.cache_hierarchy.membus.transDist::ReadCleanReq",
+                  "board.cache_hierarchy.membus.transDist::ReadReq")),
+    ("bus_rfo", ("board.cache_hierarchy.membus.transDist::ReadExReq",)),
+    ("bus_invalidate", ("board.cache_hierarchy.membus.transDist::UpgradeReq",
+                        "board.cache_hierarchy.membus.transDist::SCUpgradeReq",
+                        "board.cache_hierarchy.membus.transDist::InvalidateReq")),
+    ("bus_writeback", ("board.cache_hierarchy.membus.transDist::"
+                       "WritebackDirty",)),
+)
+
+
+def params_module():
+    """``configs/gem5/testbed_params.py``, loaded by path (no gem5 needed)."""
+    name = "colorsim_gem5_testbed_params"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(
+        name, CONFIG_DIR / "testbed_params.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class Gem5Engine:
+    """Runs a RunSpec on gem5 v24 full system.
+
+    :param cpu: CPU model of the measured run: ``timing`` (default),
+        ``o3`` or ``atomic``.
+    :param checkpoint: boot once with atomic CPUs and restore (default);
+        ``False`` runs power-on to exit with ``cpu`` (phase ``full``).
+    :param checkpoint_root: where booted checkpoints are cached.
+    """
+
+    name = "gem5"
+
+    # What a complete run's manifest covers; gem5 appends its own exit
+    # dump after the kernel's dumpstats, so the count is not fixed.
+    result_files = ("layout.json", "console.log", f"{OUTDIR}/stats.txt",
+                    "bus_offsets.csv", "counters.csv")
+    dumps_expected = None
+
+    def __init__(self, cpu: str = "timing", checkpoint: bool = True,
+                 checkpoint_root: Path = CHECKPOINT_ROOT) -> None:
+        self.cpu = self._cpu(cpu)
+        self.checkpoint = checkpoint
+        self.checkpoint_root = Path(checkpoint_root)
+
+    @staticmethod
+    def _cpu(text):
+        try:
+            return params_module().CpuType.from_str(text)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+
+    # -- availability --------------------------------------------------
+    def check_available(self) -> Path:
+        """The gem5 binary named by ``$GEM5``.
+
+        :raises ConfigError: GEM5 is unset or not an executable file.
+        """
+        value = os.environ.get(GEM5_ENV, "")
+        how = (f"set {GEM5_ENV} to a gem5 {GEM5_VERSION} X86 binary, e.g. "
+               f"export {GEM5_ENV}=/path/to/gem5/build/X86/gem5.opt "
+               f"(gem5.fast works too); --dry-run shows the command "
+               f"without gem5")
+        if not value:
+            raise ConfigError(f"gem5 is missing: the {GEM5_ENV} environment "
+                              f"variable is not set; {how}")
+        path = Path(value).expanduser()
+        if not path.is_file() or not os.access(path, os.X_OK):
+            raise ConfigError(f"gem5 is missing: {GEM5_ENV}={value} is not "
+                              f"an executable file; {how}")
+        return path
+
+    def binary(self) -> str:
+        """``$GEM5`` if set, else the placeholder ``$GEM5`` (dry runs)."""
+        return os.environ.get(GEM5_ENV) or PLACEHOLDER
+
+    # -- inputs --------------------------------------------------------
+    def lapic_hz(self, spec) -> int:
+        """gem5's local APIC timer runs at the CPU clock / 16."""
+        return spec.machine.processor.clock_hz // 16
+
+    def spec_dict(self, spec) -> dict:
+        """The JSON spec the gem5 config reads (one copy of the numbers)."""
+        p = params_module()
+        lapic_hz = self.lapic_hz(spec)
+        d = {
+            "schema": p.SCHEMA,
+            "run": spec.default_name(),
+            "machine": spec.machine.to_dict(),
+            "variant": spec.to_dict()["variant"],
+            "kernel": {"path": str(spec.kernel_elf64),
+                       "layout": str(spec.layout_file),
+                       "cmdline": spec.kernel_cmdline(lapic_hz)},
+            "cpu_type": self.cpu.value,
+            "timing": json.loads(json.dumps(p.DEFAULT_TIMING)),
+        }
+        try:
+            p.validate_spec(d)
+        except p.SpecError as e:
+            raise ConfigError(f"gem5 cannot build this machine: {e}") from None
+        return d
+
+    def params(self, spec, phase: str = "measure") -> dict:
+        """Plain gem5 parameters for ``spec`` (what run_fs.py builds)."""
+        p = params_module()
+        try:
+            return p.gem5_params(self.spec_dict(spec), phase=phase)
+        except p.SpecError as e:
+            raise ConfigError(f"gem5 cannot build this machine: {e}") from None
+
+    def write_inputs(self, spec, run_dir) -> Path:
+        """Write ``gem5_spec.json`` into ``run_dir``; returns its path."""
+        run_dir = Path(run_dir)
+        (run_dir / OUTDIR).mkdir(parents=True, exist_ok=True)
+        path = run_dir / SPEC_FILE
+        path.write_text(json.dumps(self.spec_dict(spec), indent=2,
+                                   sort_keys=True) + "\n")
+        return path
+
+    # -- checkpoints ---------------------------------------------------
+    def checkpoint_key(self, spec) -> str:
+        """Hash of what the booted state depends on (not the caches)."""
+        d = self.spec_dict(spec)
+        kernel = Path(d["kernel"]["path"])
+        m = d["machine"]
+        key = {"schema": d["schema"],
+               "kernel": (file_sha256(kernel) if kernel.is_file()
+                          else str(kernel)),
+               "cmdline": d["kernel"]["cmdline"],
+               "cpus": m["processor"]["cpus"],
+               "clock_hz": m["processor"]["clock_hz"],
+               "memory": m["memory"]["size"]}
+        text = json.dumps(key, sort_keys=True).encode()
+        return hashlib.sha256(text).hexdigest()[:16]
+
+    def checkpoint_dir(self, spec) -> Path:
+        """Directory of the cached checkpoint (``.../<key>/cpt``)."""
+        return self.checkpoint_root / self.checkpoint_key(spec) / "cpt"
+
+    def has_checkpoint(self, spec) -> bool:
+        return (self.checkpoint_dir(spec) / "m5.cpt").is_file()
+
+    # -- command lines -------------------------------------------------
+    def _gem5(self, outdir, run_dir, phase, extra=()) -> list[str]:
+        return [self.binary(), f"--outdir={outdir}", "--listener-mode=off",
+                str(CONFIG_SCRIPT), "--spec", str(Path(run_dir) / SPEC_FILE),
+                "--phase", phase, *extra]
+
+    def boot_command(self, spec, run_dir, ckpt_dir=None) -> list[str]:
+        """gem5 command that boots with atomic CPUs and saves a checkpoint.
+
+        :param ckpt_dir: where to save (default :meth:`checkpoint_dir`).
+        """
+        ckpt = Path(ckpt_dir) if ckpt_dir else self.checkpoint_dir(spec)
+        return self._gem5(ckpt.parent / "m5out", run_dir, "boot",
+                          ["--checkpoint-dir", str(ckpt)])
+
+    def command(self, spec, run_dir) -> list[str]:
+        """The complete gem5 command line of the measured run."""
+        out = Path(run_dir) / OUTDIR
+        if not self.checkpoint:
+            return self._gem5(out, run_dir, "full", ["--cpu", self.cpu.value])
+        return self._gem5(out, run_dir, "measure",
+                          ["--cpu", self.cpu.value, "--checkpoint-dir",
+                           str(self.checkpoint_dir(spec))])
+
+    def commands(self, spec, run_dir) -> list[list[str]]:
+        """Every gem5 invocation the run needs, in order."""
+        cmds = []
+        if self.checkpoint and not self.has_checkpoint(spec):
+            cmds.append(self.boot_command(spec, run_dir))
+        cmds.append(self.command(spec, run_dir))
+        return cmds
+
+    # -- dry run -------------------------------------------------------
+    def describe(self, spec, run_dir=None) -> str:
+        """Dry-run text: the gem5 command line(s) and the system built."""
+        run_dir = Path(run_dir) if run_dir else (ROOT / "runs" /
+                                                 spec.default_name())
+        prm = self.params(spec)
+        out = [f"gem5 {GEM5_VERSION} run {spec.default_name()} (dry run)"]
+        if self.binary() == PLACEHOLDER:
+            out.append(f"  {GEM5_ENV} is not set: {PLACEHOLDER} below stands "
+                       f"for the gem5 binary (build/X86/gem5.opt)")
+        out.append("commands:")
+        if self.checkpoint:
+            state = ("present" if self.has_checkpoint(spec)
+                     else "missing, so booted first")
+            out.append(f"  boot (checkpoint {state}):")
+            out.append("    " + show_command(self.boot_command(spec, run_dir)))
+            out.append("  measure:")
+        else:
+            out.append("  full (no checkpoint):")
+        out.append("    " + show_command(self.command(spec, run_dir)))
+        out.append("system:")
+        out.extend("  " + line for line in describe_params(prm))
+        kernel = Path(prm["kernel"]["path"])
+        note = "" if kernel.is_file() else "  (missing: build it with scons)"
+        out.append(f"  kernel     {kernel}{note}")
+        out.append(f"  cmdline    {prm['kernel']['cmdline']}")
+        out.append(f"  console    {run_dir / OUTDIR / prm['console']} -> "
+                   f"{run_dir / CONSOLE_LOG}")
+        if self.checkpoint:
+            out.append(f"  checkpoint {self.checkpoint_dir(spec)}")
+        out.append(f"  spec       {run_dir / SPEC_FILE}")
+        return "\n".join(out)
+
+    # -- running -------------------------------------------------------
+    def run(self, spec, run_dir, timeout_s=None) -> dict:
+        """Boot (if needed), measure and collect one run.
+
+        :raises ConfigError: gem5 or the kernel image is missing.
+        :raises RunError: gem5 failed or left no complete result.
+        """
+        self.check_available()
+        kernel = spec.kernel_elf64
+        if not kernel.is_file():
+            raise ConfigError(f"kernel image {kernel} is missing; build it "
+                              f"with: scons variants={spec.variant.build_id}")
+        run_dir = Path(run_dir)
+        self.write_inputs(spec, run_dir)
+        if self.checkpoint and not self.has_checkpoint(spec):
+            self._boot(spec, run_dir, timeout_s)
+        self._call(self.command(spec, run_dir), run_dir / OUTDIR, timeout_s)
+        return self.collect(run_dir)
+
+    def _boot(self, spec, run_dir, timeout_s) -> None:
+        final = self.checkpoint_dir(spec)
+        tmp = final.parent.with_name(final.parent.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        (tmp / "m5out").mkdir(parents=True)
+        try:
+            self._call(self.boot_command(spec, run_dir, tmp / "cpt"),
+                       tmp / "m5out", timeout_s)
+            if not (tmp / "cpt" / "m5.cpt").is_file():
+                raise RunError(f"gem5 boot wrote no checkpoint: the kernel "
+                               f"must issue the m5 checkpoint op (0x43) "
+                               f"after boot; or run without checkpoints")
+        except BaseException:          # a failed boot leaves no .tmp behind
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        if final.parent.exists():      # another run finished first
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
+        tmp.rename(final.parent)
+
+    @staticmethod
+    def _call(cmd, outdir, timeout_s) -> None:
+        outdir = Path(outdir)
+        outdir.mkdir(parents=True, exist_ok=True)
+        with open(outdir / "simout.txt", "w") as so, \
+                open(outdir / "simerr.txt", "w") as se:
+            proc = spawn(cmd, stdout=so, stderr=se, cwd=ROOT,
+                         stdin=subprocess.DEVNULL)
+            try:
+                rc = proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                raise RunError(f"gem5 timed out after {timeout_s} s: "
+                               f"{shlex.join(cmd)}") from None
+            finally:               # timeout, Ctrl-C, SIGTERM: no orphan gem5
+                stop(proc)
+        if rc != 0:
+            tail = (outdir / "simerr.txt").read_text()[-2000:]
+            raise RunError(f"gem5 exited with status {rc}: "
+                           f"{shlex.join(cmd)}\n{tail}")
+
+    # -- results -------------------------------------------------------
+    def collect(self, run_dir) -> dict:
+        """Convert gem5's outputs in ``run_dir`` to the engine tables.
+
+        Writes ``bus_offsets.csv`` (dump,cpu,mode,kind,offset,count; gem5
+        rows have cpu -1 = all CPUs, mode 'all', kind 'read' for
+        readAddrDist -- ReadEx included -- and 'writeback' for
+        writeAddrDist) and ``counters.csv`` (dump,cpu,mode,stat,value, see
+        :data:`COUNTER_MAP`), copies the console to ``console.log``, and
+        checks ``config.json`` against the spec when both exist.
+
+        Dump 0 is the kernel's dumpstats (the region of interest); gem5
+        appends a final dump at exit.
+
+        :returns: a summary dict (dumps, rows, checks).
+        :raises RunError: stats.txt is missing or empty, a monitor key was
+            printed inexactly, or the built caches differ from the spec.
+        """
+        from colorsim.run.statstxt import parse_stats
+
+        run_dir = Path(run_dir)
+        out = run_dir / OUTDIR
+        stats = out / "stats.txt"
+        if not stats.is_file() or stats.stat().st_size == 0:
+            raise RunError(f"{stats} is missing or empty: gem5 did not dump "
+                           f"statistics (did the kernel reach dumpstats?)")
+        dumps = parse_stats(stats)
+        if not dumps:
+            raise RunError(f"{stats} holds no Begin/End statistics block")
+        p = params_module()
+        bus = bus_rows(dumps, p.MONITOR_NAME, p.BUS_MONITOR_NAME)
+        console = out / p.CONSOLE_FILE
+        if console.is_file():
+            shutil.copyfile(console, run_dir / CONSOLE_LOG)
+        from colorsim.run.console import roi_counters
+        roi = roi_counters(run_dir / CONSOLE_LOG)
+        counters = counter_rows(dumps) + global_rows(dumps, roi)
+        _write_csv(run_dir / "bus_offsets.csv", BUS_HEADER, bus)
+        _write_csv(run_dir / "counters.csv", COUNTER_HEADER, counters)
+        checks = self._check_config(run_dir)
+        views = sorted({r[6] for r in bus})
+        return {"dumps": len(dumps), "roi_dump": 0, "bus_rows": len(bus),
+                "views": views, "counter_rows": len(counters),
+                "schedule_calls": roi.get("schedule_calls"),
+                "config_checks": checks}
+
+    def _check_config(self, run_dir) -> list[str]:
+        spec_path = run_dir / SPEC_FILE
+        cfg_path = run_dir / OUTDIR / "config.json"
+        if not (spec_path.is_file() and cfg_path.is_file()):
+            return ["config.json or gem5_spec.json absent: not checked"]
+        p = params_module()
+        prm = p.gem5_params(json.loads(spec_path.read_text()))
+        config = json.loads(cfg_path.read_text())
+        problems = check_config_json(config, prm)
+        if problems:
+            raise RunError("gem5 built a different machine than the spec:\n  "
+                           + "\n  ".join(problems))
+        checks = ["config.json matches the spec"]
+        if not bus_view_built(config, prm):
+            checks.append("no bus-view monitors in config.json (recorded "
+                          "before the bus view): memory view only")
+        return checks
+
+
+# -- pure helpers (tested without gem5) ---------------------------------
+
+def show_command(cmd: list[str]) -> str:
+    """Shell-quoted command; the ``$GEM5`` placeholder stays expandable."""
+    if cmd and cmd[0] == PLACEHOLDER:
+        return PLACEHOLDER + " " + shlex.join(cmd[1:])
+    return shlex.join(cmd)
+
+
+def describe_params(prm: dict) -> list[str]:
+    """One line per component of a gem5 parameter dict."""
+    b, pr, mem, mon, bmon = (prm["board"], prm["processor"], prm["memory"],
+                             prm["monitor"], prm["bus_monitors"])
+    lines = [
+        f"board      X86Board clk_freq={b['clk_freq']} "
+        f"({b['clock_hz'] / 1e6:g} MHz), cache_line_size={b['cache_line_size']}"
+        f", m5ops_base={b['m5ops_base']:#x}",
+        f"processor  SimpleProcessor {pr['num_cores']} x {pr['cpu_type']} "
+        f"({pr['cpu_class']}), ISA {pr['isa']}, LAPIC timer "
+        f"{pr['lapic_hz']} Hz"
+        + (f", fetchBufferSize={pr['fetch_buffer_size']}"
+           if pr["fetch_buffer_size"] else ""),
+    ]
+    for level in ("l1i", "l1d", "l2"):
+        c = prm["caches"][level]
+        lines.append(
+            f"{level:<10} private per CPU: {format_size(c['size'])} "
+            f"{c['assoc']}-way {c['line']} B lines, {c['sets']} sets, "
+            f"prefetcher=none, writeback_clean={c['writeback_clean']}, "
+            f"tag/data/response {c['tag_latency']}/{c['data_latency']}/"
+            f"{c['response_latency']} cycles, {c['mshrs']} MSHRs [latencies "
+            f"assumed]")
+    io = prm["iocache"]
+    lines += [
+        f"iocache    {format_size(io['size'])} {io['assoc']}-way, "
+        f"prefetcher=none (IDE DMA)",
+        f"membus     {prm['membus']['kind']} coherent, width "
+        f"{prm['membus']['width']} B [assumed], snoop filter max_capacity "
+        f"{format_size(prm['membus']['snoop_filter_max_capacity'])}",
+        f"memory     {mem['kind']} {format_size(mem['size'])}, latency "
+        f"{mem['latency']} (var {mem['latency_var']}), bandwidth "
+        f"{mem['bandwidth']} [bandwidth assumed]",
+        f"bus view   {bmon['count']} x CommMonitor {bmon['name']}[i], "
+        f"{bmon['placement']}: disable_addr_dists="
+        f"{bmon['disable_addr_dists']}, read_addr_mask="
+        f"{bmon['read_addr_mask']:#x}, write_addr_mask="
+        f"{bmon['write_addr_mask']:#x} (per CPU, summed in analysis; "
+        f"view=bus)",
+        f"mem view   CommMonitor {mon['name']}, {mon['placement']}: "
+        f"disable_addr_dists="
+        f"{mon['disable_addr_dists']}, read_addr_mask="
+        f"{mon['read_addr_mask']:#x}, write_addr_mask="
+        f"{mon['write_addr_mask']:#x} (keys 0..{mon['max_key']} < 1e6; "
+        f"view=memory)",
+    ]
+    return lines
+
+
+def bus_rows(dumps, monitor_name: str = "mem_monitor",
+             bus_monitor_name: str = "l2_monitors") -> list[list]:
+    """bus_offsets rows from the monitors' SparseHistograms.
+
+    The memory-side monitor gives rows with cpu -1 and view ``memory``; the
+    per-CPU monitors between each L2 and the bus give rows with cpu i and
+    view ``bus``.  Rows are sorted by dump, view, cpu, kind, offset.
+    """
+    import re
+
+    pats = ((re.compile(_MONITOR.format(name=re.escape(monitor_name))),
+             "memory"),
+            (re.compile(_BUS_MONITOR.format(name=re.escape(bus_monitor_name))),
+             "bus"))
+    rows = []
+    for d in dumps:
+        for s in d.stats:
+            for pat, view in pats:
+                m = pat.search(s.base)
+                if m:
+                    break
+            if not m or s.key in (None, "samples") or s.key_value is None:
+                continue
+            if not s.key_exact:
+                raise RunError(f"{s.name}: key printed inexactly (>= 1e6); "
+                               f"the monitor mask must keep keys below 1e6")
+            kind = "read" if m.group("kind") == "read" else "writeback"
+            cpu = -1 if view == "memory" else int(m.group(1) or 0)
+            rows.append([d.index, cpu, "all", kind, int(s.key_value),
+                         int(s.value), view])
+    rows.sort(key=lambda r: (r[0], r[6], r[1], r[3], r[4]))
+    return rows
+
+
+def global_rows(dumps, roi: dict = None) -> list[list]:
+    """Run-wide counters rows (cpu -1, mode ``all``) of every dump.
+
+    * :data:`GLOBAL_MAP` stats (modeled and host seconds, bus requests by
+      kind from the membus transaction distribution);
+    * ``host_mips``: committed instructions of all cores (per-core
+      ``commitStats0.numInsts``; gem5 v24's ``simInsts`` and
+      ``hostInstRate`` count every instruction twice) per host second;
+    * from the console (``roi``, dump 0 only): ``schedule_calls`` and the
+      kernel's other region numbers, and ``schedules_per_sim_second``, the
+      work done per modeled second.
+    """
+    per_cpu = counter_rows(dumps)
+    rows = []
+    for d in dumps:
+        values = d.as_dict()
+        found = {}
+        # transDist carries `nozero`: with the bus in the dump, a command
+        # that never occurred counts 0.
+        has_bus = any(n.startswith(_TRANS_DIST) for n in values)
+        for stat, names in GLOBAL_MAP:
+            present = [values[n] for n in names if n in values]
+            if not present and has_bus and names[0].startswith(_TRANS_DIST):
+                present = [0]
+            if present:
+                total = sum(present)
+                found[stat] = int(total) if total == int(total) else total
+        insts = sum(r[4] for r in per_cpu if r[0] == d.index and
+                    r[3] == "insts")
+        if insts and found.get("host_seconds"):
+            found["host_mips"] = round(insts / found["host_seconds"] / 1e6, 4)
+        if d.index == 0 and roi:
+            found.update(roi)
+            if roi.get("schedule_calls") is not None and \
+                    found.get("sim_seconds"):
+                found["schedules_per_sim_second"] = round(
+                    roi["schedule_calls"] / found["sim_seconds"], 3)
+        rows += [[d.index, -1, "all", stat, value]
+                 for stat, value in found.items()]
+    return rows
+
+
+def counter_rows(dumps) -> list[list]:
+    """counters rows: per dump, per CPU, :data:`COUNTER_MAP` stats."""
+    import re
+
+    comps = {c: re.compile("^" + rx + "(?P<stat>.+)$")
+             for c, rx in _COMPONENTS.items()}
+    rows = []
+    for d in dumps:
+        found = {}          # (component, cpu) -> {stat: value}
+        for s in d.stats:
+            for comp, rx in comps.items():
+                m = rx.match(s.name)
+                if m:
+                    cpu = int(m.group(1) or 0)
+                    found.setdefault((comp, cpu), {})[m.group("stat")] = \
+                        s.value
+                    break
+        cpus = sorted({cpu for _, cpu in found})
+        for cpu in cpus:
+            for stat, comp, alternatives in COUNTER_MAP:
+                values = found.get((comp, cpu))
+                if values is None:
+                    continue
+                rows.append([d.index, cpu, "all", stat,
+                             _pick(values, alternatives)])
+    return rows
+
+
+def _pick(values: dict, alternatives) -> float:
+    for names in alternatives:
+        present = [values[n] for n in names if n in values]
+        if present:
+            total = sum(present)
+            return int(total) if total == int(total) else total
+    return 0
+
+
+def check_config_json(config: dict, prm: dict) -> list[str]:
+    """Compare gem5's ``config.json`` with the parameters we asked for.
+
+    Checks the board's line size, every private cache's size, assoc,
+    prefetcher (must be null) and tag block size, and the monitor masks.
+    """
+    problems = []
+    board = config.get("board", {})
+    line = prm["board"]["cache_line_size"]
+    if board.get("cache_line_size") not in (None, line):
+        problems.append(f"cache_line_size {board['cache_line_size']} != "
+                        f"{line}")
+    ch = board.get("cache_hierarchy", {})
+    cores = prm["processor"]["num_cores"]
+    for level in ("l1i", "l1d", "l2"):
+        want = prm["caches"][level]
+        objs = ch.get(f"{level}caches")
+        if isinstance(objs, dict):
+            objs = [objs]
+        if not objs:
+            problems.append(f"no {level}caches in config.json")
+            continue
+        if len(objs) != cores:
+            problems.append(f"{len(objs)} {level} caches for {cores} CPUs")
+        for i, c in enumerate(objs):
+            if c.get("size") != want["size"] or c.get("assoc") != \
+                    want["assoc"]:
+                problems.append(f"{level}[{i}] is {c.get('size')} B "
+                                f"{c.get('assoc')}-way, expected "
+                                f"{want['size']} B {want['assoc']}-way")
+            if c.get("prefetcher") not in (None, "Null", "null", "NULL"):
+                problems.append(f"{level}[{i}] has a prefetcher")
+            block = (c.get("tags") or {}).get("block_size")
+            if block not in (None, line):
+                problems.append(f"{level}[{i}] tag block size {block} != "
+                                f"{line}")
+    mon = ch.get(prm["monitor"]["name"])
+    if mon is not None:
+        for k in ("read_addr_mask", "write_addr_mask"):
+            if mon.get(k) not in (None, prm["monitor"][k]):
+                problems.append(f"monitor {k} {mon.get(k)} != "
+                                f"{prm['monitor'][k]}")
+        if mon.get("disable_addr_dists") is True:
+            problems.append("monitor address distributions are disabled")
+    else:
+        problems.append("no memory-side CommMonitor in config.json")
+    bus = prm["bus_monitors"]
+    mons = ch.get(bus["name"])
+    if isinstance(mons, dict):
+        mons = [mons]
+    if mons:                  # absent in runs recorded before the bus view
+        if len(mons) != cores:
+            problems.append(f"{len(mons)} bus-view monitors for {cores} "
+                            f"CPUs")
+        for i, m in enumerate(mons):
+            for k in ("read_addr_mask", "write_addr_mask"):
+                if m.get(k) not in (None, bus[k]):
+                    problems.append(f"bus-view monitor {i} {k} {m.get(k)} "
+                                    f"!= {bus[k]}")
+            if m.get("disable_addr_dists") is True:
+                problems.append(f"bus-view monitor {i} address "
+                                f"distributions are disabled")
+    return problems
+
+
+def bus_view_built(config: dict, prm: dict) -> bool:
+    """Whether gem5's ``config.json`` holds the per-CPU bus-view monitors."""
+    ch = config.get("board", {}).get("cache_hierarchy", {})
+    mons = ch.get(prm["bus_monitors"]["name"])
+    if isinstance(mons, dict):
+        mons = [mons]
+    return bool(mons)
+
+
+def _write_csv(path: Path, header, rows) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+

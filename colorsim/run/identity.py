@@ -1,0 +1,56 @@
+"""A run's identity: a content hash of everything that determines its result.
+
+The hash covers the machine (CPUs, caches, memory, emulation settings), the
+kernel variant, the workload with its seed and region of interest, the
+engine and its version, the kernel image's SHA-256 and (QEMU) the bus
+monitor plugin's SHA-256.  It is computed from the same dictionary a run's
+config.json holds, so the catalog recomputes it from a run directory alone
+and a sweep can name run directories by it: after an interruption or a
+change only what is missing or changed runs again.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+
+ID_KEYS = ("machine", "variant", "workload", "engine", "engine_version",
+           "kernel_sha256", "plugin_sha256", "rootfs_sha256")
+SHORT = 16          # hex digits of a run directory's name (64 bits)
+
+
+@functools.lru_cache(maxsize=None)
+def _version_of(name: str) -> str:
+    from colorsim.run.engines import get_engine
+    engine = get_engine(name)
+    v = getattr(engine, "version", None)
+    if callable(v):
+        v = v()
+    return str(v) if v else name
+
+
+def engine_version(name: str) -> str:
+    """``engine.version()`` where the engine has one, else its name."""
+    return _version_of(name)
+
+
+def identity_dict(config: dict) -> dict:
+    """The part of a run's configuration its identity covers."""
+    d = {k: config.get(k) for k in ID_KEYS}
+    if config.get("timing"):        # timing runs only: counting-only ids
+        d["timing"] = config["timing"]  # stay what they were
+    if not d["engine_version"]:
+        d["engine_version"] = config.get("engine")
+    return d
+
+
+def run_id(config: dict) -> str:
+    """SHA-256 (hex) of the canonical JSON of :func:`identity_dict`."""
+    text = json.dumps(identity_dict(config), sort_keys=True,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def short_id(full: str) -> str:
+    return full[:SHORT]

@@ -1,0 +1,318 @@
+"""Run one experiment and leave one complete run directory, or none.
+
+A run directory holds: config.json (the full configuration, the engine's
+mode and command, the kernel image hash, the manifest of its result files),
+layout.json (the kernel's), the console log, the engine's stats dump
+(stats.txt) and the two tables every engine writes (bus_offsets.csv,
+counters.csv).  How a directory named like a run is always a complete,
+verified one is colorsim/rundir.py's job: a lock per name, an emulator that
+dies with its runner, one atomic rename.  A failed run is kept as
+``NAME.failed`` with ``failure.txt`` (reason + console tail).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from colorsim import ROOT
+from colorsim.run.build import PLUGIN, ensure_built
+from colorsim.run.engines import get_engine
+from colorsim.errors import ConfigError, Interrupted, ResultsError, RunError
+from colorsim.run.rundir import (RunLock, check_out_dir, check_results, check_run_name,
+                     partial_dir, publish, read_config, recover, spawn, stop,
+                     verify_run)
+from colorsim.describe.runspec import RunSpec, file_sha256
+
+from colorsim.run.rundir import RUNS  # noqa: E402  (the default runs folder)
+CONSOLE_TAIL = 30
+
+
+def git_revision() -> dict:
+    def git(*args):
+        try:
+            p = subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
+                               text=True)
+        except FileNotFoundError:          # no git: a tarball checkout
+            return ""
+        return p.stdout.strip() if p.returncode == 0 else ""
+    return {"commit": git("rev-parse", "HEAD") or None,
+            "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flat(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def differences(old: dict, spec: RunSpec, identity: dict) -> list:
+    """What makes the complete run ``old`` not a run of ``spec``."""
+    diffs = []
+    now = _flat({k: v for k, v in spec.to_dict().items()})
+    was = _flat({k: old.get(k) for k in ("machine", "variant", "workload",
+                                         "engine", "timing")
+                 if isinstance(old.get(k), dict) or k == "engine"})
+    for key in sorted(set(now) | set(was)):
+        if now.get(key) != was.get(key):
+            diffs.append(f"{key} {was.get(key)!r} -> {now.get(key)!r}")
+    for key, what in (("kernel_sha256", "kernel image"),
+                      ("plugin_sha256", "bus-monitor plugin")):
+        if key in identity and old.get(key) != identity[key]:
+            diffs.append(f"the {what} changed since")
+    if "engine_version" in identity and old.get("engine_version") != identity["engine_version"]:
+        diffs.append(f"it was made by QEMU {old.get('engine_version') or '7.2 or older'}, "
+                     f"not {identity['engine_version']}")
+    return diffs
+
+
+def existing_run(final: Path, spec: RunSpec, identity: dict):
+    """(state, detail) of what is at ``final``: absent, same, other or damaged."""
+    if not final.exists():
+        return "absent", None
+    try:
+        old = read_config(final)
+    except ResultsError as e:
+        return "damaged", str(e)
+    if not old.get("complete"):
+        return "damaged", f"{final} is not a complete run"
+    diffs = differences(old, spec, identity)
+    if diffs:
+        return "other", diffs
+    try:
+        verify_run(final, old)
+    except ResultsError as e:
+        return "damaged", str(e)
+    return "same", None
+
+
+def console_tail(run_dir: Path, n: int = CONSOLE_TAIL) -> str:
+    log = run_dir / "console.log"
+    if not log.is_file():
+        return "(no console output)"
+    lines = log.read_text(errors="replace").replace("\r", "").splitlines()
+    return "\n".join(lines[-n:]) or "(no console output)"
+
+
+def _write_json(path: Path, data) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def _watch(proc, run_dir: Path, timeout_s: float, progress) -> int:
+    """Wait for the emulator, echoing the kernel's region-of-interest lines;
+    stop it when ``timeout_s`` seconds have passed."""
+    deadline, seen = time.monotonic() + timeout_s, 0
+    log = run_dir / "console.log"
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return proc.wait(timeout=max(0.0, min(0.5, left)))
+        except subprocess.TimeoutExpired:
+            pass
+        if log.is_file():
+            lines = log.read_text(errors="replace").splitlines()
+            for line in lines[seen:]:
+                if line.startswith(("roi:", "workload:", "cpus:", "init:")):
+                    progress(f"  guest: {line.strip()}")
+            seen = len(lines)
+        if time.monotonic() >= deadline:
+            stop(proc)
+            raise TimeoutError(f"no result after {timeout_s:g} s (--timeout): "
+                               f"the guest hung or the region of interest is "
+                               f"too long")
+
+
+def _fail(partial: Path, final: Path, reason: str) -> RunError:
+    """Keep a failed attempt as NAME.failed; never touch a complete NAME."""
+    failed = final.with_name(final.name + ".failed")
+    tail = console_tail(partial)
+    (partial / "failure.txt").write_text(f"{reason}\n\nconsole tail:\n{tail}\n")
+    if failed.exists():
+        shutil.rmtree(failed)
+    partial.rename(failed)
+    kept = (f"; the complete run {final} is unchanged" if final.exists() else "")
+    return RunError(f"run {final.name} failed: {reason}\n"
+                    f"kept for inspection in {failed}{kept}\n"
+                    f"--- console tail ---\n{tail}")
+
+
+def prepare(spec: RunSpec, progress=print) -> dict:
+    """Check the engine, build what is missing, return the kernel layout."""
+    engine = get_engine(spec.engine)
+    engine.check_available()
+    ensure_built([spec.variant.build_id], plugin=spec.engine == "qemu",
+                 progress=progress, image=bool(spec.workload.program))
+    return json.loads(spec.layout_file.read_text())
+
+
+def identity(spec: RunSpec) -> dict:
+    """The builds a run's result depends on, beside its configuration."""
+    from colorsim.run.identity import engine_version
+    ident = {"kernel_sha256": file_sha256(spec.kernel_elf64),
+             "engine_version": engine_version(spec.engine)}
+    if spec.engine == "qemu":
+        ident["plugin_sha256"] = file_sha256(PLUGIN)
+    if spec.workload.program:
+        ident["rootfs_sha256"] = file_sha256(spec.rootfs_image)
+    return ident
+
+
+def _refuse_existing(final: Path, state: str, detail) -> ConfigError:
+    if state == "other":
+        return ConfigError(
+            f"run {final.name} already exists in {final.parent} with other "
+            f"settings ({'; '.join(detail)}): choose another --name, or pass "
+            f"--force to replace it (it is kept until the new run completes)")
+    return ConfigError(f"{detail}: pass --force to replace run {final.name} "
+                       f"(or remove {final})")
+
+
+def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
+        progress=print) -> Path:
+    """Run ``spec``; return the complete run directory.
+
+    A complete run of the same configuration and builds is reused; one of
+    other settings is never replaced without ``force``.
+    """
+    name = check_run_name(name or spec.default_name())
+    out = check_out_dir(out)
+    final = out / name
+    get_engine(spec.engine).check_available()
+    with RunLock(out, name) as lock:
+        recover(out, name)
+        layout = prepare(spec, progress)
+        ident = identity(spec)
+        state, detail = existing_run(final, spec, ident)
+        if state == "same" and not force:
+            progress(f"run {name}: already complete in {final} (use --force "
+                     f"to run again)")
+            return final
+        if state in ("other", "damaged") and not force:
+            raise _refuse_existing(final, state, detail)
+        return _run_locked(spec, name, out, layout, ident, lock, progress)
+
+
+def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
+    engine = get_engine(spec.engine)
+    final, partial = out / name, partial_dir(out, name)
+    if partial.exists():                # a killed runner's: its emulator is dead
+        shutil.rmtree(partial)
+    partial.mkdir()
+    shutil.copy(spec.layout_file, partial / "layout.json")
+    config = spec.to_dict()
+    config.update(name=name, complete=False,
+                  kernel_image=str(spec.kernel_elf64.relative_to(ROOT)),
+                  kernel_cmdline=spec.kernel_cmdline(engine.lapic_hz(spec)),
+                  source=git_revision(), host=platform.node(),
+                  started=datetime.datetime.now().isoformat(timespec="seconds"),
+                  **_batch_job(), **ident)
+    if spec.engine == "qemu":
+        config["emulation"] = engine.mode(spec)
+        config["command"] = engine.command(spec, partial, layout)
+    _write_json(partial / "config.json", config)
+
+    progress(f"run {name}: {spec.engine}, {spec.machine.name} {spec.cpus} CPUs, "
+             f"L2 {spec.machine.caches.l2.describe()}, kernel "
+             f"{spec.variant.name}, " + (f"init={spec.workload.program}"
+             if spec.workload.program else f"{spec.workload.tasks} tasks"))
+    t0 = time.monotonic()
+    try:
+        if spec.engine == "qemu":
+            _run_qemu(engine, spec, config["command"], partial, lock, progress)
+        else:
+            engine.run(spec, partial, timeout_s=spec.timeout_s)
+        engine.collect(partial)
+        _check_builds_unchanged(spec, ident)
+        if spec.workload.program:
+            _check_program_finished(partial / "console.log", spec.workload.program)
+        manifest = check_results(partial, engine.result_files,
+                                  engine.dumps_expected)
+    except (RuntimeError, TimeoutError, OSError, ResultsError) as e:
+        raise _fail(partial, final, str(e)) from None
+    except Interrupted as e:
+        _fail(partial, final, f"interrupted by {e.signame}")
+        raise
+    except BaseException as e:
+        _fail(partial, final, f"interrupted ({type(e).__name__})")
+        raise
+    config.update(complete=True, results=manifest,
+                  wall_s=round(time.monotonic() - t0, 2),
+                  finished=datetime.datetime.now().isoformat(timespec="seconds"))
+    _write_json(partial / "config.json", config)
+    publish(partial, final)
+    progress(f"run {name}: done in {config['wall_s']} s -> {final}")
+    return final
+
+
+def _batch_job() -> dict:
+    """``{"slurm_job": id}`` when a Slurm job runs this (an array task as
+    ``ARRAYID_TASK``, as squeue and scontrol name it), so a run directory
+    says which job's log to read.  Not part of the run's identity."""
+    env = os.environ
+    if env.get("SLURM_ARRAY_JOB_ID") and env.get("SLURM_ARRAY_TASK_ID"):
+        return {"slurm_job": f"{env['SLURM_ARRAY_JOB_ID']}_{env['SLURM_ARRAY_TASK_ID']}"}
+    if env.get("SLURM_JOB_ID"):
+        return {"slurm_job": env["SLURM_JOB_ID"]}
+    return {}
+
+
+def _check_builds_unchanged(spec: RunSpec, ident: dict) -> None:
+    """The run's identity names the kernel, plugin and image hashed before
+    it started; the engine read them later.  A rebuild in between (scons
+    in the same checkout while a sweep runs) would publish results under
+    builds that did not make them, so the run fails instead."""
+    now = identity(spec)
+    changed = [k.replace("_sha256", "") for k in ident
+               if k.endswith("_sha256") and now.get(k) != ident[k]]
+    if changed:
+        raise RuntimeError(f"the {', '.join(changed)} build changed while the "
+                           f"run was in progress (rebuilt in this checkout?): "
+                           f"its results cannot say which build made them")
+
+
+def _check_program_finished(console: Path, program: str) -> None:
+    """A user program's run is complete only if init exited with status 0 or
+    the program stopped the machine itself (m5 exit): a machine that stopped
+    at the region's end while the program was still running (or failing) has
+    not shown that its measured work was correct."""
+    text = console.read_text(errors="replace") if console.is_file() else ""
+    if re.search(r"^roi: exit requested by pid \d+$", text, re.M):
+        return                        # the program stopped the machine (m5 exit)
+    m = re.findall(r"^init: exited with status (-?\d+)$", text, re.M)
+    if not m:
+        raise RuntimeError(f"{program} did not finish: the machine stopped before "
+                           f"init exited (console.log ends: "
+                           f"{text.strip().splitlines()[-1][:120] if text.strip() else 'empty'})")
+    if m[-1] != "0":
+        fails = [l for l in text.splitlines() if "FAIL" in l]
+        raise RuntimeError(f"{program} failed: init exited with status {m[-1]}"
+                           + (f" ({fails[-1][:160]})" if fails else ""))
+
+
+def _run_qemu(engine, spec, command, partial, lock, progress) -> None:
+    with open(partial / "qemu.log", "w") as qlog:
+        proc = spawn(command, stdout=qlog, stderr=subprocess.STDOUT,
+                     stdin=subprocess.DEVNULL)
+        try:
+            lock.record_child(proc.pid, str(partial))
+            rc = _watch(proc, partial, spec.timeout_s, progress)
+        finally:                      # Ctrl-C, SIGTERM, any error: no orphan
+            stop(proc, grace_s=0)
+    reason = engine.judge_exit(rc)
+    if reason:
+        qtail = (partial / "qemu.log").read_text(errors="replace")[-2000:]
+        raise RuntimeError(f"{reason}" + (f"\nQEMU said: {qtail}" if qtail.strip() else ""))
