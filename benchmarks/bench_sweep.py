@@ -43,11 +43,9 @@ def distinct_points(exps, quick=False):
 
 
 def cost_class(p):
-    """What a run's cost depends on: machine, CPUs, workload and its size,
-    --timing, region (the built-in workload's ticks; web and chat drive
-    their own region)."""
-    return (p.machine, p.cpus, p.tasks, p.warmup + p.roi, p.workload_run,
-            p.args, p.timing)
+    """The sweep's own cost classes (colorsim.orchestrate.sweep.cost_class)."""
+    from colorsim.orchestrate.sweep import cost_class as of_params
+    return of_params(p.params())
 
 
 def main():

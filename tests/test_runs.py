@@ -377,6 +377,10 @@ def test_a_run_does_not_depend_on_where_the_checkout_lives(tmp_path, monkeypatch
     layout = runner.prepare(s, **QUIET)
     for f in ("kernel.elf", "kernel.mb.elf"):
         assert str(ROOT).encode() not in (s.kernel_dir / f).read_bytes(), f
+    # nor does the plugin, whose SHA-256 is part of every run's id: the
+    # same sources give the same run ids in every checkout
+    from colorsim.run.build import PLUGIN
+    assert str(ROOT).encode() not in PLUGIN.read_bytes()
     outs = []
     for where in ("k", "a-much-longer-directory-name/kernel-copy"):
         kdir = tmp_path / where

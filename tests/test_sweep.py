@@ -287,3 +287,38 @@ def test_dask_executor_on_a_real_local_cluster(exps, tmp_path):
     ref = tmp_path / "ref"
     run_sweep("tiny", quick=True, jobs=2, root=ref, **QUIET)
     assert catalog_bytes(root) == catalog_bytes(ref)     # same runs, same catalog
+
+
+def test_dry_run_says_what_would_run_and_runs_nothing(exps, tmp_path):
+    from colorsim.orchestrate.sweep import dry_run
+    exps()
+    root = tmp_path / "runs"
+    lines = []
+    c = dry_run("tiny", quick=True, jobs=2, root=root, log=lines.append)
+    assert c["done"] == 0 and c["run"] + c["unbuilt"] == 2 and c["unknown"] == 2
+    assert not root.exists(), "a dry run writes nothing"
+    assert any("cost unknown" in l for l in lines), lines
+    run_sweep("tiny", quick=True, jobs=2, root=root, **QUIET)
+    lines = []
+    c = dry_run("tiny", quick=False, jobs=2, root=root, log=lines.append)
+    # the quick points are the paper grid's 16-task, seed-1 points: done;
+    # the rest cost what the runs of their class cost
+    assert c["done"] == 2 and c["run"] == 6 and c["unknown"] == 4, lines
+    assert c["estimate_s"] > 0
+
+
+def test_sweep_list_and_dry_run_on_the_command_line(exps, tmp_path):
+    exps()
+    cli = [sys.executable, "-m", "colorsim", "sweep"]
+    p = subprocess.run(cli + ["--list"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.startswith("tiny ")
+    assert "a tiny grid" in p.stdout and "[fig1, fig6]" in p.stdout
+    p = subprocess.run(cli + ["tiny", "--quick", "--dry-run", "--runs",
+                              str(tmp_path / "r")], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "tiny (quick): 2 points" in p.stdout
+    assert not (tmp_path / "r").exists()
+    p = subprocess.run(cli, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "--list" in p.stderr

@@ -55,11 +55,24 @@ class Task:
         return short_id(self.run_id)
 
 
-def plan(exps, quick: bool, root: Path, progress=print):
+def _built(spec) -> bool:
+    """Whether the builds a run's identity hashes are all there."""
+    from colorsim.run.build import PLUGIN
+    files = [spec.kernel_elf64]
+    if spec.engine == "qemu":
+        files.append(PLUGIN)
+    if spec.workload.program:
+        files.append(spec.rootfs_image)
+    return all(Path(f).is_file() for f in files)
+
+
+def plan(exps, quick: bool, root: Path, progress=print, build: bool = True):
     """(tasks by id, {experiment: point records}) for ``exps``.
 
     Builds every kernel variant the runnable points need (once, here, not
-    in parallel workers) and computes each point's run id.
+    in parallel workers) and computes each point's run id.  With ``build``
+    False nothing is built: a point whose builds are missing gets no id
+    (``unbuilt`` in its record).
     """
     from colorsim.run.build import ensure_built
     from colorsim.run.identity import run_id, short_id
@@ -72,7 +85,7 @@ def plan(exps, quick: bool, root: Path, progress=print):
             specs[p] = p.spec()
         except ConfigError as e:
             refused[p] = str(e)
-    if specs:
+    if specs and build:
         ensure_built({s.variant.build_id for s in specs.values()},
                      plugin=any(s.engine == "qemu" for s in specs.values()),
                      image=any(s.workload.program for s in specs.values()),
@@ -83,6 +96,8 @@ def plan(exps, quick: bool, root: Path, progress=print):
                "stand_in": p.stand_in}
         if p in refused:
             rec["refused"] = refused[p]
+        elif p.runnable and not build and not _built(specs[p]):
+            rec["unbuilt"] = True
         elif p.runnable:
             s = specs[p]
             rid = run_id({**s.to_dict(), **identity(s)})
@@ -332,7 +347,99 @@ def summarize(exps, records, tasks, results, skipped, quick, root, log) -> dict:
     return counts
 
 
+def cost_class(params: dict) -> tuple:
+    """What a run's wall time depends on: machine, CPUs, workload and its
+    size, --timing and the built-in workload's region; not the kernel
+    variant or the seed."""
+    return (params["machine"], params["cpus"], params["tasks"],
+            params["warmup"] + params["roi"], params["workload_run"],
+            params.get("args") or "", bool(params.get("timing")))
+
+
+def _wall_s(root: Path, task: Task):
+    try:
+        return float(json.loads((root / BY_ID / task.name / "config.json")
+                                .read_text())["wall_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def dry_run(names: str, quick: bool = False, jobs: int = None, root=None,
+            log=print) -> dict:
+    """What ``sweep`` would do, building and running nothing: per
+    experiment its points done, to run, missing and not runnable, and an
+    estimate of the wall time from the runs of the same cost class already
+    in ``root`` (classes never run there are counted, not guessed)."""
+    import statistics
+
+    from colorsim.describe.experiments import load_experiments, select
+    root = runs_root(root)
+    exps = select(load_experiments(), names)
+    jobs = jobs or os.cpu_count() or 1
+    tasks, records = plan(exps, quick, root, progress=lambda m: None,
+                          build=False)
+    done = {rid for rid, t in tasks.items() if is_done(root, t)}
+    costs = {}
+    for rid in done:
+        w = _wall_s(root, tasks[rid])
+        if w is not None:
+            costs.setdefault(cost_class(tasks[rid].params), []).append(w)
+    known = {k: statistics.median(v) for k, v in costs.items()}
+    scale = "quick" if quick else "paper"
+    totals = {"done": 0, "run": 0, "unbuilt": 0, "missing": 0, "lacks": 0}
+    for e in exps:
+        c = {k: 0 for k in totals}
+        for r in records[e.name]:
+            if r.get("refused"):
+                c["missing"] += 1
+            elif r.get("unbuilt"):
+                c["unbuilt"] += 1
+            elif r["run_id"] is None:
+                c["lacks"] += 1
+            elif r["run_id"] in done:
+                c["done"] += 1
+            else:
+                c["run"] += 1
+        log(f"{e.name} ({scale}): {len(records[e.name])} points: {c['done']} done, "
+            f"{c['run'] + c['unbuilt']} would run"
+            + (f" ({c['unbuilt']} after building their kernels)" if c["unbuilt"] else "")
+            + f", {c['missing']} missing (refused by the runner), "
+              f"{c['lacks']} not runnable")
+        for k in totals:
+            totals[k] += c[k]
+    todo = [t for rid, t in tasks.items() if rid not in done]
+    unbuilt = sum(1 for recs in records.values() for r in recs if r.get("unbuilt"))
+    measured = [known[cost_class(t.params)] for t in todo
+                if cost_class(t.params) in known]
+    unknown = len(todo) - len(measured) + unbuilt
+    est = sum(measured) / jobs
+    log(f"would run {len(todo) + unbuilt} distinct runs with {jobs} jobs: about "
+        f"{_hms(est)} for the {len(measured)} of a cost class already run in "
+        f"{root}" + (f"; {unknown} of classes never run there (cost unknown)"
+                     if unknown else ""))
+    return {**totals, "distinct": len(todo) + unbuilt, "estimate_s": est,
+            "unknown": unknown}
+
+
+def list_experiments(log=print) -> None:
+    """Every experiment: its points at both scales and its outputs."""
+    from colorsim.describe.experiments import load_experiments
+    for name, e in sorted(load_experiments().items()):
+        n_paper, n_quick = len(e.points(False)), len(e.points(True))
+        outs = ", ".join(sorted(e.outputs))
+        log(f"{name:8s} {n_paper:4d} points ({n_quick} quick)  {e.title} "
+            f"[{outs}]")
+
+
 def cmd_sweep(a):
+    if a.list:
+        list_experiments()
+        return
+    if not a.experiment:
+        raise ConfigError("name an experiment (or 'all'), or pass --list")
+    if a.dry_run:
+        dry_run(a.experiment, quick=a.quick, jobs=a.jobs, root=a.runs)
+        return
     c = run_sweep(a.experiment, quick=a.quick, jobs=a.jobs,
                   executor=a.executor, retries=a.retries, root=a.runs,
                   timeout_s=a.timeout)
@@ -362,7 +469,13 @@ def add_parser(subparsers):
     p = subparsers.add_parser(
         "sweep", help="run an experiment's missing points "
                       "(configs/experiments.toml)")
-    p.add_argument("experiment", help="an experiment name, or 'all'")
+    p.add_argument("experiment", nargs="?",
+                   help="an experiment name, or 'all'")
+    p.add_argument("--list", action="store_true",
+                   help="list the experiments and stop")
+    p.add_argument("--dry-run", action="store_true",
+                   help="say what would be done and what it would cost; "
+                        "build and run nothing")
     p.add_argument("--quick", action="store_true",
                    help="the experiment's small grid of the same shape")
     p.add_argument("--jobs", type=_jobs, default=None,
