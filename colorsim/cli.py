@@ -23,6 +23,7 @@ from pathlib import Path
 
 from . import compare, crosscheck
 from .errors import ConfigError, Interrupted, ResultsError, RunError
+from .experiments import ACCEPT_MODES
 from .machine import get_machine, read_machines
 from .rundir import check_out_dir, check_run_name, partial_dir
 from .runspec import RunSpec, Workload, parse_workload
@@ -56,7 +57,7 @@ WORKLOAD_OPTIONS = {
     "httpd": "web: server processes (default 256)",
     "clients": "web: closed-loop clients (default 256)",
     "requests": "web: requests per client",
-    "accept": "web: accept serialisation, none or pipe",
+    "accept": "web: accept serialisation: none (kernel wake-one, default), pipe (a lock that wakes every waiter) or sysvsem (a SysV semaphore, wake-one)",
     "keepalive": "web: requests per connection (1: HTTP/1.0)",
     "rooms": "chat: rooms (default 30)",
     "users": "chat: users per room (default 20)",
@@ -92,7 +93,10 @@ def add_run_options(p, kernel_required=True):
     g = p.add_argument_group("web and chat workloads (passed to the program; "
                              "workloads/README.md)")
     for opt, what in WORKLOAD_OPTIONS.items():
-        g.add_argument(f"--{opt}", help=what)
+        # the accept mode is checked here, before anything runs, not by
+        # the program in the guest
+        g.add_argument(f"--{opt}", help=what,
+                       **({"choices": ACCEPT_MODES} if opt == "accept" else {}))
     g.add_argument("--args", default="", help="more program arguments, comma-separated")
     p.add_argument("--burst", type=_positive_int, default=Workload.burst, help="compute iterations between sleeps")
     p.add_argument("--warmup", type=_positive_int, default=Workload.warmup_ticks, help="ticks before the region of interest")
