@@ -98,7 +98,11 @@ def add_run_options(p, kernel_required=True):
         g.add_argument(f"--{opt}", help=what,
                        **({"choices": ACCEPT_MODES} if opt == "accept" else {}))
     g.add_argument("--args", default="", help="more program arguments, comma-separated")
-    p.add_argument("--burst", type=_positive_int, default=Workload.burst, help="compute iterations between sleeps")
+    p.add_argument("--burst", type=_positive_int, default=Workload.burst,
+                   help=f"built-in workload: iterations of each task's compute loop "
+                        f"between two sleeps (default {Workload.burst}); every burst "
+                        f"ends in a schedule(), so this sets how much of the run the "
+                        f"scheduler takes (workloads/README.md)")
     p.add_argument("--warmup", type=_positive_int, default=Workload.warmup_ticks, help="ticks before the region of interest")
     p.add_argument("--roi", type=_positive_int, default=Workload.roi_ticks, help="ticks measured")
     p.add_argument("--seed", type=_positive_int, default=Workload.seed, help="allocation-history seed")
