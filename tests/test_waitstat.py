@@ -41,11 +41,18 @@ def test_web_run_accounts_for_every_task(built, tmp_path):
     # every task is running, runnable, asleep somewhere or exited
     assert parts(c) == pytest.approx(c["wait_tasks_mean"], abs=0.02)
     assert c["wait_running_mean"] <= 2
-    # wake-one accept: most of the 32 servers sleep in accept; the
-    # controller polls its pipes; two launchers wait for their children
-    assert 16 < c["wait_accept_mean"] <= 32
+    # wake-one accept: the idle servers sleep in accept; the controller
+    # polls its pipes; two launchers wait for their children
+    assert 8 < c["wait_accept_mean"] <= 32
     assert c["wait_poll_mean"] <= 1 and c["wait_wait4_mean"] <= 2
     assert c["wait_sem_mean"] == 0 and c["wait_other_mean"] == 0
+    # the clients start together and the region ends before most finish:
+    # a closed loop of 8 requests, each with its client or its server
+    # wanting a CPU (of 2), so at least 8 tasks run or wait for one.
+    # (Clients that started one by one had mostly finished or not yet
+    # begun: 6 on a CPU or the run queue, 2.4 exited.)
+    assert c["wait_exited_mean"] < 2, c
+    assert c["wait_running_mean"] + c["wait_runnable_mean"] >= 8, c
 
 
 def wait_line(out):
@@ -66,7 +73,11 @@ def test_servers_behind_an_accept_lock_sleep_in_it(built, accept):
     # all at once by its release, wait on the run queue (the herd)
     assert c["wait_accept_mean"] <= 1.0
     if accept == "sysvsem":
-        assert c["wait_sem_mean"] > 16 and c["wait_pipe_read_mean"] == 0, c
+        # a release wakes one sleeper, but a woken one that waits for a CPU
+        # is skipped by the next release (2.4's update_queue), so under a
+        # saturated CPU the woken pile up on the run queue
+        assert c["wait_sem_mean"] > 4 and c["wait_pipe_read_mean"] == 0, c
+        assert c["wait_sem_mean"] + c["wait_runnable_mean"] > 16, c
     else:
         assert c["wait_sem_mean"] == 0, c
         assert c["wait_pipe_read_mean"] + c["wait_runnable_mean"] > 16, c

@@ -182,10 +182,14 @@ int main(int argc, char **argv)
   if (client_launcher == 0) {
     close(progress[0]);
     close(results[0]);
+    int start[2];
+    if (pipe(start) < 0)
+      die("start pipe");
     for (long i = 0; i < clients; i++) {
       struct client_config cc = {.id = i, .port = port, .requests = requests,
                                  .keepalive = keepalive, .seed = seed,
-                                 .progress_fd = progress[1], .result_fd = results[1]};
+                                 .progress_fd = progress[1], .result_fd = results[1],
+                                 .start_rd = start[0], .start_wr = start[1]};
       pid_t p = fork();
       if (p < 0)
         die("fork client");
@@ -194,6 +198,8 @@ int main(int argc, char **argv)
     }
     close(progress[1]);
     close(results[1]);
+    close(start[0]);
+    close(start[1]);             /* the last client to run starts them all */
     int bad = 0;
     for (long i = 0; i < clients; i++) {
       int st;
