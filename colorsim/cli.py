@@ -31,6 +31,7 @@ from colorsim.argtypes import positive_int as _positive_int
 from colorsim.argtypes import positive_seconds as _positive_seconds
 from colorsim.units import format_size
 from colorsim.describe.variants import colors_rule, parse_variant
+from colorsim.describe.experiments import ACCEPT_MODES
 
 
 # Options handed to a user workload as "--name value" (web, chat).
@@ -38,7 +39,7 @@ WORKLOAD_OPTIONS = {
     "httpd": "web: server processes (default 256)",
     "clients": "web: closed-loop clients (default 256)",
     "requests": "web: requests per client",
-    "accept": "web: accept serialisation, none or pipe",
+    "accept": "web: accept serialisation: none (kernel wake-one, default), pipe (a lock that wakes every waiter) or sysvsem (a SysV semaphore, wake-one)",
     "keepalive": "web: requests per connection (1: HTTP/1.0)",
     "rooms": "chat: rooms (default 30)",
     "users": "chat: users per room (default 20)",
@@ -74,9 +75,16 @@ def add_run_options(p, kernel_required=True):
     g = p.add_argument_group("web and chat workloads (passed to the program; "
                              "workloads/README.md)")
     for opt, what in WORKLOAD_OPTIONS.items():
-        g.add_argument(f"--{opt}", help=what)
+        # the accept mode is checked here, before anything runs, not by
+        # the program in the guest
+        g.add_argument(f"--{opt}", help=what,
+                       **({"choices": ACCEPT_MODES} if opt == "accept" else {}))
     g.add_argument("--args", default="", help="more program arguments, comma-separated")
-    p.add_argument("--burst", type=_positive_int, default=Workload.burst, help="compute iterations between sleeps")
+    p.add_argument("--burst", type=_positive_int, default=Workload.burst,
+                   help=f"built-in workload: iterations of each task's compute loop "
+                        f"between two sleeps (default {Workload.burst}); every burst "
+                        f"ends in a schedule(), so this sets how much of the run the "
+                        f"scheduler takes (workloads/README.md)")
     p.add_argument("--warmup", type=_positive_int, default=Workload.warmup_ticks, help="ticks before the region of interest")
     p.add_argument("--roi", type=_positive_int, default=Workload.roi_ticks, help="ticks measured")
     p.add_argument("--seed", type=_positive_int, default=Workload.seed, help="allocation-history seed")

@@ -67,6 +67,8 @@ BAD_RUNS = [
     (["--kernel", "c32", "--name", "r.failed"], "suffix"),
     (["--machine", "ppro4"], "--kernel"),
     (["--kernel", "c32", "--bogus"], "unrecognized arguments"),
+    (["--kernel", "c32", "--workload", "web", "--accept", "fcntl"],
+     "invalid choice: 'fcntl' (choose from 'none', 'pipe', 'sysvsem')"),
 ]
 
 

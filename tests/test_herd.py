@@ -67,7 +67,7 @@ def test_accept_reaches_the_program_only_when_not_the_default(tmp_path):
 
 def test_bad_accept_settings_are_one_line(tmp_path):
     with pytest.raises(ConfigError, match=r"herd\.grid\.accept: 'all' is not an "
-                       r"accept mode; known: none, pipe"):
+                       r"accept mode; known: none, pipe, sysvsem"):
         _load(tmp_path, HERD.replace('accept = "pipe"', 'accept = "all"'))
     with pytest.raises(ConfigError, match=r"herd\.grid\.accept: applies to the web "
                        r"workload only"):

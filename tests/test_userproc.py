@@ -29,7 +29,7 @@ IMAGE = BUILD / "disk-images" / "rootfs.img"
 MKROOTFS = ROOT / "disk-images" / "mkrootfs.py"
 PROGRAMS = ["forktest", "exectest", "isolation", "threads", "memtest",
             "filetest", "misctest", "faulttest", "pipetest", "socktest",
-            "fputest"]
+            "fputest", "semtest"]
 
 
 COLORED = "c32-b17-l32"

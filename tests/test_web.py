@@ -30,7 +30,8 @@ def roi_requests(out):
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
-@pytest.mark.parametrize("args", [[], ["--accept", "pipe"], ["--keepalive", "4"]])
+@pytest.mark.parametrize("args", [[], ["--accept", "pipe"], ["--accept", "sysvsem"],
+                                  ["--keepalive", "4"]])
 def test_web_runs_natively(built, args, tmp_path):
     port = 20000 + (abs(hash(tuple(args))) % 20000)
     p = host(["--httpd", "12", "--clients", "10", "--requests", "12"] + args, port)
@@ -61,7 +62,8 @@ def test_web_refuses_a_region_larger_than_the_run(built):
 
 
 @pytest.mark.parametrize("kernel,cpus,accept", [("vanilla-l32", 2, "none"),
-                                                ("c32-b17-l32", 4, "pipe")])
+                                                ("c32-b17-l32", 4, "pipe"),
+                                                ("vanilla-l32", 4, "sysvsem")])
 def test_web_in_the_guest(built, kernel, cpus, accept):
     rc, out = boot(BUILD / "kernels" / kernel / "kernel.mb.elf", "/bin/web", cpus=cpus,
                    extra=f"initargs=--httpd,24,--clients,12,--requests,8,--accept,{accept}",
@@ -71,6 +73,17 @@ def test_web_in_the_guest(built, kernel, cpus, accept):
     n, lo, hi = roi_requests(out)
     assert n >= 48
     assert re.search(r"roi: end at jiffies \d+: schedules \d+", out)
+    # servers really queued on the semaphore (and only in that mode)
+    sem = re.search(r"sem: sleeps (\d+) wakeups (\d+)", out)
+    assert bool(sem) == (accept == "sysvsem"), out[-2000:]
+    if sem:
+        assert int(sem.group(1)) > 0 and int(sem.group(2)) > 0
+
+
+def test_web_refuses_an_unknown_accept_mode(built):
+    p = host(["--accept", "fcntl"], 19997)
+    assert p.returncode == 1
+    assert "web: FAIL --accept must be none, pipe or sysvsem" in p.stdout
 
 
 def test_web_with_more_results_than_a_pipe_holds(built):

@@ -60,12 +60,13 @@ SCALARS = {"warmup": int, "roi": int, "burst": int, "engine": str,
            # per client; chat: users per room and messages per user
            "clients": int, "requests": int, "users": int, "messages": int,
            # web: accept serialisation (workloads/README.md): "none", the
-           # kernel's wake-one accept, or "pipe", a lock that wakes every
-           # waiting child at each release (a herd)
+           # kernel's wake-one accept; "pipe", a lock that wakes every
+           # waiting child at each release (a herd); or "sysvsem", a SysV
+           # semaphore whose release wakes one
            "accept": str}
 SIZE_DEFAULTS = {"clients": 256, "requests": 8, "users": 20, "messages": 20,
                  "accept": "none"}
-ACCEPT_MODES = ("none", "pipe")
+ACCEPT_MODES = ("none", "pipe", "sysvsem")
 TOP_KEYS = {"title", "needs", "stand_in", "outputs", "grid", "quick"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 

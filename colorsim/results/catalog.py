@@ -88,6 +88,7 @@ def run_rows(run, root: Path) -> dict:
     from colorsim.run.statstxt import parse_stats, to_frame
     from colorsim.results.compare import colored_lines_span
     from colorsim.run.identity import identity_dict, run_id, short_id
+    from colorsim.run.schedshare import scheduler_shares
 
     cfg = run.config
     rid = run_id(cfg)
@@ -164,6 +165,10 @@ def run_rows(run, root: Path) -> dict:
     st.insert(0, "run_id", rid)
     row.update(timing_columns(cfg, run.counters, run.path / "console.log",
                               row["schedule_calls"]))
+    # the scheduler's share of the region (colorsim/run/schedshare.py)
+    sh = scheduler_shares(run.path)
+    row.update(sched_share_basis=sh["basis"], sched_share_pct=sh["sched_pct"],
+               lock_held_pct=sh["lock_held_pct"], lock_spin_pct=sh["lock_spin_pct"])
     return {"runs": row, "offsets": off, "counters": cnt, "stats": st}
 
 
@@ -574,7 +579,8 @@ def cmd_show(a):
               "l2_miss_ratio", "schedule_calls", "kinst",
               "colored_lines_sum_per_schedule", "total_per_schedule",
               "timing", "workload_program", "workload_args", "accept", "roi_requests",
-              "roi_messages") + (TIMING_COLUMNS if row.get("timing") else ()):
+              "roi_messages", "sched_share_basis", "sched_share_pct", "lock_held_pct",
+              "lock_spin_pct") + (TIMING_COLUMNS if row.get("timing") else ()):
         v = row.get(k)
         if k == "peak_offset" and v is not None and v == v:
             v = f"{int(v):#05x}"

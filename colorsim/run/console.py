@@ -18,6 +18,17 @@ saw in the region (``kernels/kernel/rqstat.c``)::
 which become ``rq_samples``, ``rq_len_sum``, ``rq_len_max``, ``rq_len_mean``
 and one ``rq_len_<lo>_<hi>`` count per bucket (``rq_len_4097_up`` for the
 last).
+
+Then where the tasks were, sampled at every CPU's tick in the region
+(``kernels/kernel/waitstat.c``), as sums over the samples::
+
+    wait: samples 170 tasks 13383 running 679 runnable 825 other 0 accept 10093 ...
+
+which become ``wait_samples`` and, per word, ``wait_<word>_mean`` (the sum over
+the samples): ``wait_tasks_mean`` all tasks, ``wait_running_mean`` on a CPU,
+``wait_runnable_mean`` on the run queue waiting for one, and one mean per
+channel a task was asleep in (``wait_accept_mean``, ``wait_recv_connected_mean``,
+...; ``wait_exited_mean`` counts exited tasks not yet reaped).
 """
 
 from __future__ import annotations
@@ -33,7 +44,22 @@ STATS = {"schedule_calls": "schedules", "context_switches": "switches",
          "counter_recalcs": "recalcs"}
 RQ = re.compile(r"rq: samples (?P<samples>\d+) sum (?P<sum>\d+) max (?P<max>\d+) "
                 r"hist (?P<hist>[0-9:+ -]+)")
+WAIT = re.compile(r"wait: samples (?P<samples>\d+)(?P<rest>(?: [a-z0-9_]+ \d+)+)")
 ALL_CPUS, ALL_MODES, ROI_DUMP = -1, "all", 0
+
+
+def parse_wait(text: str, start: int = 0) -> dict:
+    """The where-tasks-wait counters of the first ``wait:`` line at or
+    after ``start`` ({} if there is none)."""
+    m = WAIT.search(text, start)
+    if not m:
+        return {}
+    samples = int(m.group("samples"))
+    words = m.group("rest").split()
+    out = {"wait_samples": samples}
+    for name, total in zip(words[::2], words[1::2]):
+        out[f"wait_{name}_mean"] = round(int(total) / samples, 3) if samples else 0.0
+    return out
 
 
 def parse_rq(text: str, start: int = 0) -> dict:
@@ -69,6 +95,7 @@ def parse_roi(text: str) -> dict:
     if begins:
         out["roi_jiffies"] = int(m.group("end")) - int(begins[-1].group("begin"))
     out.update(parse_rq(text, m.end()))
+    out.update(parse_wait(text, m.end()))
     return out
 
 

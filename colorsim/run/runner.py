@@ -30,6 +30,7 @@ from colorsim.run.rundir import (RunLock, check_out_dir, check_results, check_ru
                      partial_dir, publish, read_config, recover, spawn, stop,
                      verify_run)
 from colorsim.describe.runspec import RunSpec, file_sha256
+from colorsim.run.schedshare import describe, scheduler_shares
 
 from colorsim.run.rundir import RUNS  # noqa: E402  (the default runs folder)
 CONSOLE_TAIL = 30
@@ -255,6 +256,9 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     _write_json(partial / "config.json", config)
     publish(partial, final)
     progress(f"run {name}: done in {config['wall_s']} s -> {final}")
+    shares = describe(scheduler_shares(final))
+    if shares:
+        progress(f"run {name}: {shares}")
     return final
 
 

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BUSMON_VERSION "2.1.0"
+#define BUSMON_VERSION "2.2.0"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -44,6 +44,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define MAX_RANGES	16
 #define TB_FREE		(1ull << 31)	/* in vcpu_tb_exec's userdata */
 #define TB_UNIT		(1ull << 30)	/* the TB starts at unit= */
+#define TB_SCHED	(1ull << 29)	/* the TB starts in a sched= range */
 #define MAX_CPUS	1024
 
 _Static_assert(sizeof(void *) == 8, "userdata packs two 32-bit counts");
@@ -66,6 +67,8 @@ static struct config {
 	unsigned nrqloop;
 	struct range free[MAX_RANGES];	/* PCs that cost no modelled time */
 	unsigned nfree;
+	struct range sched[MAX_RANGES];	/* the scheduler's code (sched_insts) */
+	unsigned nsched;
 	uint64_t m5base;
 	uint64_t publish;		/* guest physical address, or 0 */
 	int timing;			/* timing= given */
@@ -198,6 +201,17 @@ static uint8_t halted[MAX_CPUS];
 /* unit=PC: executions of the TB that starts there (the workload's compute
  * burst), per CPU: the units of work for throughput. */
 static uint64_t work_units[MAX_CPUS];
+
+/*
+ * sched=: instructions and modelled cycles in the scheduler's code, per
+ * CPU.  A TB that starts in a sched= range counts all its instructions;
+ * its cycles are the modelled time from its start to the start of the
+ * CPU's next TB (its instructions' cost and its accesses' stalls, spin
+ * waits included if the lock is taken inside such a TB).
+ */
+static uint64_t sched_insts[MAX_CPUS], sched_cycles[MAX_CPUS];
+static uint64_t sched_since[MAX_CPUS];	/* modelled time at that TB's start */
+static uint8_t sched_open[MAX_CPUS];	/* the CPU's last TB was one */
 static unsigned long long idle_catchups;
 
 /*
@@ -421,6 +435,9 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (n > 0 && cfg.unit != 0 &&
 	    qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0)) == cfg.unit)
 		count[CM_KERNEL] |= TB_UNIT;
+	if (n > 0 && in_ranges(cfg.sched, cfg.nsched,
+			       qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0))))
+		count[CM_KERNEL] |= TB_SCHED;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
 		QEMU_PLUGIN_CB_NO_REGS,
 		(void *)(uintptr_t)(count[CM_KERNEL] | count[CM_USER] << 32));
@@ -440,12 +457,21 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 {
 	uint64_t packed = (uintptr_t)udata;
 	unsigned cpu = cpu_of(vcpu);
-	uint64_t kn = packed & (TB_UNIT - 1), un = packed >> 32;
+	uint64_t kn = packed & (TB_SCHED - 1), un = packed >> 32;
 	uint64_t n = kn + un;
 
+	if (sched_open[cpu]) {		/* the last TB's time ends here */
+		sched_cycles[cpu] += model.cpu[cpu].now - sched_since[cpu];
+		sched_open[cpu] = 0;
+	}
 	if (halted[cpu])
 		idle_catch_up(cpu);
 	work_units[cpu] += (packed & TB_UNIT) != 0;
+	if (packed & TB_SCHED) {
+		sched_insts[cpu] += kn;
+		sched_open[cpu] = 1;
+		sched_since[cpu] = model.cpu[cpu].now;
+	}
 	if (packed & TB_FREE) {
 		/* Counted, but free in modelled time; then tell the guest. */
 		model.cpu[cpu].ctr[CM_KERNEL].insts += kn;
@@ -822,6 +848,15 @@ static void stats_cpu(FILE *f, unsigned c)
 		stats_lockstats(f, &lockm[c].s, prefix, "Lock acquisitions");
 	}
 	stats_rqloop(f, c);
+	if (cfg.nsched != 0) {
+		stat_count(f, sched_insts[c],
+			   "Instructions in the scheduler's code (sched= ranges)",
+			   "system.cpu%u.sched.insts", c);
+		if (cfg.timing)
+			stat_count(f, sched_cycles[c],
+				   "Modelled cycles in the scheduler's code",
+				   "system.cpu%u.sched.cycles", c);
+	}
 }
 
 /* system.bus.<prefix>transactions::<kind> and ::total, over cpus [lo,hi). */
@@ -949,6 +984,12 @@ static void fill_counters_csv(FILE *f)
 		if (cfg.unit != 0)
 			fprintf(f, "%u,%u,user,work_units,%" PRIu64 "\n", ndumps,
 				c, work_units[c]);
+		if (cfg.nsched != 0)
+			fprintf(f, "%u,%u,kernel,sched_insts,%" PRIu64 "\n", ndumps,
+				c, sched_insts[c]);
+		if (cfg.nsched != 0 && cfg.timing)
+			fprintf(f, "%u,%u,kernel,sched_cycles,%" PRIu64 "\n", ndumps,
+				c, sched_cycles[c]);
 		if (cfg.lock != 0) {
 			const struct lockstats *ls = &lockm[c].s;
 			const uint64_t v[] = { ls->acquisitions, ls->contended,
@@ -1019,6 +1060,8 @@ static void fill_json(FILE *f)
 	fprintf(f, "  \"inclusive\": %s,\n", cfg.inclusive ? "true" : "false");
 	json_ranges(f, "user", cfg.user, cfg.nuser);
 	json_ranges(f, "rqloop", cfg.rqloop, cfg.nrqloop);
+	if (cfg.nsched != 0)
+		json_ranges(f, "sched", cfg.sched, cfg.nsched);
 	/* Lines each CPU's loop has loaded, and loads of lines the table had
 	 * no room for (their misses count as first loads). */
 	fprintf(f, "  \"rqloop_lines\": [");
@@ -1109,6 +1152,11 @@ static void reset_stats(void)
 	cm_reset_stats(&model);
 	max_skew = 0;			/* the region's own skew */
 	memset(work_units, 0, sizeof(work_units));
+	memset(sched_insts, 0, sizeof(sched_insts));
+	memset(sched_cycles, 0, sizeof(sched_cycles));
+	for (unsigned c = 0; c < model.ncpus; c++)
+		sched_since[c] = model.cpu[c].now;	/* a TB in progress counts
+							 * from here */
 	for (unsigned c = 0; c < model.ncpus; c++) {
 		struct lockmeter *lm = &lockm[c];
 
@@ -1244,6 +1292,9 @@ static int parse_option(const char *arg)
 	} else if (KEY("rqloop")) {
 		if (add_range(cfg.rqloop, &cfg.nrqloop, val) < 0)
 			goto bad_range;
+	} else if (KEY("sched")) {
+		if (add_range(cfg.sched, &cfg.nsched, val) < 0)
+			goto bad_range;
 	} else if (KEY("m5base")) {
 		if (parse_u64(val, &cfg.m5base, NULL, 1) < 0 ||
 		    cfg.m5base > UINT64_MAX - M5_WINDOW)
@@ -1305,7 +1356,7 @@ static int parse_option(const char *arg)
 			goto bad;
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
-			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, m5base, "
+			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, sched, m5base, "
 			"publish, timing, lock, free, unit)\n", arg);
 		return -1;
 	}

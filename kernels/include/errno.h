@@ -22,7 +22,10 @@
 #define ENOTTY  25
 #define ESPIPE  29
 #define EROFS   30
+#define EFBIG   27
+#define ENOSPC  28
 #define ERANGE  34
+#define EIDRM   43
 #define ENAMETOOLONG 36
 #define ENOSYS  38
 #define ETIMEDOUT 110

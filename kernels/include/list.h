@@ -31,6 +31,12 @@ static inline void list32_del(struct list32 *e) {
 }
 
 static inline void list64_init(struct list64 *h) { h->next = h->prev = h; }
+static inline void list64_add(struct list64 *n, struct list64 *h) {
+  n->next = h->next;
+  n->prev = h;
+  h->next->prev = n;
+  h->next = n;
+}
 static inline void list64_add_tail(struct list64 *n, struct list64 *h) {
   n->prev = h->prev;
   n->next = h;

@@ -46,6 +46,7 @@ struct sock {
   spinlock_t lock;
   int refcnt;                  // file, peer link, packets in flight (atomic)
   int state, shutdown, dead, err;
+  bool accepted;               // made for accept(), not by connect()
   uint16_t port;               // bound (listeners)
   struct sock *peer;           // the other end (holds a reference)
   struct sk_buff_head receive_queue;

@@ -33,6 +33,9 @@ void futex_init(void);
 long sys_futex(uint64_t uaddr, long op, long val, uint64_t timeout,
                uint64_t uaddr2, long val3);
 long futex_wake(uint64_t uaddr, int n);
+// sem.c: give back this task's SEM_UNDO adjustments
+void sem_exit(void);
+void sem_report(void);
 // ktimer.c
 void add_timeout(struct task_struct *p, uint64_t ticks);
 void del_timeout(struct task_struct *p);

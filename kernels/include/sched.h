@@ -31,7 +31,7 @@
 // The process fields after comm (0xa8..), and the padding that keeps the
 // structure at 2.4's size.  The last 512 bytes are the FPU/SSE save area
 // (2.4's thread.i387, an FXSAVE image; fpu.c).
-#define TASK_EXT_BYTES (4 * 2 + 8 * 6 + 16 + 24)
+#define TASK_EXT_BYTES (4 * 2 + 8 * 7 + 16 + 24)
 #define TASK_I387_BYTES 512
 #define TASK_REST_BYTES (1664 - 0xa8 - TASK_EXT_BYTES - TASK_I387_BYTES)
 
@@ -41,6 +41,7 @@
 
 struct mm_struct;        // mm.h
 struct files_struct;     // fs.h
+struct sem_undo;         // sem.c
 
 struct thread_struct {
   uint64_t rsp;  // saved kernel stack pointer while switched out
@@ -54,7 +55,9 @@ struct task_struct {
   uint32_t addr_limit;          // 0x0c
   uint32_t exec_domain;         // 0x10
   volatile int32_t need_resched;// 0x14
-  uint32_t ptrace;              // 0x18
+  uint16_t ptrace;              // 0x18
+  uint8_t wchan;                // 0x1a where it sleeps (waitstat.h; not 2.4)
+  uint8_t wchan_counted;        // 0x1b 1 + the channel it is counted in, or 0
   int32_t lock_depth;           // 0x1c
 
   // line 0x20-0x3f: everything goodness() and the run-queue walk read
@@ -98,6 +101,7 @@ struct task_struct {
   uint64_t timeout;             // jiffies to wake at, 0 = none (ktimer.c)
   struct list64 timer_link;
   struct wait_queue_head wait_chldexit;  // wait4() sleeps here
+  struct sem_undo *semundo;     // SysV semaphore undo records (sem.c)
   uint8_t rest[TASK_REST_BYTES];  // timers, creds, rlimits, ...
   // FXSAVE image of the user FPU/SSE registers while they are not live
   // (16-byte aligned: the structure starts on a cache line)

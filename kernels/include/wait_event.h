@@ -8,13 +8,14 @@
 #include "errno.h"
 #include "sched.h"
 #include "wait.h"
+#include "waitstat.h"
 
 static inline void set_current_state_mb(int state) {
   __atomic_store_n(&current->state, state, __ATOMIC_SEQ_CST);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
-#define __wait_event(q, cond, exclusive)                                   \
+#define __wait_event(q, cond, exclusive, ch)                                 \
   ({                                                                       \
     long __r = 0;                                                          \
     if (!(cond)) {                                                         \
@@ -23,6 +24,7 @@ static inline void set_current_state_mb(int state) {
         add_wait_queue_exclusive((q), &__w);                               \
       else                                                                 \
         add_wait_queue((q), &__w);                                         \
+      current->wchan = (ch);                                               \
       for (;;) {                                                           \
         set_current_state_mb(TASK_INTERRUPTIBLE);                          \
         if (cond)                                                          \
@@ -34,11 +36,13 @@ static inline void set_current_state_mb(int state) {
         schedule();                                                        \
       }                                                                    \
       current->state = TASK_RUNNING;                                       \
+      current->wchan = WCHAN_NONE;                                         \
       remove_wait_queue((q), &__w);                                        \
     }                                                                      \
     __r;                                                                   \
   })
 
-#define wait_event_interruptible(q, cond) __wait_event(q, cond, 0)
+// ch: the channel the task is counted in while asleep (waitstat.h).
+#define wait_event_interruptible(q, cond, ch) __wait_event(q, cond, 0, ch)
 // accept(): one waiter per connection is woken, not the herd (2.4.0 on).
-#define wait_event_interruptible_exclusive(q, cond) __wait_event(q, cond, 1)
+#define wait_event_interruptible_exclusive(q, cond, ch) __wait_event(q, cond, 1, ch)

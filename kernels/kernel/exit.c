@@ -11,6 +11,7 @@
 #include "net.h"
 #include "proc.h"
 #include "sched.h"
+#include "waitstat.h"
 #include "user.h"
 
 #define WNOHANG 1
@@ -30,6 +31,9 @@ release_task(struct task_struct *p)
 {
   while (READ_ONCE(p->has_cpu))          // SMP: it may still be switching out
     cpu_relax();
+  uint64_t f = local_irq_save();         // the count is this CPU's row
+  waitstat_release(p, smp_processor_id());
+  local_irq_restore(f);
   free_task_struct(p);
 }
 
@@ -76,6 +80,7 @@ static void
 init_gone(int status)
 {
   net_report();
+  sem_report();
   printk("init: exited with status %d\n", status);
   machine_exit(status == 0 ? 0 : 3);
 }
@@ -89,6 +94,7 @@ do_exit(int code)
     if (copy_to_user(me->clear_child_tid, &zero, 4) == 0)
       futex_wake(me->clear_child_tid, 1);
   }
+  sem_exit();                            // SEM_UNDO (sem.c)
   if (me->files) {
     put_files(me->files);
     me->files = NULL;
@@ -177,6 +183,7 @@ sys_wait4(long pid, uint64_t ustatus, long options, uint64_t rusage)
   if (pid < -1 || pid == 0)
     return -EINVAL;                      // no process groups
   add_wait_queue(q, &w);
+  me->wchan = WCHAN_WAIT4;
   long r;
   for (;;) {
     bool any = false;
@@ -200,6 +207,7 @@ sys_wait4(long pid, uint64_t ustatus, long options, uint64_t rusage)
     }
     schedule();
   }
+  me->wchan = WCHAN_NONE;
   remove_wait_queue(q, &w);
   return r;
 }

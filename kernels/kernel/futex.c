@@ -9,6 +9,7 @@
 #include "mm.h"
 #include "proc.h"
 #include "sched.h"
+#include "waitstat.h"
 
 #define FUTEX_WAIT 0
 #define FUTEX_WAKE 1
@@ -71,11 +72,13 @@ futex_wait(uint64_t uaddr, uint32_t val, uint64_t utimeout)
   }
   list64_add_tail(&q.link, &b->waiters);
   current->state = TASK_INTERRUPTIBLE;
+  current->wchan = WCHAN_FUTEX;
   spin_unlock_irqrestore(&b->lock, f);
 
   if (utimeout)
     add_timeout(current, ticks);
   schedule();
+  current->wchan = WCHAN_NONE;
   if (utimeout)
     del_timeout(current);
 

@@ -4,6 +4,7 @@
 #include "kernel.h"
 #include "proc.h"
 #include "sched.h"
+#include "waitstat.h"
 
 static struct list64 timeouts = {&timeouts, &timeouts};
 static spinlock_t timeout_lock = SPIN_LOCK_UNLOCKED;
@@ -54,8 +55,10 @@ schedule_timeout(uint64_t ticks)
   struct task_struct *me = current;
   uint64_t end = jiffies + ticks;
   me->state = TASK_INTERRUPTIBLE;
+  me->wchan = WCHAN_SLEEP;
   add_timeout(me, ticks);
   schedule();
+  me->wchan = WCHAN_NONE;
   del_timeout(me);
   return jiffies >= end ? 0 : end - jiffies;
 }

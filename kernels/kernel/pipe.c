@@ -43,7 +43,7 @@ pipe_read(struct file *f, uint64_t buf, uint64_t n)
 again:
   if (!pipe_readable(p) && (f->flags & O_NONBLOCK))
     return -EAGAIN;
-  long r = wait_event_interruptible(&p->wait, pipe_readable(p));
+  long r = wait_event_interruptible(&p->wait, pipe_readable(p), WCHAN_PIPE_READ);
   if (r)
     return r;
   // Copy out what is there now, through a small bounce buffer: a fault on
@@ -99,7 +99,8 @@ pipe_write(struct file *f, uint64_t buf, uint64_t n)
       break;
     }
     r = wait_event_interruptible(&p->wait, !READ_ONCE(p->readers) ||
-                                 PIPE_SIZE - READ_ONCE(p->len) >= need);
+                                 PIPE_SIZE - READ_ONCE(p->len) >= need,
+                                 WCHAN_PIPE_WRITE);
     if (r)
       break;
     if (!READ_ONCE(p->readers)) {

@@ -12,6 +12,7 @@
 #include "poll.h"
 #include "proc.h"
 #include "sched.h"
+#include "waitstat.h"
 #include "wait_event.h"
 
 #define POLL_ORDER 1            // a page and a half of pollfds: NR_OPEN of them
@@ -52,6 +53,7 @@ do_poll(struct kpollfd *fds, int n, long ticks)
     return -ENOMEM;
   if (ticks > 0)
     add_timeout(current, ticks);
+  current->wchan = WCHAN_POLL;
   for (;;) {
     set_current_state_mb(TASK_INTERRUPTIBLE);
     count = 0;
@@ -78,6 +80,7 @@ do_poll(struct kpollfd *fds, int n, long ticks)
     schedule();
   }
   current->state = TASK_RUNNING;
+  current->wchan = WCHAN_NONE;
   if (ticks > 0)
     del_timeout(current);
   for (int i = 0; i < pt.nr; i++)

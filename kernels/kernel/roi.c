@@ -8,6 +8,7 @@
 #include "m5op.h"
 #include "net.h"
 #include "sched.h"
+#include "waitstat.h"
 
 enum { IDLE, WARMUP, MEASURING, DONE, USER_MEASURING };
 static int phase = IDLE;
@@ -39,6 +40,7 @@ roi_begin(uint64_t now, int measuring)
   switch0 = nr_switches;
   recalc0 = nr_recalcs;
   rqstat_reset();                      // with sched0: the same region
+  waitstat_reset();
   printk("roi: begin at jiffies %lu, nr_running %d\n", now, nr_running);
   m5_op(M5OP_RESET_STATS);
 }
@@ -49,10 +51,12 @@ roi_end(uint64_t now)
   phase = DONE;
   m5_op(M5OP_DUMP_STATS);
   rqstat_freeze();                     // before the slow console line
+  waitstat_freeze();
   printk("roi: end at jiffies %lu: schedules %lu switches %lu recalcs %lu "
          "nr_running %d\n", now, nr_schedules - sched0,
          nr_switches - switch0, nr_recalcs - recalc0, nr_running);
   rqstat_report();                     // run-queue lengths seen (rqstat.c)
+  waitstat_report();                   // where the others waited (waitstat.c)
   net_report();                        // where the card's interrupts went
 }
 

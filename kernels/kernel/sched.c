@@ -7,6 +7,7 @@
 #include "kernel.h"
 #include "mm.h"
 #include "sched.h"
+#include "waitstat.h"
 #include "smp.h"
 #include "user.h"
 
@@ -164,6 +165,7 @@ try_to_wake_up(struct task_struct *p, int sync)
   p->state = TASK_RUNNING;
   if (!task_on_runqueue(p)) {
     add_to_runqueue(p);
+    waitstat_wake(p, smp_processor_id());
     if (!sync)
       reschedule_idle(p);
     success = 1;
@@ -252,8 +254,10 @@ need_resched_back:
   spin_lock_irq(&runqueue_lock);
   if (prev->state == TASK_INTERRUPTIBLE && prev->sigpending)
     prev->state = TASK_RUNNING;               // killed: no sleeping (2.4)
-  if (prev->state != TASK_RUNNING && task_on_runqueue(prev))
+  if (prev->state != TASK_RUNNING && task_on_runqueue(prev)) {
     del_from_runqueue(prev);
+    waitstat_sleep(prev, this_cpu);           // where it waits (waitstat.c)
+  }
   prev->need_resched = 0;
   rqstat_sample(nr_running);                  // the walk's length (rqstat.c)
   for (;;) {

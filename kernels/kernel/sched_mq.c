@@ -27,6 +27,7 @@
 #include "kernel.h"
 #include "mm.h"
 #include "sched.h"
+#include "waitstat.h"
 #include "smp.h"
 #include "user.h"
 
@@ -441,6 +442,7 @@ try_to_wake_up(struct task_struct *p, int sync)
   p->state = TASK_RUNNING;
   if (!task_on_runqueue(p)) {
     add_to_runqueue(p);
+    waitstat_wake(p, smp_processor_id());
     if (!sync)
       reschedule_idle(p);
     success = 1;
@@ -532,8 +534,10 @@ need_resched_back:
   spin_lock_irq(&rq->runqueue_lock);
   if (prev->state == TASK_INTERRUPTIBLE && prev->sigpending)
     prev->state = TASK_RUNNING;               // killed: no sleeping (2.4)
-  if (prev->state != TASK_RUNNING && task_on_runqueue(prev))
+  if (prev->state != TASK_RUNNING && task_on_runqueue(prev)) {
     del_from_runqueue(prev);
+    waitstat_sleep(prev, this_cpu);           // where it waits (waitstat.c)
+  }
   prev->need_resched = 0;
   load_balance(this_cpu);
   rqstat_sample(rq->nt_running);              // this queue's walk (rqstat.c)

@@ -115,6 +115,7 @@ syn_rcv(struct sock *lsk, struct sock *client)
     return;
   }
   child->state = TCP_ESTABLISHED;
+  child->accepted = true;
   child->port = lsk->port;
   sock_hold(client);
   child->peer = client;
@@ -251,7 +252,8 @@ stream_connect(struct sock *sk, uint16_t port, bool nonblock)
   sock_put(lsk);                         // the packet holds its own
   if (nonblock)
     return -EINPROGRESS;
-  long r = wait_event_interruptible(&sk->sleep, READ_ONCE(sk->state) != TCP_SYN_SENT);
+  long r = wait_event_interruptible(&sk->sleep, READ_ONCE(sk->state) != TCP_SYN_SENT,
+                                    WCHAN_CONNECT);
   if (r)
     return r;
   return sk->state == TCP_ESTABLISHED ? 0 : -sk->err;
@@ -277,7 +279,8 @@ stream_accept(struct sock *sk, bool nonblock, long *err)
       *err = -EAGAIN;
       return NULL;
     }
-    long r = wait_event_interruptible_exclusive(&sk->sleep, accept_ready(sk));
+    long r = wait_event_interruptible_exclusive(&sk->sleep, accept_ready(sk),
+                                                WCHAN_ACCEPT);
     if (r) {
       *err = r;
       return NULL;
@@ -326,7 +329,9 @@ stream_sendmsg(struct sock *sk, uint64_t buf, uint64_t n, bool nonblock)
     if (!send_room(sk)) {
       if (nonblock)
         return done ? (long)done : -EAGAIN;
-      long r = wait_event_interruptible(&sk->sleep, send_room(sk));
+      long r = wait_event_interruptible(&sk->sleep, send_room(sk),
+                                        sk->accepted ? WCHAN_SEND_ACCEPTED
+                                                     : WCHAN_SEND_CONNECTED);
       if (r)
         return done ? (long)done : r;
     }
@@ -372,7 +377,9 @@ stream_recvmsg(struct sock *sk, uint64_t buf, uint64_t n, bool nonblock, bool wa
         break;
       if (nonblock)
         return done ? (long)done : -EAGAIN;
-      long r = wait_event_interruptible(&sk->sleep, recv_ready(sk));
+      long r = wait_event_interruptible(&sk->sleep, recv_ready(sk),
+                                        sk->accepted ? WCHAN_RECV_ACCEPTED
+                                                     : WCHAN_RECV_CONNECTED);
       if (r)
         return done ? (long)done : r;
     }

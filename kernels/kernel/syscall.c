@@ -55,6 +55,10 @@ long sys_getsockname(long, uint64_t, uint64_t);
 long sys_getpeername(long, uint64_t, uint64_t);
 long sys_setsockopt(long, long, long, uint64_t, long);
 long sys_getsockopt(long, long, long, uint64_t, uint64_t);
+// System V semaphores (sem.c)
+long sys_semget(long, long, long);
+long sys_semop(long, uint64_t, long);
+long sys_semctl(long, long, long, uint64_t);
 
 // Each unknown number is reported once: a missing call is visible, and a
 // program that probes one in a loop does not flood the console.
@@ -120,6 +124,9 @@ dispatch(struct trapframe *tf)
   case 59:  return sys_execve(a, b, c);
   case 60:  do_exit((a & 0xff) << 8);
   case 61:  return sys_wait4(a, b, c, d);
+  case 64:  return sys_semget(a, b, c);
+  case 65:  return sys_semop(a, b, c);
+  case 66:  return sys_semctl(a, b, c, d);
   case 72:  return sys_fcntl(a, b, c);
   case 102: case 104: case 107: case 108: return 0;  // uid, gid: root
   case 110: return me->group_leader->p_pptr ? me->group_leader->p_pptr->tgid : 0;

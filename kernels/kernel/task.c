@@ -120,6 +120,8 @@ copy_task_struct(const char *name)
   p->pid = __atomic_fetch_add(&next_pid, 1, __ATOMIC_SEQ_CST);
   p->block = block_of_task(p);
   p->nvcsw = 0;
+  p->wchan = p->wchan_counted = 0;
+  p->semundo = NULL;                  // 2.4: fork does not inherit undo
   if (*name)
     strlcpy(p->comm, name, sizeof p->comm);
   p->counter = (parent->counter + 1) >> 1;    // the slice is split

@@ -6,6 +6,7 @@
 #include "kernel.h"
 #include "proc.h"
 #include "sched.h"
+#include "waitstat.h"
 #include "param.h"
 #include "x86.h"
 
@@ -32,6 +33,7 @@ tick(int cpu)
     run_timeouts(jiffies);     // nanosleep and futex timeouts (ktimer.c)
   }
   update_process_times();
+  waitstat_tick(cpu);          // where tasks wait, in the region (waitstat.c)
 }
 
 // Modelled time (colorsim run --timing; engine/qemu-plugin/README.md,

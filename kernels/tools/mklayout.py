@@ -53,6 +53,16 @@ MQ_KEY_SYMBOLS = [s for s in KEY_SYMBOLS
                       "load_balance"]
 
 
+# The scheduler's code for busmon's sched= ranges: schedule() and the
+# functions of its own that the compiler did not inline (recalculate and
+# prepare_switch are inlined; switch_context is a few assembly
+# instructions without a size).  Not the wake-up path (try_to_wake_up,
+# reschedule_idle) and not spin_lock, shared by every lock (the lockmeter
+# times the run-queue lock).  Names a build lacks are left out.
+SCHED_FUNCTIONS = ["schedule", "runqueue_walk", "schedule_tail", "rqstat_sample",
+                   "waitstat_sleep", "steal_remote", "load_balance"]
+
+
 def parse_offsets(text):
     fields, size = {}, None
     for m in re.finditer(r"@@LAYOUT (\S+) (\d+) (\d+)", text):
@@ -166,6 +176,8 @@ def main():
             # needs no PC ranges: it watches the lock words, "lockmeter")
             "spin_lock": span("spin_lock"),
             "spin_unlock": span("spin_unlock"),
+            "sched": [span(f) for f in SCHED_FUNCTIONS
+                      if f in syms and syms[f]["size"]],
         },
         "images": {"elf64": "kernel.elf", "multiboot": "kernel.mb.elf"},
     }

@@ -6,7 +6,7 @@
 
 static const char *tests[] = {"forktest", "exectest", "isolation", "threads",
                               "memtest", "filetest", "misctest", "faulttest",
-                              "pipetest", "socktest", "fputest"};
+                              "pipetest", "socktest", "fputest", "semtest"};
 
 int main(void)
 {

@@ -59,8 +59,23 @@ static long one_request(const struct client_config *c, int s, int file, int keep
   return len;
 }
 
+/* Start together: every client holds the start pipe's write end from the
+ * fork until it runs, so its end of file comes once every client exists
+ * and has run -- then all of them begin at once, a closed loop of N from
+ * the first request (as WebBench's clients start together). */
+static void wait_for_start(const struct client_config *c)
+{
+  char b;
+  close(c->start_wr);
+  while (read(c->start_rd, &b, 1) < 0)
+    if (errno != EINTR)
+      fail(c, "start pipe");
+  close(c->start_rd);
+}
+
 void client_main(const struct client_config *c)
 {
+  wait_for_start(c);
   uint64_t rng = c->seed * 0x9E3779B97F4A7C15ULL + (uint64_t)c->id * 7919 + 1;
   struct client_result res = {c->id, 0, 0};
   while (res.requests < c->requests) {

@@ -11,6 +11,7 @@ struct client_config {
   uint64_t seed;
   int progress_fd;             /* one byte per completed request */
   int result_fd;               /* a struct client_result at the end */
+  int start_rd, start_wr;      /* the start pipe: begin at its end of file */
 };
 
 struct client_result {

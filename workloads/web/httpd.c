@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -32,6 +33,16 @@ static void fail(const char *what)
   _exit(1);
 }
 
+/* One semop on the accept semaphore, retried if interrupted, as 1.3's
+ * accept_mutex_on/off do. */
+static void sem_accept_op(const struct httpd_config *c, int delta, const char *what)
+{
+  struct sembuf op = {.sem_num = 0, .sem_op = delta, .sem_flg = SEM_UNDO};
+  while (semop(c->semid, &op, 1) < 0)
+    if (errno != EINTR)
+      fail(what);
+}
+
 static void lock_accept(const struct httpd_config *c)
 {
   char t;
@@ -39,12 +50,16 @@ static void lock_accept(const struct httpd_config *c)
     while (read(c->lock_rd, &t, 1) != 1)
       if (errno != EINTR)
         fail("accept lock");
+  if (c->accept == ACCEPT_SYSVSEM)
+    sem_accept_op(c, -1, "accept semaphore");
 }
 
 static void unlock_accept(const struct httpd_config *c)
 {
   if (c->accept == ACCEPT_PIPE && write(c->lock_wr, "L", 1) != 1)
     fail("accept unlock");
+  if (c->accept == ACCEPT_SYSVSEM)
+    sem_accept_op(c, 1, "accept semaphore release");
 }
 
 /* One request: 1 = served and the client wants the connection kept,

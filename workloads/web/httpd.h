@@ -10,13 +10,20 @@
  *   ACCEPT_PIPE  a lock: one token byte in a pipe; a child reads it
  *                before accept() and writes it back after.  Every release
  *                wakes every waiting child, as 2.4's fcntl and flock
- *                locks do (USE_FCNTL/FLOCK_SERIALIZED_ACCEPT). */
-enum accept_mode { ACCEPT_NONE, ACCEPT_PIPE };
+ *                locks do (USE_FCNTL/FLOCK_SERIALIZED_ACCEPT);
+ *   ACCEPT_SYSVSEM  a SysV semaphore of value 1: semop(-1, SEM_UNDO)
+ *                before accept(), semop(+1, SEM_UNDO) after.  A release
+ *                wakes one waiting child (2.4's update_queue), the undo
+ *                frees the lock if a child dies holding it
+ *                (USE_SYSVSEM_SERIALIZED_ACCEPT, 1.3.19's Linux choice
+ *                when there are several Listen sockets). */
+enum accept_mode { ACCEPT_NONE, ACCEPT_PIPE, ACCEPT_SYSVSEM };
 
 struct httpd_config {
   int listen_fd;
   enum accept_mode accept;
   int lock_rd, lock_wr;        /* ACCEPT_PIPE */
+  int semid;                   /* ACCEPT_SYSVSEM */
   int ready_fd;                /* one byte here once serving; -1: none */
   const char *root;            /* prefix for /www paths ("" on the testbed) */
 };

@@ -3,7 +3,7 @@
  * "Web"):
  *
  *   web [--httpd N] [--clients N] [--requests R] [--warmup W] [--measure M]
- *       [--accept none|pipe] [--keepalive K] [--seed S] [--port P] [--root DIR]
+ *       [--accept none|pipe|sysvsem] [--keepalive K] [--seed S] [--port P] [--root DIR]
  *
  * N server processes (default 256), each serving one connection at a time,
  * serialised around accept as --accept says (httpd.h); N clients (default
@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sem.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +33,17 @@
 #include "net.h"
 
 static bool m5_supported;   /* the m5 call worked: we run on the testbed */
+static int accept_sem = -1; /* --accept sysvsem: removed when the controller exits */
+static pid_t controller;
+
+/* A SysV semaphore outlives its processes: on a host, a run that ends
+ * (well or not) must not leave one behind.  Launchers share the handler
+ * after fork, so only the controller removes it. */
+static void remove_accept_sem(void)
+{
+  if (accept_sem >= 0 && getpid() == controller)
+    semctl(accept_sem, 0, IPC_RMID);
+}
 
 static void die(const char *what)
 {
@@ -77,7 +89,11 @@ int main(int argc, char **argv)
       const char *m = argv[++i];
       if (!strcmp(m, "none")) hc.accept = ACCEPT_NONE;
       else if (!strcmp(m, "pipe")) hc.accept = ACCEPT_PIPE;
-      else die("--accept must be none or pipe");
+      else if (!strcmp(m, "sysvsem")) hc.accept = ACCEPT_SYSVSEM;
+      else {
+        errno = EINVAL;
+        die("--accept must be none, pipe or sysvsem");
+      }
     } else {
       errno = EINVAL;
       die(argv[i]);
@@ -93,11 +109,21 @@ int main(int argc, char **argv)
   }
   printf("web: %ld httpd, %ld clients x %ld requests, keep-alive %ld, accept %s, "
          "seed %ld; measure requests %ld..%ld\n", httpd, clients, requests, keepalive,
-         hc.accept == ACCEPT_PIPE ? "pipe lock" : "none (kernel wake-one)", seed,
+         hc.accept == ACCEPT_PIPE ? "pipe lock"
+         : hc.accept == ACCEPT_SYSVSEM ? "sysvsem (wake-one semop)"
+         : "none (kernel wake-one)", seed,
          warmup, warmup + measure);
   fflush(stdout);
 
   hc.listen_fd = tcp_listen(port, clients + httpd);
+  if (hc.accept == ACCEPT_SYSVSEM) {
+    hc.semid = semget(IPC_PRIVATE, 1, 0600);
+    if (hc.semid < 0 || semctl(hc.semid, 0, SETVAL, 1) < 0)
+      die("accept semaphore");
+    accept_sem = hc.semid;
+    controller = getpid();
+    atexit(remove_accept_sem);
+  }
   if (hc.accept == ACCEPT_PIPE) {
     int lk[2];
     if (pipe(lk) < 0 || write(lk[1], "L", 1) != 1)
@@ -156,10 +182,14 @@ int main(int argc, char **argv)
   if (client_launcher == 0) {
     close(progress[0]);
     close(results[0]);
+    int start[2];
+    if (pipe(start) < 0)
+      die("start pipe");
     for (long i = 0; i < clients; i++) {
       struct client_config cc = {.id = i, .port = port, .requests = requests,
                                  .keepalive = keepalive, .seed = seed,
-                                 .progress_fd = progress[1], .result_fd = results[1]};
+                                 .progress_fd = progress[1], .result_fd = results[1],
+                                 .start_rd = start[0], .start_wr = start[1]};
       pid_t p = fork();
       if (p < 0)
         die("fork client");
@@ -168,6 +198,8 @@ int main(int argc, char **argv)
     }
     close(progress[1]);
     close(results[1]);
+    close(start[0]);
+    close(start[1]);             /* the last client to run starts them all */
     int bad = 0;
     for (long i = 0; i < clients; i++) {
       int st;

@@ -136,6 +136,9 @@ class QemuEngine:
         args.append(f"rqloop={lo:#x}-{hi:#x}")
         for lo, hi in layout["ranges"]["user"]:
             args.append(f"user={lo:#x}-{hi:#x}")
+        # the scheduler's code: its share of instructions and cycles
+        for lo, hi in layout["ranges"].get("sched", []):
+            args.append(f"sched={lo:#x}-{hi:#x}")
         if spec.timing:
             args.append(f"timing={spec.machine.timing.plugin_arg()}")
             sym = layout["symbols"]
