@@ -436,7 +436,7 @@ def cmd_sweep(a):
         list_experiments()
         return
     if not a.experiment:
-        raise ConfigError("name an experiment (or 'all'), or pass --list")
+        raise ConfigError("an experiment is required (a name, or 'all'), or pass --list")
     if a.dry_run:
         dry_run(a.experiment, quick=a.quick, jobs=a.jobs, root=a.runs)
         return
