@@ -193,9 +193,11 @@ def plot(rows, path: Path) -> Path:
                    if r["kernel"] == kern and r["engine"] == eng and r["clock"].startswith(clock)}
             if not pts:
                 continue
-            color, marker, ls = marks[(eng, "vanilla" if kern == "vanilla" else "c")]
-            b.plot([configs.index(c) for c in configs if c in pts],
-                   [pts[c] for c in configs if c in pts], marker=marker, ls=ls,
+            color, marker, _ = marks[(eng, "vanilla" if kern == "vanilla" else "c")]
+            # configurations are categories: points side by side, not joined
+            dx = -0.1 if eng == "gem5" else 0.1
+            b.plot([configs.index(c) + dx for c in configs if c in pts],
+                   [pts[c] for c in configs if c in pts], marker=marker, ls="none",
                    color=color, label=f"{kern}, {'gem5' if eng == 'gem5' else 'QEMU'}")
     b.set_yscale("log")
     b.set_xticks(range(len(configs)), [c.replace(" t", "\nt") for c in configs], fontsize=8)

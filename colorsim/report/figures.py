@@ -344,8 +344,8 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
     oth = "other_lines_sum_per_schedule"
     l2s = sorted(set(d.runs["l2_size"]))
     kernels = [k for k in ("vanilla", "c32") if k in set(d.runs["kernel"])]
-    fig, ax = plt.subplots(figsize=(6, 3.4))
-    rows, width = [], 0.38
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    rows, width, drew_paper = [], 0.38, False
     for i, l2 in enumerate(l2s):
         base = {}
         for j, k in enumerate(kernels):
@@ -367,6 +367,13 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
             tv = (base["vanilla"][col] + base["vanilla"][oth]).mean()
             tc = (base["c32"][col] + base["c32"][oth]).mean()
             pc = p.get("colored_change", {}).get(l2_name(l2))
+            if pc is not None:
+                xc = i + (kernels.index("c32") - 0.5) * width
+                ax.plot([xc - width / 2, xc + width / 2],
+                        [v * (1 + pc / 100)] * 2, color="k", ls="--", lw=1.2,
+                        label="c32 colored lines at the paper's change"
+                        if not drew_paper else None)
+                drew_paper = True
             rows.append({"L2": l2_name(l2),
                          "vanilla colored/sched": fmt_num(v),
                          "c32 colored/sched": fmt_num(c32),
@@ -380,8 +387,7 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
     ax.set_ylabel("bus transactions per schedule()")
     ax.set_title(f"Figure 7: {procs(d)}; colored lines = offsets 0x20-0x41f",
                  fontsize=9)
-    ax.set_ylim(0, ax.get_ylim()[1] * 1.3)
-    ax.legend(fontsize=7, ncol=4, loc="upper center")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
     it.images = save(fig, out, d.stem("fig7"), d)
     it.tables.append(("Colored-line transactions per schedule(), 32 colors vs "
@@ -621,7 +627,7 @@ def fig6(d: ExpData, out: Path, paper: dict) -> list:
     g = gain(df, ["l2_size", "tasks"], "c32")
     sizes = sorted(set(df["l2_size"]))
     tasks = sorted(set(df["tasks"]))
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    fig, ax = plt.subplots(figsize=(8, 3.4))
     width = 0.8 / max(len(tasks), 1)
     for j, t in enumerate(tasks):
         r = g[g["tasks"] == t].set_index("l2_size").reindex(sizes)
@@ -644,7 +650,7 @@ def fig6(d: ExpData, out: Path, paper: dict) -> list:
     ax.set_ylabel("c32 over vanilla (%)")
     ax.set_title(f"Figure 6: {unit_of(df)}, mean of seeds, bars: min-max of "
                  "same-seed ratios", fontsize=8)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
     it.images = save(fig, out, "fig6", d)
     rows = []
@@ -929,10 +935,20 @@ def eq3(d: ExpData, out: Path, paper: dict) -> list:
             if sub.empty:
                 continue
             s = spread(sub, ["ncolors"], "rqloop_l2_miss_ratio")
-            line = ax.errorbar(s["ncolors"], s["mean"] * 100,
-                               yerr=[(s["mean"] - s["min"]) * 100,
-                                     (s["max"] - s["mean"]) * 100],
+            # colored kernels joined along the colors axis; vanilla is
+            # another kernel, a point of its own
+            col, van = s[s["ncolors"] > 1], s[s["ncolors"] == 1]
+            line = ax.errorbar(col["ncolors"], col["mean"] * 100,
+                               yerr=[(col["mean"] - col["min"]) * 100,
+                                     (col["max"] - col["mean"]) * 100],
                                marker="o", capsize=2, label=f"{t} tasks")
+            if len(van):
+                ax.errorbar(van["ncolors"], van["mean"] * 100,
+                            yerr=[(van["mean"] - van["min"]) * 100,
+                                  (van["max"] - van["mean"]) * 100],
+                            marker="D", ls="none", capsize=2,
+                            color=line[0].get_color(),
+                            label=f"{t} tasks, vanilla")
             need = colors_needed(t, int(l2))
             ax.axvline(need, ls=":", color=line[0].get_color(), lw=1)
             miss = dict(zip(s["ncolors"], s["mean"]))
@@ -948,7 +964,7 @@ def eq3(d: ExpData, out: Path, paper: dict) -> list:
                      "colors; dotted: eq. (3) colors per task count",
                      f"L2 {l2_name(l2)}, {df['machine'].iloc[0]}")
         ax.set_ylim(0, 105)
-        ax.legend(fontsize=7)
+    axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     axes[0, 0].set_ylabel("L2 miss ratio in the run-queue loop (%)")
     fig.suptitle("Eq. (3), c >= p / (s / 8 KB), on held-out geometries", fontsize=10)
     fig.tight_layout()
