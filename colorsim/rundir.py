@@ -72,8 +72,11 @@ def check_run_name(name: str) -> str:
 
 
 def check_out_dir(out: Path) -> Path:
-    """The directory runs go into: absent (it is made) or a directory."""
-    out = Path(out)
+    """The directory runs go into: absent (it is made) or a directory.
+
+    Returned absolute: the emulator runs in the kernel's directory (env -C),
+    where a relative path would name another place."""
+    out = Path(os.path.abspath(out))
     for p in (out, *out.parents):
         if p.exists() and not p.is_dir():
             raise ConfigError(f"--out {out}: {p} is a file, not a directory")

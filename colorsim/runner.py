@@ -136,11 +136,32 @@ def _watch(proc, run_dir: Path, timeout_s: float, progress) -> int:
                                f"too long")
 
 
+LOW_SPACE = 1 << 20        # bytes: below this, a missing file means a full disk
+
+
+def _disk_full(run_dir: Path):
+    """The reason a run failed if its file system is full, else None.  Both
+    emulators then fail to write a result and say only that it is missing
+    (the emulator's own message may not fit into qemu.log either)."""
+    try:
+        st = os.statvfs(run_dir)
+    except OSError:
+        return None
+    free = st.f_bavail * st.f_frsize
+    if free >= LOW_SPACE:
+        return None
+    return (f"no space left on the disk holding {run_dir.parent} ({free} "
+            f"bytes free): the results could not be written in full")
+
+
 def _fail(partial: Path, final: Path, reason: str) -> RunError:
     """Keep a failed attempt as NAME.failed; never touch a complete NAME."""
     failed = final.with_name(final.name + ".failed")
     tail = console_tail(partial)
-    (partial / "failure.txt").write_text(f"{reason}\n\nconsole tail:\n{tail}\n")
+    try:
+        (partial / "failure.txt").write_text(f"{reason}\n\nconsole tail:\n{tail}\n")
+    except OSError:                 # a full disk: the message still says why
+        (partial / "failure.txt").unlink(missing_ok=True)
     if failed.exists():
         shutil.rmtree(failed)
     partial.rename(failed)
@@ -212,7 +233,6 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     if partial.exists():                # a killed runner's: its emulator is dead
         shutil.rmtree(partial)
     partial.mkdir()
-    shutil.copy(spec.layout_file, partial / "layout.json")
     config = spec.to_dict()
     config.update(name=name, complete=False,
                   kernel_image=str(spec.kernel_elf64.relative_to(ROOT)),
@@ -223,7 +243,6 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     if spec.engine == "qemu":
         config["emulation"] = engine.mode(spec)
         config["command"] = engine.command(spec, partial, layout)
-    _write_json(partial / "config.json", config)
 
     progress(f"run {name}: {spec.engine}, {spec.machine.name} {spec.cpus} CPUs, "
              f"L2 {spec.machine.caches.l2.describe()}, kernel "
@@ -231,6 +250,8 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
              if spec.workload.program else f"{spec.workload.tasks} tasks"))
     t0 = time.monotonic()
     try:
+        shutil.copy(spec.layout_file, partial / "layout.json")
+        _write_json(partial / "config.json", config)
         if spec.engine == "qemu":
             _run_qemu(engine, spec, config["command"], partial, lock, progress)
         else:
@@ -242,7 +263,8 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
         manifest = check_results(partial, engine.result_files,
                                   engine.dumps_expected)
     except (RuntimeError, TimeoutError, OSError, ResultsError) as e:
-        raise _fail(partial, final, str(e)) from None
+        full = _disk_full(partial) if isinstance(e, (OSError, ResultsError)) else None
+        raise _fail(partial, final, full or str(e)) from None
     except Interrupted as e:
         _fail(partial, final, f"interrupted by {e.signame}")
         raise
@@ -252,7 +274,10 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     config.update(complete=True, results=manifest,
                   wall_s=round(time.monotonic() - t0, 2),
                   finished=datetime.datetime.now().isoformat(timespec="seconds"))
-    _write_json(partial / "config.json", config)
+    try:
+        _write_json(partial / "config.json", config)
+    except OSError as e:
+        raise _fail(partial, final, _disk_full(partial) or str(e)) from None
     publish(partial, final)
     progress(f"run {name}: done in {config['wall_s']} s -> {final}")
     return final
@@ -300,7 +325,12 @@ def _run_qemu(engine, spec, command, partial, lock, progress) -> None:
             rc = _watch(proc, partial, spec.timeout_s, progress)
         finally:                      # Ctrl-C, SIGTERM, any error: no orphan
             stop(proc, grace_s=0)
+    text = (partial / "qemu.log").read_text(errors="replace")
+    said = engine.errors_said(text)
     reason = engine.judge_exit(rc)
+    if said:                  # its own words first: they say what went wrong
+        raise RuntimeError(f"the emulator stopped with an error: {said[0]}"
+                           + (f" ({reason})" if reason else ""))
     if reason:
-        qtail = (partial / "qemu.log").read_text(errors="replace")[-2000:]
+        qtail = text[-2000:]
         raise RuntimeError(f"{reason}" + (f"\nQEMU said: {qtail}" if qtail.strip() else ""))

@@ -40,8 +40,10 @@ WATCHDOG_GRACE_S = 120.0       # beyond a run's own --timeout
 
 
 def runs_root(path=None) -> Path:
+    """The runs folder, absolute: each point's worker process starts in the
+    checkout, not in the caller's directory."""
     from .runner import RUNS
-    return Path(path) if path else RUNS
+    return Path(os.path.abspath(path)) if path else RUNS
 
 
 # -- planning -------------------------------------------------------------
