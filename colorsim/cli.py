@@ -241,6 +241,8 @@ def print_summary(df):
         cols = ["run", "kernel", "tasks", "peak_offset", "peak_count",
                 "colored_lines_sum", "colored_span", "total", "rqloop_l2_miss_ratio"]
         cols += [c for c in ("schedules",) if c in df]   # schedule() calls in the region
+        if "verified" in df and not df["verified"].all():
+            cols.append("verified")         # an unverified run says so
         d = df[cols].copy()
         d["peak_offset"] = d["peak_offset"].map(lambda x: f"{x:#05x}")
         d["rqloop_l2_miss_ratio"] = d["rqloop_l2_miss_ratio"].map(lambda x: f"{x:.1%}")
@@ -251,11 +253,16 @@ def print_summary(df):
 
 def cmd_verify(a):
     runs = _runs(a.runs)
+    bad = [r for r in runs if not r.verified]
     for r in runs:
-        files = r.config.get("results")
-        what = (f"{len(files)} files match the manifest" if files
-                else "no manifest (made before manifests existed); tables readable")
-        print(f"ok: {r.path}: {what}")
+        if r.verified:
+            print(f"ok: {r.path}: {len(r.config['results'])} files and "
+                  f"config.json match the run's record")
+        else:
+            print(f"unverified: {r.path}: {r.unverified}")
+    if bad:                  # a run that cannot be checked does not pass
+        raise ResultsError(f"{len(bad)} of {len(runs)} run(s) cannot be "
+                           f"verified: {bad[0].path}: {bad[0].unverified}")
 
 
 def cmd_figure1(a):

@@ -26,7 +26,7 @@ from . import ROOT
 from .build import PLUGIN, ensure_built
 from .engines import get_engine
 from .errors import ConfigError, Interrupted, ResultsError, RunError
-from .rundir import (RunLock, check_out_dir, check_results, check_run_name,
+from .rundir import (CONFIG_DIGEST, RunLock, check_out_dir, config_digest, check_results, check_run_name,
                      partial_dir, publish, read_config, recover, spawn, stop,
                      verify_run)
 from .runspec import RunSpec, file_sha256
@@ -79,7 +79,8 @@ def differences(old: dict, spec: RunSpec, identity: dict) -> list:
 
 
 def existing_run(final: Path, spec: RunSpec, identity: dict):
-    """(state, detail) of what is at ``final``: absent, same, other or damaged."""
+    """(state, detail) of what is at ``final``: absent, same, other,
+    damaged or unverified (no manifest: never reused as a good run)."""
     if not final.exists():
         return "absent", None
     try:
@@ -88,13 +89,15 @@ def existing_run(final: Path, spec: RunSpec, identity: dict):
         return "damaged", str(e)
     if not old.get("complete"):
         return "damaged", f"{final} is not a complete run"
+    try:                              # an edited config.json is damage,
+        unverified = verify_run(final, old)   # not "other settings"
+    except ResultsError as e:
+        return "damaged", str(e)
     diffs = differences(old, spec, identity)
     if diffs:
         return "other", diffs
-    try:
-        verify_run(final, old)
-    except ResultsError as e:
-        return "damaged", str(e)
+    if unverified:
+        return "unverified", f"{final} cannot be checked: {unverified}"
     return "same", None
 
 
@@ -203,11 +206,14 @@ def _refuse_existing(final: Path, state: str, detail) -> ConfigError:
 
 
 def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
-        progress=print) -> Path:
+        progress=print, replace_unverified=False) -> Path:
     """Run ``spec``; return the complete run directory.
 
     A complete run of the same configuration and builds is reused; one of
-    other settings is never replaced without ``force``.
+    other settings is never replaced without ``force``.  A run that cannot
+    be verified (no manifest) is not reused: it is refused without
+    ``force``, or replaced with ``replace_unverified`` (a sweep's runs are
+    named by content, so a fresh run of that name is the same run).
     """
     name = check_run_name(name or spec.default_name())
     out = check_out_dir(out)
@@ -222,7 +228,9 @@ def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
             progress(f"run {name}: already complete in {final} (use --force "
                      f"to run again)")
             return final
-        if state in ("other", "damaged") and not force:
+        if state == "unverified" and replace_unverified:
+            progress(f"run {name}: {detail}; running it again")
+        elif state in ("other", "damaged", "unverified") and not force:
             raise _refuse_existing(final, state, detail)
         return _run_locked(spec, name, out, layout, ident, lock, progress)
 
@@ -274,6 +282,7 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     config.update(complete=True, results=manifest,
                   wall_s=round(time.monotonic() - t0, 2),
                   finished=datetime.datetime.now().isoformat(timespec="seconds"))
+    config[CONFIG_DIGEST] = config_digest(config)   # last: covers all above
     try:
         _write_json(partial / "config.json", config)
     except OSError as e:

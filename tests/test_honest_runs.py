@@ -102,3 +102,143 @@ def test_a_full_disk_is_the_reason(tiny_disk, capsys):
     assert rc == 2 and "internal error" not in err
     assert "no space left on the disk" in err and "never ended" not in err
     assert not (tiny_disk / "r").exists()
+
+
+# -- config.json is part of what a run recorded ----------------------------
+
+def _edit_config(run: Path, edit) -> None:
+    cfg = json.loads((run / "config.json").read_text())
+    edit(cfg)
+    (run / "config.json").write_text(json.dumps(cfg, indent=2))
+
+
+def _set(*path_value):
+    *path, value = path_value
+
+    def edit(cfg):
+        d = cfg
+        for k in path[:-1]:
+            d = d[k]
+        d[path[-1]] = value
+    return edit
+
+
+CONFIG_EDITS = [
+    ("seed", _set("workload", "seed", 2)),
+    ("l2 size", _set("machine", "caches", "l2", "size", 1048576)),
+    ("tasks", _set("workload", "tasks", 32)),
+    ("kernel name", _set("variant", "name", "c32")),
+    ("manifest deleted", lambda c: c.pop("results")),
+]
+
+
+@pytest.fixture(scope="module")
+def good_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("good")
+    return runner.run(_small(), name="good", out=out, **QUIET)
+
+
+@pytest.mark.parametrize("before_digests", [False, True],
+                         ids=["digest", "made-before-digests"])
+@pytest.mark.parametrize("what,edit", CONFIG_EDITS, ids=[w for w, _ in CONFIG_EDITS])
+def test_an_edited_config_json_is_refused_everywhere(what, edit, before_digests,
+                                                     good_run, tmp_path, capsys):
+    if before_digests and what == "manifest deleted":
+        pytest.skip("an old run without a manifest: the next test")
+    run = tmp_path / "runs" / "good"
+    shutil.copytree(good_run, run)
+    if before_digests:                   # the identity checks alone catch it
+        _edit_config(run, lambda c: c.pop("config_sha256"))
+        load_run(run)
+    _edit_config(run, edit)
+    with pytest.raises(ResultsError, match="config.json is damaged"):
+        load_run(run)
+    for argv in (["verify", str(run)], ["summary", str(run)],
+                 ["table", str(run)], ["run", *TINY, "--name", "good",
+                                       "--out", str(run.parent)]):
+        assert cli_main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "config.json is damaged" in err[0], (argv, err)
+    from colorsim.catalog import build_tables
+    assert len(build_tables(run.parent)["runs"]) == 0
+
+
+def test_a_run_without_a_manifest_is_never_good(good_run, tmp_path, capsys):
+    # As made before manifests existed: no results, no digest.
+    run = tmp_path / "runs" / "old"
+    shutil.copytree(good_run, run)
+    _edit_config(run, lambda c: (c.pop("results"), c.pop("config_sha256")))
+    assert not load_run(run).verified
+    assert cli_main(["verify", str(run)]) == 2
+    out = capsys.readouterr()
+    assert "unverified:" in out.out and "cannot be verified" in out.err
+    assert cli_main(["table", str(run)]) == 0
+    out = capsys.readouterr()
+    assert "unverified" in out.err
+    lines = out.out.splitlines()
+    col = lines[0].split(",").index("verified")
+    assert {line.split(",")[col] for line in lines[1:]} == {"False"}
+    from colorsim.catalog import build_tables
+    rows = build_tables(run.parent)["runs"]
+    assert list(rows["verified"]) == [False]
+    # the runner does not take it as the run it asks for
+    assert cli_main(["run", *TINY, "--name", "old", "--out", str(run.parent)]) == 2
+    assert "cannot be checked" in capsys.readouterr().err
+
+
+
+# -- one truth about a sweep point -----------------------------------------
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    from sweeps import sweep_with
+    yield from sweep_with(tmp_path_factory, "honest", TINY_EXP, "tiny")
+
+
+def _status(root: Path):
+    from analysis.figures import ExpData
+    from colorsim.catalog import Catalog, rebuild
+    from colorsim.experiments import load_experiments
+    rebuild(root)
+    cat = Catalog(root)
+    pts = cat.points("tiny", "paper")
+    d = ExpData(cat, load_experiments()["tiny"], "paper")
+    return list(pts["status"]), len(cat.table("runs")), d.counts
+
+
+@pytest.mark.parametrize("damage", ["counters.csv", "seed"])
+def test_a_damaged_point_is_not_done_anywhere(swept, damage, tmp_path):
+    from colorsim.sweep import BY_ID
+    src, counts = swept
+    assert counts["done"] == 1
+    root = tmp_path / "runs"
+    shutil.copytree(src, root, ignore=shutil.ignore_patterns("catalog"))
+    assert _status(root)[:2] == (["done"], 1)
+    run = next((root / BY_ID).iterdir())
+    if damage == "seed":
+        _edit_config(run, _set("workload", "seed", 2))
+    else:
+        f = run / damage
+        f.write_bytes(f.read_bytes()[:-40])
+    status, rows, c = _status(root)
+    assert status == ["damaged"] and rows == 0
+    assert (c["done"], c["failed"]) == (0, 1)
+
+
+def test_a_sweep_runs_an_unverified_point_again(swept, tmp_path, monkeypatch):
+    from colorsim.sweep import BY_ID, run_sweep
+    src, _ = swept
+    root = tmp_path / "runs"
+    shutil.copytree(src, root, ignore=shutil.ignore_patterns("catalog"))
+    run = next((root / BY_ID).iterdir())
+    _edit_config(run, lambda c: (c.pop("results"), c.pop("config_sha256")))
+    status, rows, c = _status(root)
+    assert status == ["unverified"] and c["done"] == 0
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS",
+                       str(src.parent / "experiments.toml"))
+    with open("/dev/null", "w") as quiet:
+        counts = run_sweep("tiny", jobs=1, root=root, retries=0,
+                           log=lambda *_: None, progress_stream=quiet)
+    assert (counts["ran"], counts["done"]) == (1, 1), counts["failures"]
+    assert load_run(run).verified
+    assert _status(root)[0] == ["done"]
