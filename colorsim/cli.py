@@ -274,9 +274,9 @@ def cmd_figure1(a):
     out = check_out_dir(a.out or (runner.RUNS / "figure1"))
     specs = [spec_from_args(a, kernel=k) for k in ("vanilla", a.colored)]
     runs = [load_run(runner.run(s, out=out, force=a.force)) for s in specs]
-    s = specs[1]
-    tag = (f"{s.machine.name}-{s.cpus}cpu-l2_{s.machine.caches.l2.size // 1024}k-"
-           f"t{s.workload.tasks}-{s.variant.name}")
+    # Named after the colored run, whose name carries every setting: a
+    # --timing, --workload or --seed figure never overwrites another's.
+    tag = runs[1].path.name
     png = plot_offsets(runs, out / f"figure1-{tag}.png")
     df = offset_summary(runs)
     csv = out / f"figure1-{tag}-summary.csv"

@@ -35,9 +35,9 @@ import subprocess
 from pathlib import Path
 
 from .errors import ConfigError, ResultsError
-from .runspec import file_sha256
+from .runspec import NAME_MAX, file_sha256
 
-MAX_NAME = 120
+MAX_NAME = NAME_MAX
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*$")
 _RESERVED_SUFFIXES = (".failed", ".partial", ".lock", ".replaced", ".tmp")
 

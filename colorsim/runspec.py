@@ -23,6 +23,7 @@ HZ = 100
 SYNC_QUANTUM_US = 100      # --timing: how far (modelled us) a CPU may lead
 
 
+NAME_MAX = 120             # colorsim/rundir.py MAX_NAME: a run name's limit
 ROOTFS_NAME_MAX = 95       # kernels/include/fs.h RFS_NAME_MAX, less the NUL
 
 
@@ -156,15 +157,29 @@ class RunSpec:
             d["timing"] = dataclasses.asdict(self.machine.timing)  # as before
         return d
 
+    def settings_digest(self) -> str:
+        """8 hex digits of SHA-256 over the whole configuration (machine
+        table, kernel, workload, engine, timing table)."""
+        import json
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:8]
+
     def default_name(self) -> str:
+        """The readable settings, then :meth:`settings_digest`: two runs
+        that differ in anything that changes the result (seed, region,
+        warm-up, burst, a machines.toml entry...) never share a name, so
+        one is never refused or replaced (--force) for the other."""
+        w = self.workload
         l2 = self.machine.caches.l2.size // 1024
-        what = (f"t{self.workload.tasks}" if not self.workload.program else
-                "init_" + self.workload.program.strip("/").replace("/", "_"))
-        if self.workload.args:
-            what += "-" + self.workload.args.replace("--", "").replace(",", "_")
-        return (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
-                f"{self.variant.name}-{what}-{self.engine}"
-                + ("-timing" if self.timing else ""))
+        what = (f"t{w.tasks}" if not w.program else
+                "init_" + w.program.strip("/").replace("/", "_"))
+        if w.args:
+            what += "-" + w.args.replace("--", "").replace(",", "_")
+        readable = (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
+                    f"{self.variant.name}-{what}-s{w.seed}-w{w.warmup_ticks}-"
+                    f"r{w.roi_ticks}-b{w.burst}-{self.engine}"
+                    + ("-timing" if self.timing else ""))
+        return f"{readable[:NAME_MAX - 9]}-{self.settings_digest()}"
 
 
 def file_sha256(path: Path) -> str:

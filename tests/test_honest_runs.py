@@ -242,3 +242,40 @@ def test_a_sweep_runs_an_unverified_point_again(swept, tmp_path, monkeypatch):
     assert (counts["ran"], counts["done"]) == (1, 1), counts["failures"]
     assert load_run(run).verified
     assert _status(root)[0] == ["done"]
+
+
+# -- names that keep runs apart --------------------------------------------
+
+def test_default_names_differ_in_every_setting():
+    import dataclasses
+    from colorsim.machine import get_machine
+    from colorsim.runspec import RunSpec, Workload
+    from colorsim.variants import parse_variant
+    m = get_machine("ppro4")
+    base = RunSpec(m, parse_variant("c32", m), Workload(tasks=64))
+    others = [dataclasses.replace(base, workload=dataclasses.replace(base.workload, **kw))
+              for kw in ({"seed": 2}, {"roi_ticks": 11}, {"warmup_ticks": 11},
+                         {"burst": 2001}, {"buffer": 512})]
+    others.append(dataclasses.replace(base, timing=True))
+    emu = dataclasses.replace(m.emulation, icount_shift=m.emulation.icount_shift + 1)
+    others.append(dataclasses.replace(base, machine=dataclasses.replace(m, emulation=emu)))
+    names = [s.default_name() for s in [base] + others]
+    assert len(set(names)) == len(names), names
+    assert base.default_name() == RunSpec(m, parse_variant("c32", m),
+                                          Workload(tasks=64)).default_name()
+
+
+def test_figure1_variants_keep_their_own_runs_and_files(tmp_path, capsys):
+    small = ["--tasks", "16", "--roi", "2", "--warmup", "2", "--out", str(tmp_path)]
+    assert cli_main(["figure1", *small]) == 0
+    first = {p.name: p.read_bytes() for p in tmp_path.glob("figure1-*")}
+    runs = {p.name for p in tmp_path.iterdir() if p.is_dir()}
+    assert len(first) == 2 and len(runs) == 2
+    for more in (["--seed", "2"], ["--timing"]):
+        assert cli_main(["figure1", *small, *more]) == 0, capsys.readouterr().err
+        now = {p.name: p.read_bytes() for p in tmp_path.glob("figure1-*")}
+        assert {k: now[k] for k in first} == first      # nothing overwritten
+        first = now
+    assert len(first) == 6
+    dirs = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert len(dirs) == 6 and all(load_run(d).verified for d in dirs)
