@@ -10,12 +10,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import BUILD
 from .errors import ConfigError
 from .machine import Machine
+from .units import format_size
 from .variants import KernelVariant
 
 ENGINES = ("qemu", "gem5")
@@ -68,9 +70,18 @@ class Workload:
         if not 1 <= self.tasks <= 4096:
             raise ConfigError(f"--tasks must be between 1 and 4096, got "
                               f"{self.tasks}")
-        for name in ("burst", "warmup_ticks", "roi_ticks"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1")
+        # The guest reads these into fixed-width integers (kernels/kernel/
+        # cmdline.c: 64 bits, wrapping; the burst is a uint32_t in
+        # kernels/workload/tasks.c; warm-up and region are added to the
+        # 64-bit tick count): a larger value would be recorded but not used.
+        for field_, name, most in (("seed", "seed", 2**64 - 1),
+                                   ("burst", "burst", 2**32 - 1),
+                                   ("warmup_ticks", "warmup", 2**62),
+                                   ("roi_ticks", "roi", 2**62)):
+            v = getattr(self, field_)
+            if not 1 <= v <= most:
+                raise ConfigError(f"{name} must be between 1 and {most} (what "
+                                  f"the guest can hold), got {v}")
         if not 8 <= self.buffer <= 4096:
             raise ConfigError(f"buffer must be 8..4096 bytes, got "
                               f"{self.buffer}")
@@ -99,6 +110,11 @@ class RunSpec:
             raise ConfigError("user programs (--workload init:...) run on QEMU "
                               "only for now: the gem5 path has no root-file-"
                               "system loader yet (disk-images/README.md)")
+        l1, l2 = self.machine.caches.l1d, self.machine.caches.l2
+        if l1.size > l2.size:
+            warnings.warn(f"L1D {format_size(l1.size)} is larger than L2 "
+                          f"{format_size(l2.size)}: the L2 can hold only part "
+                          f"of what the L1 does", stacklevel=3)
         if not 0 < self.timeout_s < float("inf"):
             raise ConfigError(f"timeout must be a positive number of seconds, "
                               f"got {self.timeout_s}")

@@ -279,3 +279,58 @@ def test_figure1_variants_keep_their_own_runs_and_files(tmp_path, capsys):
     assert len(first) == 6
     dirs = [p for p in tmp_path.iterdir() if p.is_dir()]
     assert len(dirs) == 6 and all(load_run(d).verified for d in dirs)
+
+
+# -- values the guest cannot honour are refused before anything runs ------
+
+MACHINES = Path(__file__).resolve().parents[1] / "configs" / "machines.toml"
+
+
+def _refused(argv, expect, capsys, out: Path):
+    assert cli_main(argv) == 2, argv
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and expect in err[0], (argv, err)
+    assert not out.exists(), "something was written"
+
+
+@pytest.mark.parametrize("option,value,expect", [
+    ("--seed", str(2**64 + 1), "seed must be between 1 and 18446744073709551615"),
+    ("--burst", str(10**12), "burst must be between 1 and 4294967295"),
+    ("--roi", str(2**63), "roi must be between 1 and"),
+    ("--warmup", str(2**64), "warmup must be between 1 and"),
+])
+def test_workload_values_beyond_the_guests_width(option, value, expect,
+                                                 capsys, tmp_path):
+    out = tmp_path / "o"
+    _refused(["run", *TINY, option, value, "--out", str(out)], expect, capsys, out)
+    _refused(["figure1", "--tasks", "16", option, value, "--out", str(out)],
+             expect, capsys, out)
+
+
+@pytest.mark.parametrize("old,new,expect", [
+    ('size = "640MiB"', 'size = "0B"', "guest memory 0B is refused"),
+    ('size = "640MiB"', 'size = "1MiB"', "guest memory 1MiB is refused"),
+    ('size = "640MiB"', 'size = "1500KiB"', "whole number of MiB"),
+    ('clock = "200MHz"', 'clock = "0MHz"', "processor clock 0 Hz"),
+])
+def test_machines_the_guest_cannot_be(old, new, expect, capsys, tmp_path,
+                                      monkeypatch):
+    text = MACHINES.read_text()
+    assert old in text
+    f = tmp_path / "machines.toml"
+    f.write_text(text.replace(old, new, 1))
+    monkeypatch.setenv("COLORSIM_MACHINES", str(f))
+    out = tmp_path / "o"
+    _refused(["run", *TINY, "--timing", "--out", str(out)], expect, capsys, out)
+
+
+def test_an_l1_larger_than_the_l2_is_warned_about(capsys, tmp_path, monkeypatch):
+    text = MACHINES.read_text()
+    old = 'l1d = { size = "8KiB", assoc = 2 }'
+    assert old in text
+    f = tmp_path / "machines.toml"
+    f.write_text(text.replace(old, 'l1d = { size = "1MiB", assoc = 2 }', 1))
+    monkeypatch.setenv("COLORSIM_MACHINES", str(f))
+    assert cli_main(["run", *TINY, "--dry-run", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: L1D 1MiB is larger than L2 512KiB" in err
