@@ -16,7 +16,10 @@ Four rules keep it so:
   ``NAME``.  A complete run being replaced (``--force``) stays in place
   until its replacement is complete.
 * **Damage is detected.** :func:`verify_run` checks a run against its
-  manifest and the files' schemas when it is loaded, and names the file.
+  manifest, config.json against the digest completion recorded, and the
+  configuration against what the guest printed, the kernel's layout and
+  the emulator's command, when it is loaded, and names the file.  A run
+  without a manifest is only ever "unverified", never good.
 """
 
 from __future__ import annotations
