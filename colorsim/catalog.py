@@ -338,7 +338,15 @@ def build_tables(root: Path, notice=None) -> dict:
             bad.append(f"{d.relative_to(root)}: {e}")
             states[d] = ("damaged", str(e))
             continue
-        r = run_rows(run, root)
+        try:
+            r = run_rows(run, root)
+        except (ArithmeticError, KeyError, TypeError, ValueError) as e:
+            # a configuration no run could have had (0 Hz clock, a field of
+            # the wrong type): one such run must not stop the catalog
+            why = f"{d / 'config.json'} is damaged: cannot use it ({type(e).__name__}: {e})"
+            bad.append(f"{d.relative_to(root)}: {why}")
+            states[d] = ("damaged", why)
+            continue
         states[d] = (("good", r["runs"]["run_id"]) if run.verified
                      else ("unverified", run.unverified))
         rows.append(r["runs"])
@@ -551,7 +559,7 @@ def parse_where(items) -> dict:
 
 RUN_COLUMNS = ["run", "machine", "cpus", "l2_size", "kernel", "tasks", "seed",
                "roi", "engine", "peak_offset", "colored_lines_sum",
-               "rqloop_l2_miss_ratio", "schedule_calls"]
+               "rqloop_l2_miss_ratio", "schedule_calls", "verified"]
 
 
 def cmd_catalog(a):
@@ -589,7 +597,8 @@ def cmd_show(a):
     print(f"  id {row['run_id']}")
     for k in ("engine", "engine_version", "machine", "cpus", "l2_size",
               "l2_assoc", "line", "kernel", "colors", "tasks", "seed",
-              "warmup", "roi", "burst", "source_commit", "source_dirty"):
+              "warmup", "roi", "burst", "source_commit", "source_dirty",
+              "verified"):
         print(f"  {k:22} {row[k]}")
     print("key statistics (region of interest):")
     for k in ("peak_offset", "peak_count", "colored_lines_sum",

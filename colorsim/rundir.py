@@ -425,6 +425,11 @@ def check_identity(run_dir: Path, config: dict) -> None:
                 raise _damaged(where, f"workload.{key} is {w[key]!r}, but "
                                       f"the guest ran with {word}="
                                       f"{said.get(word, '')} (console.log)")
+        hz = ((config.get("machine") or {}).get("processor") or {}).get("clock_hz")
+        if config.get("timing") and "timing_hz" in said and str(hz) != said["timing_hz"]:
+            raise _damaged(where, f"machine.processor.clock_hz is {hz!r}, but "
+                                  f"the guest ran with timing_hz="
+                                  f"{said['timing_hz']} (console.log)")
     v = config.get("variant") or {}
     try:
         lv = json.loads((run_dir / "layout.json").read_text())["variant"]

@@ -334,3 +334,33 @@ def test_an_l1_larger_than_the_l2_is_warned_about(capsys, tmp_path, monkeypatch)
     assert cli_main(["run", *TINY, "--dry-run", "--out", str(tmp_path)]) == 0
     err = capsys.readouterr().err
     assert "warning: L1D 1MiB is larger than L2 512KiB" in err
+
+
+def test_a_zero_clock_timing_run_does_not_break_the_catalog(tmp_path, monkeypatch):
+    import dataclasses
+    from colorsim import catalog
+    spec = dataclasses.replace(_small(), timing=True)
+    root = tmp_path / "runs"
+    good = runner.run(spec, name="t", out=root, **QUIET)
+    bad = root / "z"
+    shutil.copytree(good, bad)
+    # as published before clocks were checked (no digest then)
+    _edit_config(bad, lambda c: (c.pop("config_sha256"),
+                                 _set("machine", "processor", "clock_hz", 0)(c)))
+    with pytest.raises(ResultsError, match="timing_hz="):
+        load_run(bad)
+    notes = []
+    tables = catalog.build_tables(root, notice=notes.append)
+    assert list(tables["runs"]["run"]) == ["t"] and "z" in notes[0]
+    # a run the checks pass but the catalog cannot use is left out, too
+    real = catalog.run_rows
+
+    def breaks_on_z(run, r):
+        if run.path.name == "z":
+            raise ZeroDivisionError("float division by zero")
+        return real(run, r)
+    shutil.rmtree(bad)
+    shutil.copytree(good, bad)
+    monkeypatch.setattr(catalog, "run_rows", breaks_on_z)
+    tables = catalog.build_tables(root)
+    assert list(tables["runs"]["run"]) == ["t"]
