@@ -45,7 +45,8 @@ class Run:
         v = self.config["variant"]
         l2 = self.config["machine"]["caches"]["l2"]["size"] // 1024
         return (f"{v['name']} ({self.config['machine']['processor']['cpus']} CPUs, "
-                f"L2 {l2} KiB, {self.config['workload']['tasks']} tasks)")
+                f"L2 {l2} KiB, {self.config['workload']['tasks']} tasks)"
+                + ("" if self.verified else " [unverified]"))
 
     def config_row(self) -> dict:
         c, m = self.config, self.config["machine"]
@@ -63,8 +64,10 @@ class Run:
 
 
 def load_run(path) -> Run:
-    """A complete run, checked against the manifest its completion wrote
-    and the schema of every table; a damaged one is refused by name."""
+    """A complete run, checked against the manifest and configuration
+    digest its completion wrote (colorsim.rundir.verify_run) and the schema
+    of every table; a damaged one is refused by name.  A run without a
+    manifest loads with ``unverified`` saying why (never as a good run)."""
     path = Path(path)
     config = read_config(path)
     if not config.get("complete"):

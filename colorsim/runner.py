@@ -26,9 +26,9 @@ from . import ROOT
 from .build import PLUGIN, ensure_built
 from .engines import get_engine
 from .errors import ConfigError, Interrupted, ResultsError, RunError
-from .rundir import (CONFIG_DIGEST, RunLock, check_out_dir, config_digest, check_results, check_run_name,
-                     partial_dir, publish, read_config, recover, spawn, stop,
-                     verify_run)
+from .rundir import (CONFIG_DIGEST, RunLock, check_out_dir, check_results,
+                     check_run_name, config_digest, partial_dir, publish,
+                     read_config, recover, spawn, stop, verify_run)
 from .runspec import RunSpec, file_sha256
 
 RUNS = ROOT / "runs"

@@ -364,3 +364,11 @@ def test_a_zero_clock_timing_run_does_not_break_the_catalog(tmp_path, monkeypatc
     monkeypatch.setattr(catalog, "run_rows", breaks_on_z)
     tables = catalog.build_tables(root)
     assert list(tables["runs"]["run"]) == ["t"]
+
+
+def test_an_unverified_run_is_labelled_in_plots(good_run, tmp_path):
+    run = tmp_path / "old"
+    shutil.copytree(good_run, run)
+    assert "[unverified]" not in load_run(run).label
+    _edit_config(run, lambda c: (c.pop("results"), c.pop("config_sha256")))
+    assert load_run(run).label.endswith(" [unverified]")
