@@ -231,6 +231,8 @@ def print_summary(df):
         cols = ["run", "kernel", "tasks", "peak_offset", "peak_count",
                 "colored_lines_sum", "colored_span", "total", "rqloop_l2_miss_ratio"]
         cols += [c for c in ("schedules",) if c in df]   # schedule() calls in the region
+        if "verified" in df and not df["verified"].all():
+            cols.append("verified")         # an unverified run says so
         d = df[cols].copy()
         d["peak_offset"] = d["peak_offset"].map(lambda x: f"{x:#05x}")
         d["rqloop_l2_miss_ratio"] = d["rqloop_l2_miss_ratio"].map(lambda x: f"{x:.1%}")
@@ -241,11 +243,16 @@ def print_summary(df):
 
 def cmd_verify(a):
     runs = _runs(a.runs)
+    bad = [r for r in runs if not r.verified]
     for r in runs:
-        files = r.config.get("results")
-        what = (f"{len(files)} files match the manifest" if files
-                else "no manifest (made before manifests existed); tables readable")
-        print(f"ok: {r.path}: {what}")
+        if r.verified:
+            print(f"ok: {r.path}: {len(r.config['results'])} files and "
+                  f"config.json match the run's record")
+        else:
+            print(f"unverified: {r.path}: {r.unverified}")
+    if bad:                  # a run that cannot be checked does not pass
+        raise ResultsError(f"{len(bad)} of {len(runs)} run(s) cannot be "
+                           f"verified: {bad[0].path}: {bad[0].unverified}")
 
 
 def cmd_figure1(a):
@@ -257,9 +264,9 @@ def cmd_figure1(a):
     out = check_out_dir(a.out or (runner.RUNS / "figure1"))
     specs = [spec_from_args(a, kernel=k) for k in ("vanilla", a.colored)]
     runs = [load_run(runner.run(s, out=out, force=a.force)) for s in specs]
-    s = specs[1]
-    tag = (f"{s.machine.name}-{s.cpus}cpu-l2_{s.machine.caches.l2.size // 1024}k-"
-           f"t{s.workload.tasks}-{s.variant.name}")
+    # Named after the colored run, whose name carries every setting: a
+    # --timing, --workload or --seed figure never overwrites another's.
+    tag = runs[1].path.name
     from colorsim.report.figures import paper_results
     png = plot_offsets(runs, out / f"figure1-{tag}.png",
                        paper_peak=paper_results()["fig1"]["peak_offset"])

@@ -37,6 +37,9 @@ def test_one_row_per_run_both_engines(crossed):
     # gem5's recorded counts come through unchanged
     assert int(by(rows, "vanilla", "gem5", "modelled")["schedule_calls"]) == 201
     assert int(by(rows, "c32", "gem5", "modelled")["schedule_calls"]) == 247
+    # the recordings have no manifest: their rows say so, QEMU's are verified
+    assert {r["verified"] for r in rows if r["engine"] == "gem5"} == {"False"}
+    assert {r["verified"] for r in rows if r["engine"] == "qemu"} == {"True"}
 
 
 @needs_recordings

@@ -257,10 +257,12 @@ def test_gem5_entry_path_on_qemu(tmp_path):
 
 
 def test_runs_of_other_builds_are_refused_then_forced(tmp_path):
+    from colorsim.rundir import config_digest
     s = spec("vanilla", tasks=16, roi_ticks=2)
     d = runner.run(s, name="s", out=tmp_path, **QUIET)
     cfg = json.loads((d / "config.json").read_text())
     cfg["kernel_sha256"] = "0" * 64          # as if the kernel had changed
+    cfg["config_sha256"] = config_digest(cfg)  # (and the run was made so)
     (d / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(ConfigError, match="kernel image changed since.*--force"):
         runner.run(s, name="s", out=tmp_path, **QUIET)
@@ -269,6 +271,7 @@ def test_runs_of_other_builds_are_refused_then_forced(tmp_path):
     assert json.loads((d / "config.json").read_text())["kernel_sha256"] != "0" * 64
     cfg = json.loads((d / "config.json").read_text())
     cfg["engine_version"] = "7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)"
+    cfg["config_sha256"] = config_digest(cfg)
     (d / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(ConfigError, match="made by QEMU 7.2.22"):
         runner.run(s, name="s", out=tmp_path, **QUIET)

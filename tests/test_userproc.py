@@ -257,7 +257,7 @@ def test_builtin_workload_command_line_is_unchanged():
     assert s.kernel_cmdline(10**9) == ("tasks=1024 burst=2000 buffer=256 warmup=10 "
                                        "roi=10 seed=1 lapic_hz=1000000000")
     assert "program" not in s.to_dict()["workload"]      # old runs still match
-    assert s.default_name() == "ppro4-4cpu-l2_512k-vanilla-t1024-qemu"
+    assert s.default_name().startswith("ppro4-4cpu-l2_512k-vanilla-t1024-s1-w10-r10-b2000-qemu-")
 
 
 @pytest.mark.parametrize("text,path", [("tasks", ""), ("roitest", "/bin/roitest"),

@@ -25,6 +25,8 @@ from colorsim.units import format_size, is_pow2, parse_freq, parse_size, parse_t
 MACHINES_FILE = ROOT / "configs" / "machines.toml"
 MACHINES_ENV = "COLORSIM_MACHINES"      # another machines file, if set
 PAGE_SIZE = 4096
+MIN_MEMORY = 16 * 2**20        # the kernel boots and runs small workloads
+MIN_CLOCK_HZ, MAX_CLOCK_HZ = 10**6, 10**11
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,11 @@ class Processor:
         if not 1 <= self.cpus <= 8:
             raise ConfigError(f"processor has {self.cpus} CPUs; the testbed "
                               f"supports 1 to 8")
+        # --timing derives the guest's tick (clock / 100) and sync quantum
+        # (clock / 10**4) from it: below 1 MHz they round to nothing.
+        if not MIN_CLOCK_HZ <= self.clock_hz <= MAX_CLOCK_HZ:
+            raise ConfigError(f"processor clock {self.clock_hz} Hz is outside "
+                              f"1MHz..100GHz")
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,12 @@ class Memory:
     latency_ns: float
 
     def __post_init__(self):
+        # QEMU takes -m in MiB (0 means its own default), and the testbed
+        # kernel does not boot in less than MIN_MEMORY: 1 MiB hangs it.
+        if self.size % 2**20 or self.size < MIN_MEMORY:
+            raise ConfigError(f"guest memory {format_size(self.size)} is "
+                              f"refused: it must be a whole number of MiB, "
+                              f"at least {format_size(MIN_MEMORY)}")
         if self.size > 2 * 1024**3:
             raise ConfigError("guest memory above 2 GiB is refused: QEMU's "
                               "plugin physical addresses are exact only "

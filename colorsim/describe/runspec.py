@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,12 +18,14 @@ from colorsim import BUILD
 from colorsim.errors import ConfigError
 from colorsim.describe.machine import Machine
 from colorsim.describe.variants import KernelVariant
+from colorsim.units import format_size
 
 ENGINES = ("qemu", "gem5")
 HZ = 100
 SYNC_QUANTUM_US = 100      # --timing: how far (modelled us) a CPU may lead
 
 
+NAME_MAX = 120             # colorsim/rundir.py MAX_NAME: a run name's limit
 ROOTFS_NAME_MAX = 95       # kernels/include/fs.h RFS_NAME_MAX, less the NUL
 
 
@@ -67,9 +70,18 @@ class Workload:
         if not 1 <= self.tasks <= 4096:
             raise ConfigError(f"--tasks must be between 1 and 4096, got "
                               f"{self.tasks}")
-        for name in ("burst", "warmup_ticks", "roi_ticks"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be at least 1")
+        # The guest reads these into fixed-width integers (kernels/kernel/
+        # cmdline.c: 64 bits, wrapping; the burst is a uint32_t in
+        # kernels/workload/tasks.c; warm-up and region are added to the
+        # 64-bit tick count): a larger value would be recorded but not used.
+        for field_, name, most in (("seed", "seed", 2**64 - 1),
+                                   ("burst", "burst", 2**32 - 1),
+                                   ("warmup_ticks", "warmup", 2**62),
+                                   ("roi_ticks", "roi", 2**62)):
+            v = getattr(self, field_)
+            if not 1 <= v <= most:
+                raise ConfigError(f"{name} must be between 1 and {most} (what "
+                                  f"the guest can hold), got {v}")
         if not 8 <= self.buffer <= 4096:
             raise ConfigError(f"buffer must be 8..4096 bytes, got "
                               f"{self.buffer}")
@@ -98,6 +110,11 @@ class RunSpec:
             raise ConfigError("user programs (--workload init:...) run on QEMU "
                               "only for now: the gem5 path has no root-file-"
                               "system loader yet (disk-images/README.md)")
+        l1, l2 = self.machine.caches.l1d, self.machine.caches.l2
+        if l1.size > l2.size:
+            warnings.warn(f"L1D {format_size(l1.size)} is larger than L2 "
+                          f"{format_size(l2.size)}: the L2 can hold only part "
+                          f"of what the L1 does", stacklevel=3)
         if not 0 < self.timeout_s < float("inf"):
             raise ConfigError(f"timeout must be a positive number of seconds, "
                               f"got {self.timeout_s}")
@@ -156,15 +173,29 @@ class RunSpec:
             d["timing"] = dataclasses.asdict(self.machine.timing)  # as before
         return d
 
+    def settings_digest(self) -> str:
+        """8 hex digits of SHA-256 over the whole configuration (machine
+        table, kernel, workload, engine, timing table)."""
+        import json
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:8]
+
     def default_name(self) -> str:
+        """The readable settings, then :meth:`settings_digest`: two runs
+        that differ in anything that changes the result (seed, region,
+        warm-up, burst, a machines.toml entry...) never share a name, so
+        one is never refused or replaced (--force) for the other."""
+        w = self.workload
         l2 = self.machine.caches.l2.size // 1024
-        what = (f"t{self.workload.tasks}" if not self.workload.program else
-                "init_" + self.workload.program.strip("/").replace("/", "_"))
-        if self.workload.args:
-            what += "-" + self.workload.args.replace("--", "").replace(",", "_")
-        return (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
-                f"{self.variant.name}-{what}-{self.engine}"
-                + ("-timing" if self.timing else ""))
+        what = (f"t{w.tasks}" if not w.program else
+                "init_" + w.program.strip("/").replace("/", "_"))
+        if w.args:
+            what += "-" + w.args.replace("--", "").replace(",", "_")
+        readable = (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
+                    f"{self.variant.name}-{what}-s{w.seed}-w{w.warmup_ticks}-"
+                    f"r{w.roi_ticks}-b{w.burst}-{self.engine}"
+                    + ("-timing" if self.timing else ""))
+        return f"{readable[:NAME_MAX - 9]}-{self.settings_digest()}"
 
 
 def file_sha256(path: Path) -> str:

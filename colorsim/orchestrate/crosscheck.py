@@ -29,7 +29,7 @@ from colorsim.errors import ConfigError
 RECORDED = ROOT / "recorded" / "gem5"
 FIELDS = ("config", "machine", "l2", "cpus", "kernel", "tasks", "engine", "clock",
           "run", "schedule_calls", "colored_lines", "colored_per_schedule",
-          "all_per_schedule")
+          "all_per_schedule", "verified")
 
 
 def gem5_runs(paths) -> list:
@@ -76,9 +76,10 @@ def config_key(cfg: dict) -> str:
             f"L2 {m['caches']['l2']['size'] // 1024}K t{cfg['workload']['tasks']}")
 
 
-def _row(cfg, engine, clock, run, sched, colored, all_lines) -> dict:
+def _row(cfg, engine, clock, run, sched, colored, all_lines,
+         verified=True) -> dict:
     m = cfg["machine"]
-    return {"config": config_key(cfg), "machine": m["name"],
+    return {"config": config_key(cfg), "machine": m["name"], "verified": verified,
             "l2": m["caches"]["l2"]["size"], "cpus": m["processor"]["cpus"],
             "kernel": cfg["variant"]["name"], "tasks": cfg["workload"]["tasks"],
             "engine": engine, "clock": clock, "run": str(run),
@@ -104,7 +105,8 @@ def crosscheck(paths, out: Path, progress=print) -> list:
         c = comparison(runs[False], g)          # refuses differing configs
         colored, everything = c["totals"]
         rows.append(_row(cfg, "gem5", f"modelled ({c['gem5_view']} view)", g,
-                         c["schedules"]["gem5"], colored["gem5"], everything["gem5"]))
+                         c["schedules"]["gem5"], colored["gem5"], everything["gem5"],
+                         c["gem5"].verified))
         rows.append(_row(cfg, "qemu", "icount (counting)", runs[False],
                          c["schedules"]["qemu"], colored["qemu"], everything["qemu"]))
         t = comparison(runs[True], g)
@@ -228,6 +230,10 @@ def cmd_crosscheck(args):
     out = check_out_dir(args.out or RUNS / "crosscheck")
     rows = crosscheck(paths, out, progress=lambda m: print(m, file=sys.stderr))
     print(format_table(rows))
+    unverified = sum(1 for r in rows if not r["verified"])
+    if unverified:           # the recorded gem5 runs have no manifest
+        print(f"colorsim: {unverified} of {len(rows)} rows come from unverified "
+              f"runs (no manifest; verified=False in the CSV)", file=sys.stderr)
     csv_path = write_csv(rows, out / "crosscheck.csv")
     png = plot(rows, out / "crosscheck.png")
     print(f"wrote {csv_path} and {png}")

@@ -131,15 +131,15 @@ def write_sweep_files(exps, records, quick: bool, root: Path) -> None:
 
 
 def is_done(root: Path, task: Task) -> bool:
-    """A complete run of this id that passes its manifest check."""
+    """A complete run of this id that passes its manifest check (a run
+    without a manifest is not done: it is run again)."""
     from colorsim.errors import ResultsError
     from colorsim.run.rundir import read_config, verify_run
     final = root / BY_ID / task.name
     try:
         cfg = read_config(final)
-        if not cfg.get("complete"):
-            return False
-        verify_run(final, cfg)
+        if not cfg.get("complete") or verify_run(final, cfg):
+            return False            # incomplete, or unverified (no manifest)
     except ResultsError:
         return False
     from colorsim.run.identity import run_id

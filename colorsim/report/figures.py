@@ -92,7 +92,9 @@ class ExpData:
         lost = len(done) - len(self.runs)
         self.counts = {"points": len(pts),
                        "done": len(self.runs),
-                       "failed": int((pts["status"] == "failed").sum()),
+                       # a damaged or unverified run is there but unusable
+                       "failed": int(pts["status"].isin(
+                           ["failed", "damaged", "unverified"]).sum()),
                        "missing": int((pts["status"] == "missing").sum()) + lost,
                        "lacks": int((pts["status"] == "lacks").sum())}
         self.lacking = sorted(set(x for x in pts["lacks"] if x))

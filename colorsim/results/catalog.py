@@ -12,7 +12,9 @@ directories alone (:func:`rebuild`, ``colorsim catalog rebuild``):
 * ``stats``     long: run_id, dump, name, value: every stats.txt dump
                 (gem5 appends one Begin/End block per dump; all are kept);
 * ``points``    each sweep point (runs/sweeps/*.json) with its status:
-                done, failed (with the reason), missing, or lacks: ...;
+                done (its run loads, verifies and is of the point's id),
+                damaged or unverified (with the reason), failed (with the
+                reason), missing, or lacks: ...;
 * ``outputs``   each experiment's figures and tables and what they lack.
 
 Why Parquet through pyarrow rather than DuckDB: the catalog must be
@@ -265,8 +267,13 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
 
 # -- sweep points -------------------------------------------------------------
 
-def point_rows(root: Path) -> tuple:
-    """(points, outputs) from runs/sweeps/*.json, with each point's status."""
+def point_rows(root: Path, states: dict) -> tuple:
+    """(points, outputs) from runs/sweeps/*.json, with each point's status.
+
+    ``states`` maps a run directory to what loading it found: ("good",
+    run id), ("unverified", why) or ("damaged", why) (:func:`build_tables`).
+    A point is done only if its run is good and of the point's id, the
+    same test the runs table and the figures use."""
     from colorsim.run.identity import short_id
     points, outputs = [], []
     d = Path(root) / "sweeps"
@@ -300,8 +307,15 @@ def point_rows(root: Path) -> tuple:
                 status = "missing"
                 run_dir = Path(root) / "by-id" / name
                 failed = Path(root) / "by-id" / f"{name}.failed"
-                if (run_dir / "config.json").is_file():
+                state, what = states.get(run_dir, (None, None))
+                if state == "good" and what == p["run_id"]:
                     status = "done"
+                elif state == "good":
+                    status, reason = "damaged", (
+                        f"its configuration is of another run "
+                        f"({short_id(what)})")
+                elif state in ("damaged", "unverified"):
+                    status, reason = state, what
                 elif failed.is_dir():
                     status = "failed"
                     ft = failed / "failure.txt"
@@ -321,14 +335,25 @@ def build_tables(root: Path, notice=None) -> dict:
     root = Path(root)
     dirs, failed = find_run_dirs(root)
     rows, offs, cnts, stats = [], [], [], []
-    bad = []
+    bad, states = [], {}
     for d in dirs:
         try:
             run = load_run(d)
         except ResultsError as e:
             bad.append(f"{d.relative_to(root)}: {e}")
+            states[d] = ("damaged", str(e))
             continue
-        r = run_rows(run, root)
+        try:
+            r = run_rows(run, root)
+        except (ArithmeticError, KeyError, TypeError, ValueError) as e:
+            # a configuration no run could have had (0 Hz clock, a field of
+            # the wrong type): one such run must not stop the catalog
+            why = f"{d / 'config.json'} is damaged: cannot use it ({type(e).__name__}: {e})"
+            bad.append(f"{d.relative_to(root)}: {why}")
+            states[d] = ("damaged", why)
+            continue
+        states[d] = (("good", r["runs"]["run_id"]) if run.verified
+                     else ("unverified", run.unverified))
         rows.append(r["runs"])
         offs.append(r["offsets"])
         cnts.append(r["counters"])
@@ -336,6 +361,12 @@ def build_tables(root: Path, notice=None) -> dict:
     if bad and notice:
         notice(f"colorsim: catalog: left out {len(bad)} damaged or "
                f"incomplete run(s): {bad[0]}" + (" ..." if len(bad) > 1 else ""))
+    unverified = sorted(str(d.relative_to(root)) for d, (st, _) in states.items()
+                        if st == "unverified")
+    if unverified and notice:
+        notice(f"colorsim: catalog: {len(unverified)} run(s) without a manifest "
+               f"are marked verified=False: {unverified[0]}"
+               + (" ..." if len(unverified) > 1 else ""))
     runs = pd.DataFrame(rows)
     if len(runs):
         first = ["run_id", "run", "path", "engine", "engine_version",
@@ -355,7 +386,7 @@ def build_tables(root: Path, notice=None) -> dict:
         df = df.drop_duplicates()
         return df.sort_values(keys, kind="stable")
 
-    points, outputs = point_rows(root)
+    points, outputs = point_rows(root, states)
     tables = {
         "runs": runs,
         "offsets": cat(offs, "offsets", ["run_id", "dump", "view", "cpu",
@@ -533,7 +564,7 @@ def parse_where(items) -> dict:
 
 RUN_COLUMNS = ["run", "machine", "cpus", "l2_size", "kernel", "tasks", "seed",
                "roi", "engine", "peak_offset", "colored_lines_sum",
-               "rqloop_l2_miss_ratio", "schedule_calls"]
+               "rqloop_l2_miss_ratio", "schedule_calls", "verified"]
 
 
 def cmd_catalog(a):
@@ -571,7 +602,8 @@ def cmd_show(a):
     print(f"  id {row['run_id']}")
     for k in ("engine", "engine_version", "machine", "cpus", "l2_size",
               "l2_assoc", "line", "kernel", "colors", "tasks", "seed",
-              "warmup", "roi", "burst", "source_commit", "source_dirty"):
+              "warmup", "roi", "burst", "source_commit", "source_dirty",
+              "verified"):
         print(f"  {k:22} {row[k]}")
     print("key statistics (region of interest):")
     for k in ("peak_offset", "peak_count", "colored_lines_sum",

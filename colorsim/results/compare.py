@@ -239,6 +239,11 @@ def format_comparison(c: dict) -> str:
 
 
 def cmd_compare(args):
+    import sys
     c = comparison(args.runs[0], args.runs[1], gem5_view=args.gem5_view,
                    kinds=args.kinds, span_colors=args.span_colors)
+    for r in (c["qemu"], c["gem5"]):
+        if not r.verified:       # used, but not as a verified run
+            print(f"colorsim: unverified run {r.path}: {r.unverified}",
+                  file=sys.stderr)
     print(format_comparison(c))

@@ -19,7 +19,8 @@ from colorsim.errors import ResultsError
 from colorsim.run.rundir import read_config, read_table, verify_run
 
 CONFIG_COLUMNS = ["run", "engine", "machine", "cpus", "l2_size", "l2_assoc",
-                  "line", "kernel", "colors", "tasks", "burst", "seed"]
+                  "line", "kernel", "colors", "tasks", "burst", "seed",
+                  "verified"]
 
 
 @dataclass
@@ -29,6 +30,11 @@ class Run:
     layout: dict
     offsets: pd.DataFrame
     counters: pd.DataFrame
+    unverified: str = ""     # why it cannot be checked (no manifest), or ""
+
+    @property
+    def verified(self) -> bool:
+        return not self.unverified
 
     @property
     def name(self) -> str:
@@ -39,7 +45,8 @@ class Run:
         v = self.config["variant"]
         l2 = self.config["machine"]["caches"]["l2"]["size"] // 1024
         return (f"{v['name']} ({self.config['machine']['processor']['cpus']} CPUs, "
-                f"L2 {l2} KiB, {self.config['workload']['tasks']} tasks)")
+                f"L2 {l2} KiB, {self.config['workload']['tasks']} tasks)"
+                + ("" if self.verified else " [unverified]"))
 
     def config_row(self) -> dict:
         c, m = self.config, self.config["machine"]
@@ -52,12 +59,15 @@ class Run:
                 "colors": c["variant"]["colors"],
                 "tasks": c["workload"]["tasks"],
                 "burst": c["workload"]["burst"],
-                "seed": c["workload"]["seed"]}
+                "seed": c["workload"]["seed"],
+                "verified": self.verified}
 
 
 def load_run(path) -> Run:
-    """A complete run, checked against the manifest its completion wrote
-    and the schema of every table; a damaged one is refused by name."""
+    """A complete run, checked against the manifest and configuration
+    digest its completion wrote (colorsim.rundir.verify_run) and the schema
+    of every table; a damaged one is refused by name.  A run without a
+    manifest loads with ``unverified`` saying why (never as a good run)."""
     path = Path(path)
     config = read_config(path)
     if not config.get("complete"):
@@ -69,7 +79,7 @@ def load_run(path) -> Run:
         if path.name.endswith(".failed"):
             raise ResultsError(f"{path} is a failed run")
         raise ResultsError(f"{path} is an incomplete run")
-    verify_run(path, config)
+    unverified = verify_run(path, config) or ""
     layout_path = path / "layout.json"
     try:
         layout = json.loads(layout_path.read_text())
@@ -79,7 +89,7 @@ def load_run(path) -> Run:
         raise ResultsError(f"{layout_path} is damaged: not JSON ({e})") from None
     offsets = read_table(path / "bus_offsets.csv")
     counters = read_table(path / "counters.csv")
-    return Run(path, config, layout, offsets, counters)
+    return Run(path, config, layout, offsets, counters, unverified)
 
 
 def find_runs(paths, notice=print) -> list:
@@ -118,7 +128,13 @@ def find_runs(paths, notice=print) -> list:
                            f"({skips})")
     if any(skipped.values()):
         notice(f"colorsim: {skips}; using {len(found)}")
-    return [load_run(d) for d in found]
+    runs = [load_run(d) for d in found]
+    unverified = [r for r in runs if not r.verified]
+    if unverified:          # used, but never silently as good runs
+        notice(f"colorsim: {len(unverified)} of {len(runs)} run(s) are "
+               f"unverified (marked verified=False): {unverified[0].path}: "
+               f"{unverified[0].unverified}")
+    return runs
 
 
 def _with_config(run: Run, df: pd.DataFrame) -> pd.DataFrame:

@@ -16,7 +16,10 @@ Four rules keep it so:
   ``NAME``.  A complete run being replaced (``--force``) stays in place
   until its replacement is complete.
 * **Damage is detected.** :func:`verify_run` checks a run against its
-  manifest and the files' schemas when it is loaded, and names the file.
+  manifest, config.json against the digest completion recorded, and the
+  configuration against what the guest printed, the kernel's layout and
+  the emulator's command, when it is loaded, and names the file.  A run
+  without a manifest is only ever "unverified", never good.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import ctypes
 import ctypes.util
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -35,9 +39,9 @@ from pathlib import Path
 
 from colorsim import ROOT
 from colorsim.errors import ConfigError, ResultsError
-from colorsim.describe.runspec import file_sha256
+from colorsim.describe.runspec import NAME_MAX, file_sha256
 
-MAX_NAME = 120
+MAX_NAME = NAME_MAX
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*$")
 _RESERVED_SUFFIXES = (".failed", ".partial", ".lock", ".replaced", ".tmp")
 
@@ -57,9 +61,10 @@ RUNS = ROOT / "runs"             # the default runs folder
 
 
 def runs_root(path=None) -> Path:
-    """The runs folder a command works in: ``path``, or ``runs/`` in the
-    checkout."""
-    return Path(path) if path else RUNS
+    """The runs folder a command works in, absolute (each point's worker
+    process starts in the checkout, not in the caller's directory):
+    ``path``, or ``runs/`` in the checkout."""
+    return Path(os.path.abspath(path)) if path else RUNS
 
 
 # -- names and places ---------------------------------------------------
@@ -82,8 +87,11 @@ def check_run_name(name: str) -> str:
 
 
 def check_out_dir(out: Path) -> Path:
-    """The directory runs go into: absent (it is made) or a directory."""
-    out = Path(out)
+    """The directory runs go into: absent (it is made) or a directory.
+
+    Returned absolute: the emulator runs in the kernel's directory (env -C),
+    where a relative path would name another place."""
+    out = Path(os.path.abspath(out))
     for p in (out, *out.parents):
         if p.exists() and not p.is_dir():
             raise ConfigError(f"--out {out}: {p} is a file, not a directory")
@@ -351,17 +359,53 @@ def read_config(run_dir: Path) -> dict:
     return cfg
 
 
-def verify_run(run_dir: Path, config: dict) -> None:
-    """Refuse a run whose files differ from what completion recorded.
+CONFIG_DIGEST = "config_sha256"
+# What a run's console, layout and command say, against its config.json.
+_CMDLINE_KEYS = (("tasks", "tasks"), ("burst", "burst"), ("buffer", "buffer"),
+                 ("warmup_ticks", "warmup"), ("roi_ticks", "roi"),
+                 ("seed", "seed"), ("program", "init"), ("args", "initargs"))
+_LAYOUT_KEYS = ("name", "build_id", "colors", "line", "scheduler")
 
-    Runs made before manifests existed (and imported recordings) have none;
-    their files are still schema-checked when read.
+
+def config_digest(config: dict) -> str:
+    """SHA-256 of a run's configuration (canonical JSON) without the digest
+    itself: completion records it, so any later edit of config.json shows."""
+    body = {k: v for k, v in config.items() if k != CONFIG_DIGEST}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def verify_run(run_dir: Path, config: dict):
+    """Check a complete run against what its completion recorded.
+
+    Damage raises a ResultsError that names the file: a result file that
+    differs from the manifest, a config.json edited since (its digest), or
+    a configuration the run's own record contradicts (:func:`check_identity`).
+    Returns None for a verified run, or why it cannot be verified: a run
+    without a manifest (made before manifests existed, or an imported
+    recording) is never good, only "unverified", and callers say so.
     """
+    run_dir = Path(run_dir)
+    digest = config.get(CONFIG_DIGEST)
+    if digest is not None and digest != config_digest(config):
+        raise _damaged(run_dir / "config.json",
+                       "it was edited after the run completed (it differs "
+                       "from the checksum its completion recorded)")
     manifest = config.get("results")
+    if manifest is not None:
+        _check_manifest(run_dir, manifest)
+    check_identity(run_dir, config)
     if manifest is None:
-        return
+        return ("no manifest (made before manifests existed, or imported): "
+                "its files cannot be checked")
+    return None
+
+
+def _check_manifest(run_dir: Path, manifest) -> None:
+    if not isinstance(manifest, dict):
+        raise _damaged(run_dir / "config.json", "its manifest is not a table")
     for name, want in manifest.items():
-        path = Path(run_dir) / name
+        path = run_dir / name
         if not path.is_file():
             raise ResultsError(f"{path} is missing")
         size = path.stat().st_size
@@ -371,3 +415,61 @@ def verify_run(run_dir: Path, config: dict) -> None:
         if file_sha256(path) != want["sha256"]:
             raise _damaged(path, "its content differs from what the run "
                                  "recorded at completion (SHA-256)")
+
+
+def check_identity(run_dir: Path, config: dict) -> None:
+    """The configuration must be the one the run used: the kernel command
+    line the guest printed (console.log), the kernel's layout.json and the
+    emulator's cache options agree with config.json, or it was edited.
+    Runs made before digests existed are caught this way too."""
+    run_dir = Path(run_dir)
+    where = run_dir / "config.json"
+    w = config.get("workload") or {}
+    console = run_dir / "console.log"
+    text = console.read_text(errors="replace") if console.is_file() else ""
+    m = re.search(r'^boot: .*cmdline "([^"]*)"', text, re.M)
+    if m and isinstance(w, dict):
+        said = dict(word.split("=", 1) for word in m.group(1).split()
+                    if "=" in word)
+        for key, word in _CMDLINE_KEYS:
+            if key in w and str(w[key] or "") != said.get(word, ""):
+                raise _damaged(where, f"workload.{key} is {w[key]!r}, but "
+                                      f"the guest ran with {word}="
+                                      f"{said.get(word, '')} (console.log)")
+        hz = ((config.get("machine") or {}).get("processor") or {}).get("clock_hz")
+        if config.get("timing") and "timing_hz" in said and str(hz) != said["timing_hz"]:
+            raise _damaged(where, f"machine.processor.clock_hz is {hz!r}, but "
+                                  f"the guest ran with timing_hz="
+                                  f"{said['timing_hz']} (console.log)")
+    v = config.get("variant") or {}
+    try:
+        lv = json.loads((run_dir / "layout.json").read_text())["variant"]
+    except (OSError, ValueError, KeyError, TypeError):
+        lv = {}
+    for key in _LAYOUT_KEYS:
+        if key in v and key in lv and v[key] != lv[key]:
+            raise _damaged(where, f"variant.{key} is {v[key]!r}, but the "
+                                  f"kernel it ran was built as {lv[key]!r} "
+                                  f"(layout.json)")
+    _check_command(where, config)
+
+
+def _check_command(where: Path, config: dict) -> None:
+    """A QEMU run's recorded command against its machine's caches and CPUs."""
+    cmd, m = config.get("command"), config.get("machine")
+    if not isinstance(cmd, list) or not isinstance(m, dict):
+        return
+    plugin = next((a for a in cmd if isinstance(a, str) and ",l2=" in a), "")
+    opts = dict(x.split("=", 1) for x in plugin.split(",")[1:] if "=" in x)
+    try:
+        l2 = m["caches"]["l2"]
+        want = {"l2": f"{l2['size']}:{l2['assoc']}:{l2['line']}",
+                "cpus": str(m["processor"]["cpus"])}
+    except (KeyError, TypeError):
+        raise _damaged(where, "machine.caches.l2 or machine.processor is "
+                              "missing") from None
+    for key, value in want.items():
+        if key in opts and opts[key] != value:
+            raise _damaged(where, f"its machine says {key} {value}, but the "
+                                  f"emulator ran with {key}={opts[key]} "
+                                  f"(its command)")

@@ -26,9 +26,9 @@ from colorsim import ROOT
 from colorsim.run.build import PLUGIN, ensure_built
 from colorsim.run.engines import get_engine
 from colorsim.errors import ConfigError, Interrupted, ResultsError, RunError
-from colorsim.run.rundir import (RunLock, check_out_dir, check_results, check_run_name,
-                     partial_dir, publish, read_config, recover, spawn, stop,
-                     verify_run)
+from colorsim.run.rundir import (CONFIG_DIGEST, RunLock, check_out_dir, check_results,
+                     check_run_name, config_digest, partial_dir, publish,
+                     read_config, recover, spawn, stop, verify_run)
 from colorsim.describe.runspec import RunSpec, file_sha256
 from colorsim.run.schedshare import describe, scheduler_shares
 
@@ -80,7 +80,8 @@ def differences(old: dict, spec: RunSpec, identity: dict) -> list:
 
 
 def existing_run(final: Path, spec: RunSpec, identity: dict):
-    """(state, detail) of what is at ``final``: absent, same, other or damaged."""
+    """(state, detail) of what is at ``final``: absent, same, other,
+    damaged or unverified (no manifest: never reused as a good run)."""
     if not final.exists():
         return "absent", None
     try:
@@ -89,13 +90,15 @@ def existing_run(final: Path, spec: RunSpec, identity: dict):
         return "damaged", str(e)
     if not old.get("complete"):
         return "damaged", f"{final} is not a complete run"
+    try:                              # an edited config.json is damage,
+        unverified = verify_run(final, old)   # not "other settings"
+    except ResultsError as e:
+        return "damaged", str(e)
     diffs = differences(old, spec, identity)
     if diffs:
         return "other", diffs
-    try:
-        verify_run(final, old)
-    except ResultsError as e:
-        return "damaged", str(e)
+    if unverified:
+        return "unverified", f"{final} cannot be checked: {unverified}"
     return "same", None
 
 
@@ -137,11 +140,32 @@ def _watch(proc, run_dir: Path, timeout_s: float, progress) -> int:
                                f"too long")
 
 
+LOW_SPACE = 1 << 20        # bytes: below this, a missing file means a full disk
+
+
+def _disk_full(run_dir: Path):
+    """The reason a run failed if its file system is full, else None.  Both
+    emulators then fail to write a result and say only that it is missing
+    (the emulator's own message may not fit into qemu.log either)."""
+    try:
+        st = os.statvfs(run_dir)
+    except OSError:
+        return None
+    free = st.f_bavail * st.f_frsize
+    if free >= LOW_SPACE:
+        return None
+    return (f"no space left on the disk holding {run_dir.parent} ({free} "
+            f"bytes free): the results could not be written in full")
+
+
 def _fail(partial: Path, final: Path, reason: str) -> RunError:
     """Keep a failed attempt as NAME.failed; never touch a complete NAME."""
     failed = final.with_name(final.name + ".failed")
     tail = console_tail(partial)
-    (partial / "failure.txt").write_text(f"{reason}\n\nconsole tail:\n{tail}\n")
+    try:
+        (partial / "failure.txt").write_text(f"{reason}\n\nconsole tail:\n{tail}\n")
+    except OSError:                 # a full disk: the message still says why
+        (partial / "failure.txt").unlink(missing_ok=True)
     if failed.exists():
         shutil.rmtree(failed)
     partial.rename(failed)
@@ -183,11 +207,14 @@ def _refuse_existing(final: Path, state: str, detail) -> ConfigError:
 
 
 def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
-        progress=print) -> Path:
+        progress=print, replace_unverified=False) -> Path:
     """Run ``spec``; return the complete run directory.
 
     A complete run of the same configuration and builds is reused; one of
-    other settings is never replaced without ``force``.
+    other settings is never replaced without ``force``.  A run that cannot
+    be verified (no manifest) is not reused: it is refused without
+    ``force``, or replaced with ``replace_unverified`` (a sweep's runs are
+    named by content, so a fresh run of that name is the same run).
     """
     name = check_run_name(name or spec.default_name())
     out = check_out_dir(out)
@@ -202,7 +229,9 @@ def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
             progress(f"run {name}: already complete in {final} (use --force "
                      f"to run again)")
             return final
-        if state in ("other", "damaged") and not force:
+        if state == "unverified" and replace_unverified:
+            progress(f"run {name}: {detail}; running it again")
+        elif state in ("other", "damaged", "unverified") and not force:
             raise _refuse_existing(final, state, detail)
         return _run_locked(spec, name, out, layout, ident, lock, progress)
 
@@ -213,7 +242,6 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     if partial.exists():                # a killed runner's: its emulator is dead
         shutil.rmtree(partial)
     partial.mkdir()
-    shutil.copy(spec.layout_file, partial / "layout.json")
     config = spec.to_dict()
     config.update(name=name, complete=False,
                   kernel_image=str(spec.kernel_elf64.relative_to(ROOT)),
@@ -224,7 +252,6 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     if spec.engine == "qemu":
         config["emulation"] = engine.mode(spec)
         config["command"] = engine.command(spec, partial, layout)
-    _write_json(partial / "config.json", config)
 
     progress(f"run {name}: {spec.engine}, {spec.machine.name} {spec.cpus} CPUs, "
              f"L2 {spec.machine.caches.l2.describe()}, kernel "
@@ -232,6 +259,8 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
              if spec.workload.program else f"{spec.workload.tasks} tasks"))
     t0 = time.monotonic()
     try:
+        shutil.copy(spec.layout_file, partial / "layout.json")
+        _write_json(partial / "config.json", config)
         if spec.engine == "qemu":
             _run_qemu(engine, spec, config["command"], partial, lock, progress)
         else:
@@ -243,7 +272,8 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
         manifest = check_results(partial, engine.result_files,
                                   engine.dumps_expected)
     except (RuntimeError, TimeoutError, OSError, ResultsError) as e:
-        raise _fail(partial, final, str(e)) from None
+        full = _disk_full(partial) if isinstance(e, (OSError, ResultsError)) else None
+        raise _fail(partial, final, full or str(e)) from None
     except Interrupted as e:
         _fail(partial, final, f"interrupted by {e.signame}")
         raise
@@ -253,7 +283,11 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     config.update(complete=True, results=manifest,
                   wall_s=round(time.monotonic() - t0, 2),
                   finished=datetime.datetime.now().isoformat(timespec="seconds"))
-    _write_json(partial / "config.json", config)
+    config[CONFIG_DIGEST] = config_digest(config)   # last: covers all above
+    try:
+        _write_json(partial / "config.json", config)
+    except OSError as e:
+        raise _fail(partial, final, _disk_full(partial) or str(e)) from None
     publish(partial, final)
     progress(f"run {name}: done in {config['wall_s']} s -> {final}")
     shares = describe(scheduler_shares(final))
@@ -316,7 +350,12 @@ def _run_qemu(engine, spec, command, partial, lock, progress) -> None:
             rc = _watch(proc, partial, spec.timeout_s, progress)
         finally:                      # Ctrl-C, SIGTERM, any error: no orphan
             stop(proc, grace_s=0)
+    text = (partial / "qemu.log").read_text(errors="replace")
+    said = engine.errors_said(text)
     reason = engine.judge_exit(rc)
+    if said:                  # its own words first: they say what went wrong
+        raise RuntimeError(f"the emulator stopped with an error: {said[0]}"
+                           + (f" ({reason})" if reason else ""))
     if reason:
-        qtail = (partial / "qemu.log").read_text(errors="replace")[-2000:]
+        qtail = text[-2000:]
         raise RuntimeError(f"{reason}" + (f"\nQEMU said: {qtail}" if qtail.strip() else ""))

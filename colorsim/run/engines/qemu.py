@@ -219,6 +219,16 @@ class QemuEngine:
             return "the guest kernel panicked"
         return f"QEMU exited with status {returncode}"
 
+    @staticmethod
+    def errors_said(log_text: str) -> list:
+        """QEMU's and the bus monitor's own error lines in qemu.log.  QEMU
+        exits with status 1 after an error such as an unopenable -serial
+        file, the same status the guest's normal end gives, so its words
+        are the only sign of what went wrong."""
+        return [line.strip() for line in log_text.splitlines()
+                if re.match(r"\S*qemu-system-\S+: (?!warning:)", line)
+                or line.startswith("busmon: cannot")]
+
     def collect(self, run_dir: Path) -> None:
         """The plugin writes the tables itself; check they are there, and add
         the view column (``bus``: busmon sees every request on the bus) to
