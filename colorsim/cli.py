@@ -267,7 +267,7 @@ def cmd_figure1(a):
     # Named after the colored run, whose name carries every setting: a
     # --timing, --workload or --seed figure never overwrites another's.
     tag = runs[1].path.name
-    from colorsim.report.figures import paper_results
+    from colorsim.report.common import paper_results
     png = plot_offsets(runs, out / f"figure1-{tag}.png",
                        paper_peak=paper_results()["fig1"]["peak_offset"])
     df = offset_summary(runs)

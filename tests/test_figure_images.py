@@ -55,7 +55,7 @@ def test_figure1_looks_like_its_baseline(tmp_path):
 
 
 def test_loop_miss_figure_looks_like_its_baseline(tmp_path):
-    from colorsim.report.figures import _miss_figure, _setup_matplotlib
+    from colorsim.report.common import _miss_figure, _setup_matplotlib
     plt = _setup_matplotlib()
     sizes = [262144, 524288, 1048576]
     s = pd.DataFrame([{"kernel": k, "l2_size": x, "mean": m, "min": m - 0.02,

@@ -196,7 +196,7 @@ def swept(tmp_path_factory):
 
 
 def _status(root: Path):
-    from colorsim.report.figures import ExpData
+    from colorsim.report.common import ExpData
     from colorsim.results.catalog import Catalog, rebuild
     from colorsim.describe.experiments import load_experiments
     rebuild(root)

@@ -83,7 +83,7 @@ def headline_rows(cat) -> list:
 
 
 def _paper_table2() -> dict:
-    from colorsim.report.figures import paper_results
+    from colorsim.report.common import paper_results
     return paper_results()["table2"]
 
 

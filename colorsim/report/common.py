@@ -1,0 +1,373 @@
+"""What every figure builder shares: the experiment's runs as the figures
+see them (:class:`ExpData`), one figure or table of the report
+(:class:`Item`), the paper's numbers, number formats, spreads over seeds,
+the deterministic figure writer, and the loop-miss table and figure that
+Table 2 and Tables 5 and 7 share."""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from colorsim import ROOT
+from colorsim.errors import ConfigError
+
+
+PAPER_FILE = ROOT / "configs" / "paper_results.toml"
+
+
+L2_NAMES = {256 * 1024: "256KiB", 512 * 1024: "512KiB", 1024 * 1024: "1MiB"}
+
+
+KERNEL_COLORS = {"vanilla": "#b2182b", "c32": "#2166ac", "c16": "#4393c3",
+                 "c8": "#92c5de", "c4": "#f4a582", "c2": "#fddbc7",
+                 "mq": "#1b7837", "mq-c32": "#5aae61"}
+
+
+def miss_kernels(present) -> list:
+    """The kernels of a miss-ratio table: the paper's two, then the
+    multi-queue ones where the experiment ran them (the paper has no MQ
+    row: its MQ runs measured throughput only)."""
+    return ["vanilla", "c32"] + [k for k in ("mq", "mq-c32") if k in set(present)]
+
+
+def l2_name(size) -> str:
+    size = int(size)
+    if size in L2_NAMES:
+        return L2_NAMES[size]
+    return f"{size >> 20}MiB" if size % (1 << 20) == 0 else f"{size // 1024}KiB"
+
+
+def paper_results() -> dict:
+    try:
+        return tomllib.loads(PAPER_FILE.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{PAPER_FILE}: {e}") from None
+
+
+@dataclass
+class Item:
+    """One figure or table of the paper, as the report shows it."""
+
+    id: str
+    title: str
+    experiment: str
+    scale: str = ""
+    images: list = field(default_factory=list)     # file names (png, svg)
+    tables: list = field(default_factory=list)     # (caption, DataFrame)
+    lacks: list = field(default_factory=list)
+    counts: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    paper: str = ""
+
+
+class ExpData:
+    """The done points of one experiment at one scale, joined with their
+    catalog rows, and the counts of every status."""
+
+    def __init__(self, cat, exp, scale: str):
+        self.cat, self.exp, self.scale = cat, exp, scale
+        pts = cat.points(exp.name, scale)
+        self.points = pts
+        runs = cat.table("runs")
+        if "run_id" not in runs.columns:            # no runs at all
+            runs = pd.DataFrame(columns=["run_id", "kernel", "tasks", "seed",
+                                         "cpus"])
+        runs = runs.drop_duplicates("run_id")
+        done = pts[pts["status"] == "done"]
+        keep = ["run_id", "experiment", "point", "l2", "kernel", "tasks",
+                "seed", "cpus", "workload", "workload_run", "stand_in"]
+        self.runs = done[keep].merge(
+            runs.drop(columns=["kernel", "tasks", "seed", "cpus"]),
+            on="run_id", how="inner").sort_values(["point"]).reset_index(drop=True)
+        lost = len(done) - len(self.runs)
+        self.counts = {"points": len(pts),
+                       "done": len(self.runs),
+                       # a damaged or unverified run is there but unusable
+                       "failed": int(pts["status"].isin(
+                           ["failed", "damaged", "unverified"]).sum()),
+                       "missing": int((pts["status"] == "missing").sum()) + lost,
+                       "lacks": int((pts["status"] == "lacks").sum())}
+        self.lacking = sorted(set(x for x in pts["lacks"] if x))
+        self.stand_in = bool(self.runs["stand_in"].any()) if len(self.runs) else False
+        self.tag = ""
+
+    def view(self, runs: pd.DataFrame, tag: str) -> "ExpData":
+        """The same experiment with only ``runs``, its files named with
+        ``tag`` (one experiment drawing several of the paper's figures)."""
+        v = copy.copy(self)
+        v.runs, v.tag = runs.reset_index(drop=True), tag
+        return v
+
+    def stem(self, name: str) -> str:
+        """A figure's file name: ``name``, or ``name_tag`` in a view."""
+        return f"{name}_{self.tag}" if self.tag else name
+
+    def offsets(self, run_id) -> pd.Series:
+        """Chunk-view transactions per page offset in the region (bus view
+        where the run has it), all CPUs, modes and kinds."""
+        df = self.cat.offsets(run_id)
+        df = df[df["dump"] == 0]
+        if "bus" in set(df["view"]):
+            df = df[df["view"] == "bus"]
+        return df.groupby("offset")["count"].sum()
+
+
+def pick_scale(cat, exp, quick):
+    pts = cat.table("points")
+    pts = pts[pts["experiment"] == exp.name]
+    if quick is True:
+        return "quick"
+    if quick is False:
+        return "paper"
+    done = pts[pts["status"] == "done"]
+    if (done["scale"] == "paper").any():
+        return "paper"
+    if (done["scale"] == "quick").any() or not (pts["scale"] == "paper").any():
+        return "quick"
+    return "paper"          # swept at the paper scale, nothing done yet
+
+
+def spread(df: pd.DataFrame, by: list, col: str) -> pd.DataFrame:
+    """mean, min, max and seeds of ``col`` per group."""
+    g = df.groupby(by, sort=True)[col]
+    out = pd.DataFrame({"mean": g.mean(), "min": g.min(), "max": g.max(),
+                        "seeds": g.count()}).reset_index()
+    return out
+
+
+def fmt_pct(mean, lo=None, hi=None, digits=1) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "-"
+    s = f"{mean * 100:.{digits}f}"
+    if lo is not None and hi is not None and hi > lo:
+        s += f" [{lo * 100:.{digits}f}-{hi * 100:.{digits}f}]"
+    return s
+
+
+def fmt_num(x, digits=1) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+def _setup_matplotlib():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from colorsim.report.plots import STYLE
+    plt.rcParams.update(STYLE)
+    return plt
+
+
+def save(fig, out: Path, stem: str, d: "ExpData" = None) -> list:
+    """``stem``.png and ``stem``.svg in ``out``, written atomically, with no
+    dates or software versions that would change the bytes.  With ``d``,
+    the title gains a line saying what the figure was made from (scale,
+    seeds, web's accept mode, counting or modelled time)."""
+    import matplotlib.pyplot as plt
+    if d is not None and len(d.runs):
+        sup = fig._suptitle.get_text() if fig._suptitle else ""
+        ctx = context(d)
+        fig.suptitle(f"{sup}\n{ctx}" if sup else ctx,
+                     fontsize=fig._suptitle.get_fontsize() if sup else 9)
+        fig.tight_layout()
+    names = []
+    for suffix, meta in ((".png", {"Software": None}),
+                         (".svg", {"Date": None, "Creator": None})):
+        path = out / f"{stem}{suffix}"
+        tmp = out / f".{stem}.tmp{os.getpid()}{suffix}"
+        try:
+            fig.savefig(tmp, dpi=110, metadata=meta)
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        names.append(path.name)
+    plt.close(fig)
+    return names
+
+
+def procs(d: ExpData) -> str:
+    """What the runs' ``tasks`` count, for titles: "1024 httpd" for web,
+    "64 threads" for Chat, "1024 tasks" for the built-in workload."""
+    n = ", ".join(map(str, sorted(set(d.runs["tasks"]))))
+    wl = set(d.runs["workload_run"])
+    unit = ({"web": "httpd", "chat": "threads"}.get(wl.pop(), "tasks")
+            if len(wl) == 1 else "tasks")
+    return f"{n} {unit}"
+
+
+def _status_line(d: ExpData) -> str:
+    c = d.counts
+    s = (f"{c['done']} of {c['points']} points done, {c['failed']} failed, "
+         f"{c['missing']} missing, {c['lacks']} not runnable")
+    if d.lacking:
+        s += f" (lack: {'; '.join(d.lacking)})"
+    miss = d.points[(d.points["status"] == "missing") &
+                    (d.points["reason"].fillna("") != "")]
+    for why, n in sorted(miss.groupby("reason").size().items()):
+        ks = ", ".join(sorted(set(miss[miss["reason"] == why]["kernel"])))
+        s += f"; {n} missing ({ks}): {why}"
+    if d.stand_in:
+        s += "; stand-in workload: the built-in synthetic one"
+    return s
+
+
+def context(d: ExpData) -> str:
+    """What every figure of ``d`` was made from, for its footer: the scale,
+    the placement seeds, web's accept mode, counting or modelled time."""
+    r = d.runs
+    parts = [f"{d.scale} scale" if d.scale else "",
+             "seeds " + ", ".join(str(int(s)) for s in sorted(set(r["seed"])))
+             if len(r) else ""]
+    if "accept" in r and (r["workload_run"] == "web").any():
+        modes = sorted(set(r.loc[r["workload_run"] == "web", "accept"]) - {""})
+        names = {"none": "wake-one accept", "pipe": "herd accept lock"}
+        parts.append("web: " + ", ".join(names.get(m, f"{m} accept") for m in modes))
+    if "timing" in r:
+        parts.append("modelled time" if r["timing"].fillna(False).astype(bool).all()
+                     else "counting" if not r["timing"].fillna(False).astype(bool).any()
+                     else "counting and modelled time")
+    return " | ".join(p for p in parts if p)
+
+
+def _miss_table(d: ExpData, axis: str, paper_tab: dict, keys, key_name):
+    """Our run-queue loop miss ratio (mean [min-max] over seeds) per
+    ``axis`` value and kernel, beside the paper's row."""
+    s = spread(d.runs, ["kernel", axis], "rqloop_l2_miss_ratio")
+    rows = []
+    for k in miss_kernels(s["kernel"]):
+        if k not in paper_tab and k not in set(s["kernel"]):
+            continue
+        ours = {"kernel": k, "source": "ours (%)"}
+        theirs = {"kernel": k, "source": "paper (%)"}
+        dev = {"kernel": k, "source": "deviation (pp)"}
+        for i, key in enumerate(keys):
+            r = s[(s["kernel"] == k) & (s[axis] == key)]
+            label = key_name(key)
+            pv = paper_tab.get(k, [None] * len(keys))[i] if k in paper_tab else None
+            if len(r):
+                m, lo, hi = r["mean"].iloc[0], r["min"].iloc[0], r["max"].iloc[0]
+                ours[label] = fmt_pct(m, lo, hi)
+                dev[label] = "-" if pv is None else fmt_num(m * 100 - pv)
+            else:
+                ours[label] = "-"
+                dev[label] = "-"
+            theirs[label] = "-" if pv is None else fmt_num(pv)
+        rows += [ours, theirs, dev]
+    return pd.DataFrame(rows), s
+
+
+def _miss_figure(plt, s, axis, keys, key_name, paper_tab, title, xlabel, out,
+                 stem, d=None):
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    for k in miss_kernels(s["kernel"]):
+        r = s[s["kernel"] == k].set_index(axis).reindex(keys)
+        if r["mean"].notna().any():
+            ax.errorbar(range(len(keys)), r["mean"] * 100,
+                        yerr=[(r["mean"] - r["min"]) * 100, (r["max"] - r["mean"]) * 100],
+                        marker="o", capsize=3, color=KERNEL_COLORS[k],
+                        label=f"{k} (ours, min-max of seeds)")
+        if k in paper_tab:
+            ax.plot(range(len(keys)), paper_tab[k], ls="--", marker="x",
+                    color=KERNEL_COLORS[k], alpha=0.7, label=f"{k} (paper)")
+    ax.set_xticks(range(len(keys)))
+    ax.set_xticklabels([key_name(x) for x in keys])
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("L2 miss ratio in the run-queue loop (%)")
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
+    return save(fig, out, stem, d)
+
+
+def _colors_axis(ax, colors, xlabel: str, title: str) -> None:
+    """A log2 axis of color counts (1 = vanilla), as Figure 8 draws it."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(colors)
+    ax.set_xticklabels(["vanilla" if c == 1 else str(c) for c in colors])
+    ax.minorticks_off()
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=9)
+
+
+THROUGHPUT_UNIT = {"web": "requests per modelled second",
+                   "chat": "messages per modelled second",
+                   "synthetic": "bursts per modelled second"}
+
+
+def timed(d: ExpData) -> pd.DataFrame:
+    """The experiment's done runs that have a throughput (--timing)."""
+    if d.runs.empty or "throughput" not in d.runs.columns:
+        return d.runs.iloc[0:0]
+    return d.runs[d.runs["throughput"].notna()]
+
+
+def unit_of(df) -> str:
+    wl = sorted(set(df["workload_run"])) if len(df) else []
+    return THROUGHPUT_UNIT.get(wl[0], "work per modelled second") if wl else ""
+
+
+def gain(df: pd.DataFrame, by: list, kernel: str, base: str = "vanilla",
+         col: str = "throughput") -> pd.DataFrame:
+    """``kernel`` over ``base`` in %, per group of ``by``: the mean, min
+    and max of the same-seed ratios (the ratio of the means where no seed
+    has both)."""
+    rows = []
+    for key, g in df.groupby(by, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        a, b = g[g["kernel"] == kernel], g[g["kernel"] == base]
+        if a.empty or b.empty or not b[col].mean():
+            continue
+        pair = a.set_index("seed")[col].div(b.set_index("seed")[col]).dropna()
+        rows.append({**dict(zip(by, key)),
+                     "mean": ((pair.mean() if len(pair) else
+                               a[col].mean() / b[col].mean()) - 1) * 100,
+                     "min": (pair.min() - 1) * 100 if len(pair) else float("nan"),
+                     "max": (pair.max() - 1) * 100 if len(pair) else float("nan"),
+                     "seeds": min(len(a), len(b))})
+    return pd.DataFrame(rows, columns=by + ["mean", "min", "max", "seeds"])
+
+
+def fmt_spread(m, lo, hi, digits=1) -> str:
+    if m is None or m != m:
+        return "-"
+    s = f"{m:.{digits}f}"
+    if lo == lo and hi == hi and hi > lo:
+        s += f" [{lo:.{digits}f}-{hi:.{digits}f}]"
+    return s
+
+
+def _yerr(s):
+    """Error bars from mean to min and max (never negative)."""
+    return [(s["mean"] - s["min"]).clip(lower=0).fillna(0),
+            (s["max"] - s["mean"]).clip(lower=0).fillna(0)]
+
+
+def _errbar(ax, x, s, **kw):
+    return ax.errorbar(x, s["mean"], yerr=_yerr(s), marker="o", capsize=3, **kw)
+
+
+def paper_only_tables(oid, paper) -> list:
+    """The paper's numbers for an output we cannot measure yet."""
+    p = paper.get(oid, {})
+    if "cpus" in p:
+        rows = []
+        for k, v in p.items():
+            if isinstance(v, list) and k != "cpus":
+                rows.append({"row": k, **{f"{c} CPU": x for c, x in zip(p["cpus"], v)},
+                             "ours": "-"})
+        return [(f"The paper's {p.get('source', oid)} ({p.get('unit', '')}); "
+                 f"ours: no runs", pd.DataFrame(rows))]
+    if "improvement" in p:
+        return [(f"The paper's {p['source']} ({p['unit']})",
+                 pd.DataFrame([{"L2": k, "paper": v, "ours": "-"}
+                               for k, v in p["improvement"].items()]))]
+    return []

@@ -1,0 +1,254 @@
+"""The figures and tables of throughput in modelled time and the
+lockmeter: Figure 6, and the scalability of Figures 9 and 10 with Tables
+4-8."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from colorsim.report.common import (KERNEL_COLORS, miss_kernels, l2_name, Item,
+                                    ExpData, spread, fmt_num,
+                                    _setup_matplotlib, save, timed, unit_of,
+                                    gain, fmt_spread, _yerr, _errbar,
+                                    paper_only_tables, _miss_table,
+                                    _miss_figure)
+
+
+def fig6(d: ExpData, out: Path, paper: dict) -> list:
+    plt = _setup_matplotlib()
+    p = paper.get("fig6", {})
+    it = Item("fig6", "Figure 6: web throughput improvement of 32 colors over "
+              "vanilla", "fig6", d.scale, paper=p.get("source", ""))
+    df = timed(d)
+    if df.empty:
+        it.notes.append("no timed runs yet")
+        it.tables += paper_only_tables("fig6", paper)
+        return [it]
+    g = gain(df, ["l2_size", "tasks"], "c32")
+    sizes = sorted(set(df["l2_size"]))
+    tasks = sorted(set(df["tasks"]))
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    width = 0.8 / max(len(tasks), 1)
+    for j, t in enumerate(tasks):
+        r = g[g["tasks"] == t].set_index("l2_size").reindex(sizes)
+        x = [i + (j - (len(tasks) - 1) / 2) * width for i in range(len(sizes))]
+        ax.bar(x, r["mean"], width, label=f"{t} httpd (ours)", edgecolor="k", lw=0.4)
+        ax.errorbar(x, r["mean"], yerr=_yerr(r), fmt="none", color="k",
+                    capsize=2, lw=0.8)
+    imp = p.get("improvement", {})
+    for i, l2 in enumerate(sizes):
+        v = imp.get(l2_name(l2))
+        if isinstance(v, (int, float)):
+            ax.plot([i - 0.45, i + 0.45], [v, v], color="k", ls="--", lw=1,
+                    label="paper (best case)" if i == len(sizes) - 1 else None)
+        elif v:
+            ax.annotate(f"paper: {v}", (i, 0), textcoords="offset points",
+                        xytext=(0, 4), ha="center", fontsize=7)
+    ax.axhline(0, color="k", lw=0.5)
+    ax.set_xticks(range(len(sizes)))
+    ax.set_xticklabels([f"L2 {l2_name(x)}" for x in sizes])
+    ax.set_ylabel("c32 over vanilla (%)")
+    ax.set_title(f"Figure 6: {unit_of(df)}, mean of seeds, bars: min-max of "
+                 "same-seed ratios", fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
+    it.images = save(fig, out, "fig6", d)
+    rows = []
+    thr = spread(df, ["l2_size", "tasks", "kernel"], "throughput")
+    for _, r in g.iterrows():
+        pv = imp.get(l2_name(r["l2_size"]))
+        row = {"L2": l2_name(r["l2_size"]), "httpd": int(r["tasks"])}
+        for k in ("vanilla", "c32"):
+            t = thr[(thr["l2_size"] == r["l2_size"]) & (thr["tasks"] == r["tasks"])
+                    & (thr["kernel"] == k)]
+            row[f"{k} req/s"] = (fmt_spread(t["mean"].iloc[0], t["min"].iloc[0],
+                                            t["max"].iloc[0], 0) if len(t) else "-")
+        row.update({"improvement % (ours)": fmt_spread(r["mean"], r["min"], r["max"]),
+                    "paper %": "-" if pv is None else str(pv),
+                    "deviation (pp)": (fmt_num(r["mean"] - pv)
+                                       if isinstance(pv, (int, float)) else "-"),
+                    "seeds": int(r["seeds"])})
+        rows.append(row)
+    it.tables.append(("Throughput (mean [min-max] over seeds) and the improvement "
+                      "of 32 colors, beside the paper's best case", pd.DataFrame(rows)))
+    return [it]
+
+
+def _throughput_vs_cpus(d, out, paper, oid, title) -> Item:
+    plt = _setup_matplotlib()
+    it = Item(oid, title, d.exp.name, d.scale,
+              paper=paper.get(oid, {}).get("note", ""))
+    df = timed(d)
+    if df.empty:
+        it.notes.append("no timed runs yet")
+        return it
+    cpus = sorted(set(df["cpus"]))
+    s = spread(df, ["kernel", "cpus"], "throughput")
+    fig, ax = plt.subplots(figsize=(5.5, 3.3))
+    rows = []
+    for k in miss_kernels(s["kernel"]):
+        r = s[s["kernel"] == k].set_index("cpus").reindex(cpus)
+        if r["mean"].notna().any():
+            _errbar(ax, cpus, r, color=KERNEL_COLORS.get(k), label=k)
+        rows.append({"kernel": k, **{f"{c} CPU": fmt_spread(
+            r.loc[c, "mean"], r.loc[c, "min"], r.loc[c, "max"], 0) for c in cpus}})
+    ax.set_xticks(cpus)
+    ax.set_xlabel("CPUs")
+    ax.set_ylabel(unit_of(df))
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{title} (mean, min-max of seeds)", fontsize=8)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    it.images = save(fig, out, oid, d)
+    it.tables.append((f"Throughput ({unit_of(df)}), mean [min-max] over seeds "
+                      "(- : no run)", pd.DataFrame(rows)))
+    return it
+
+
+def _speedup(d, out, paper, oid) -> Item:
+    plt = _setup_matplotlib()
+    p = paper.get(oid, {})
+    it = Item(oid, f"{p.get('source', oid)}: speed-up over vanilla per CPU count",
+              d.exp.name, d.scale)
+    df = timed(d)
+    if df.empty:
+        it.notes.append("no timed runs yet")
+        it.tables += paper_only_tables(oid, paper)
+        return it
+    cpus = sorted(set(df["cpus"]))
+    fig, ax = plt.subplots(figsize=(5.5, 3.3))
+    rows = []
+    pcpus = p.get("cpus", [])
+    for k in [k for k in ("c32", "mq", "mq-c32") if k in set(df["kernel"]) or k in p]:
+        g = gain(df, ["cpus"], k).set_index("cpus").reindex(cpus)
+        theirs = dict(zip(pcpus, p.get(k, [])))
+        if g["mean"].notna().any():
+            _errbar(ax, cpus, g, color=KERNEL_COLORS.get(k), label=f"{k} (ours)")
+        if theirs:
+            ax.plot(pcpus, p[k], ls="--", marker="x", color=KERNEL_COLORS.get(k),
+                    alpha=0.7, label=f"{k} (paper)")
+        rows.append({"kernel": k, "source": "ours (%)", **{
+            f"{c} CPU": fmt_spread(g.loc[c, "mean"], g.loc[c, "min"], g.loc[c, "max"])
+            for c in cpus}})
+        rows.append({"kernel": k, "source": "paper (%)", **{
+            f"{c} CPU": fmt_num(theirs.get(c)) for c in cpus}})
+        rows.append({"kernel": k, "source": "deviation (pp)", **{
+            f"{c} CPU": (fmt_num(g.loc[c, "mean"] - theirs[c])
+                         if c in theirs and g.loc[c, "mean"] == g.loc[c, "mean"] else "-")
+            for c in cpus}})
+    ax.axhline(0, color="k", lw=0.5)
+    ax.set_xticks(sorted(set(cpus) | set(pcpus)))
+    ax.set_xlabel("CPUs")
+    ax.set_ylabel("throughput over vanilla (%)")
+    ax.set_title(f"{oid}: speed-up over vanilla (bars: same-seed min-max)", fontsize=8)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    it.images = save(fig, out, oid, d)
+    it.tables.append(("Speed-up over vanilla: ours (mean [min-max] of same-seed "
+                      "ratios), the paper's, deviation", pd.DataFrame(rows)))
+    return it
+
+
+LOCK_STATS = (("contention", "lock_contention_pct", "contention %"),
+              ("hold_mean", "lock_hold_mean_us", "hold mean µs"),
+              ("hold_max", "lock_hold_max_us", "hold max µs"))
+
+
+def _locks(d, out, paper, oid) -> Item:
+    plt = _setup_matplotlib()
+    p = paper.get(oid, {})
+    it = Item(oid, f"{p.get('source', oid)}: run-queue lock contention and hold "
+              "times per CPU count", d.exp.name, d.scale)
+    df = timed(d)
+    if df.empty:
+        it.notes.append("no timed runs yet")
+        it.tables += paper_only_tables(oid, paper)
+        return it
+    cpus = sorted(set(df["cpus"]))
+    pcpus = p.get("cpus", [])
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2), squeeze=False)
+    rows = []
+    for ax, (key, col, label) in zip(axes[0], LOCK_STATS):
+        s = spread(df, ["kernel", "cpus"], col)
+        for k in miss_kernels(s["kernel"]):
+            r = s[s["kernel"] == k].set_index("cpus").reindex(cpus)
+            if r["mean"].notna().any():
+                _errbar(ax, cpus, r, color=KERNEL_COLORS.get(k), label=f"{k} (ours)")
+            theirs = dict(zip(pcpus, p.get(f"{k}_{key}", [])))
+            if theirs:
+                ax.plot(pcpus, p[f"{k}_{key}"], ls="--", marker="x",
+                        color=KERNEL_COLORS.get(k), alpha=0.7, label=f"{k} (paper)")
+            rows.append({"stat": label, "kernel": k, "source": "ours", **{
+                f"{c} CPU": fmt_spread(r.loc[c, "mean"], r.loc[c, "min"], r.loc[c, "max"])
+                for c in cpus}})
+            if theirs:
+                rows.append({"stat": label, "kernel": k, "source": "paper", **{
+                    f"{c} CPU": fmt_num(theirs.get(c)) for c in cpus}})
+        ax.set_xticks(sorted(set(cpus) | set(pcpus)))
+        ax.set_xlabel("CPUs")
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.set_title(label, fontsize=9)
+    axes[0, 0].legend(fontsize=6)
+    fig.suptitle(f"{oid}: runqueue_lock (lockmeter, all CPUs; mean, min-max of seeds)",
+                 fontsize=9)
+    fig.tight_layout()
+    it.images = save(fig, out, oid, d)
+    it.tables.append(("runqueue_lock per CPU count: ours (mean [min-max] over seeds) "
+                      "and the paper's", pd.DataFrame(rows)))
+    return it
+
+
+def _scaling(d: ExpData, out: Path, paper: dict, miss_id: str, others) -> list:
+    plt = _setup_matplotlib()
+    items = []
+    p = paper[miss_id]
+    it = Item(miss_id, f"{p['source']}: run-queue loop L2 miss ratio vs CPUs",
+              d.exp.name, d.scale, paper=p["source"])
+    it.lacks = list(d.exp.output_lacks(d.exp.outputs[miss_id]))
+    if d.runs.empty:
+        it.notes.append("no runs yet")
+    else:
+        cpus = sorted(set(d.runs["cpus"]))
+        ptab = {k: [dict(zip(p["cpus"], p[k])).get(c) for c in cpus]
+                for k in ("vanilla", "c32")}
+        tab, s = _miss_table(d, "cpus", ptab, cpus, lambda c: f"{c} CPU")
+        it.tables.append(("Run-queue loop L2 miss ratio per CPU count: ours "
+                          "(mean [min-max] over seeds), the paper's, deviation", tab))
+        it.images = _miss_figure(plt, s, "cpus", cpus, str, ptab,
+                                 f"{miss_id}: {d.runs['machine'].iloc[0]}, "
+                                 f"{sorted(set(d.runs['tasks']))[0]} tasks",
+                                 "CPUs", out, miss_id, d)
+    items.append(it)
+    for oid in others:
+        o = d.exp.outputs[oid]
+        if not d.exp.output_lacks(o) and oid in SCALING_BUILDERS:
+            items.append(SCALING_BUILDERS[oid](d, out, paper))
+            continue
+        ot = Item(oid, f"{paper.get(oid, {}).get('source', oid)}: {o.what}",
+                  d.exp.name, d.scale, lacks=list(d.exp.output_lacks(o)),
+                  paper=paper.get(oid, {}).get("note", ""))
+        ot.tables += paper_only_tables(oid, paper)
+        items.append(ot)
+    return items
+
+
+SCALING_BUILDERS = {
+    "fig9": lambda d, out, paper: _throughput_vs_cpus(
+        d, out, paper, "fig9", "Figure 9: web throughput vs CPUs"),
+    "fig10": lambda d, out, paper: _throughput_vs_cpus(
+        d, out, paper, "fig10", "Figure 10: Chat throughput vs CPUs"),
+    "table4": lambda d, out, paper: _speedup(d, out, paper, "table4"),
+    "table6": lambda d, out, paper: _locks(d, out, paper, "table6"),
+    "table8": lambda d, out, paper: _locks(d, out, paper, "table8"),
+}
+
+
+def fig9(d, out, paper):
+    return _scaling(d, out, paper, "table5", ["fig9", "table4", "table6"])
+
+
+def fig10(d, out, paper):
+    return _scaling(d, out, paper, "table7", ["fig10", "table8"])
