@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -64,6 +65,21 @@ WORKLOAD_OPTIONS = {
 }
 
 
+def check_options_apply(a, program: str) -> None:
+    """Refuse an option the chosen workload would silently ignore: a web
+    option for chat or roitest, --tasks or --burst for a user program."""
+    what = program or "the built-in tasks workload"
+    for opt, help_text in WORKLOAD_OPTIONS.items():
+        owner = "/bin/" + help_text.split(":")[0]
+        if getattr(a, opt, None) is not None and program != owner:
+            raise ConfigError(f"--{opt} is an option of --workload "
+                              f"{owner[5:]}; it does not apply to {what}")
+    for opt in ("tasks", "burst"):
+        if program and getattr(a, opt, None) is not None:
+            raise ConfigError(f"--{opt} sizes the built-in tasks workload; "
+                              f"it does not apply to {program}")
+
+
 def program_args(a) -> str:
     """The comma-separated program arguments of the workload options."""
     words = []
@@ -88,13 +104,16 @@ def add_run_options(p, kernel_required=True):
                    help="tasks (the built-in workload, default), or a user program "
                         "from the root-file-system image run as init: init:/bin/roitest, "
                         "or just roitest")
-    p.add_argument("--tasks", type=_positive_int, default=1024, help="workload tasks (default 1024)")
+    p.add_argument("--tasks", type=_positive_int, default=None,
+                   help=f"built-in workload tasks (default {Workload.tasks})")
     g = p.add_argument_group("web and chat workloads (passed to the program; "
                              "workloads/README.md)")
     for opt, what in WORKLOAD_OPTIONS.items():
         g.add_argument(f"--{opt}", help=what)
     g.add_argument("--args", default="", help="more program arguments, comma-separated")
-    p.add_argument("--burst", type=_positive_int, default=Workload.burst, help="compute iterations between sleeps")
+    p.add_argument("--burst", type=_positive_int, default=None,
+                   help=f"built-in workload: compute iterations between sleeps "
+                        f"(default {Workload.burst})")
     p.add_argument("--warmup", type=_positive_int, default=Workload.warmup_ticks, help="ticks before the region of interest")
     p.add_argument("--roi", type=_positive_int, default=Workload.roi_ticks, help="ticks measured")
     p.add_argument("--seed", type=_positive_int, default=Workload.seed, help="allocation-history seed")
@@ -118,9 +137,12 @@ def spec_from_args(a, kernel=None) -> RunSpec:
         if a.cpus:
             machine = machine.with_cpus(a.cpus)
         variant = parse_variant(kernel or a.kernel, machine)
-        w = Workload(tasks=a.tasks, burst=a.burst, warmup_ticks=a.warmup,
+        program = parse_workload(a.workload)
+        check_options_apply(a, program)
+        w = Workload(tasks=a.tasks or Workload.tasks,
+                     burst=a.burst or Workload.burst, warmup_ticks=a.warmup,
                      roi_ticks=a.roi, seed=a.seed,
-                     program=parse_workload(a.workload), args=program_args(a))
+                     program=program, args=program_args(a))
         spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=a.timeout,
                        timing=getattr(a, "timing", False))
     for n in notes:
@@ -161,17 +183,20 @@ def cmd_run(a):
 
 
 def dry_run_text(spec, name, out) -> str:
-    """Exactly what ``run`` would execute: the kernel is built first (its
-    layout gives the plugin's PC ranges), and the paths are the partial
-    directory the real run writes into."""
-    from . import runner
+    """What ``run`` would execute, building and running nothing: the paths
+    are the partial directory the real run writes into; the plugin's PC
+    ranges come from the kernel's layout, so a kernel not built yet shows
+    them as a placeholder (a run rebuilds a kernel whose sources changed
+    first)."""
     from .engines import get_engine
     engine = get_engine(spec.engine)
     partial = partial_dir(out, name)
     note = (f"writes into {partial}, renamed to {out / name} when complete "
             f"and verified")
     if spec.engine == "qemu":
-        layout = runner.prepare(spec, progress=lambda m: print(m, file=sys.stderr))
+        engine.check_available()
+        layout = (json.loads(spec.layout_file.read_text())
+                  if spec.layout_file.is_file() else None)
         return engine.describe(spec, partial, layout) + f"\nrun: {note}"
     return engine.describe(spec, partial) + f"\nrun: {note}"
 

@@ -75,6 +75,69 @@ def test_run_refuses(args, expect, capsys, tmp_path):
     check_refused(RUN + args + ["--out", str(tmp_path)], expect, capsys, tmp_path)
 
 
+@pytest.fixture
+def no_build(monkeypatch):
+    """Building anything fails the test: a refusal comes first."""
+    def built(*a, **k):
+        raise AssertionError("built something before refusing")
+    from colorsim import build
+    monkeypatch.setattr(build, "ensure_built", built)
+    monkeypatch.setattr(runner, "ensure_built", built)
+
+
+# Web and chat options the guest program would refuse after booting, a
+# program the image lacks, options the chosen workload would ignore.
+BAD_PROGRAMS = [
+    (["--workload", "web", "--httpd", "abc"], "--httpd must be a whole number"),
+    (["--workload", "web", "--httpd", "0"], "between 1 and 4096"),
+    (["--workload", "web", "--httpd", "-5"], "must be a whole number"),
+    (["--workload", "web", "--httpd", "100000"], "between 1 and 4096"),
+    (["--workload", "web", "--httpd", "4000", "--clients", "200"], "more than the 4096"),
+    (["--workload", "web", "--accept", "bogus"], "--accept must be one of none, pipe"),
+    (["--workload", "web", "--keepalive", "0"], "--keepalive must be between 1"),
+    (["--workload", "web", "--clients", "1", "--requests", "1"], "region of interest"),
+    (["--workload", "web", "--args=--port,70000"], "--port must be between 1 and 65535"),
+    (["--workload", "web", "--args=--colour,red"], "unknown option '--colour'"),
+    (["--workload", "web", "--args=--seed"], "--seed needs a value"),
+    (["--workload", "web", "--httpd", "8", "--args=--httpd,9"], "--httpd is given twice"),
+    (["--workload", "chat", "--rooms", "0"], "--rooms must be between 1 and 1000"),
+    (["--workload", "chat", "--users", "1"], "--users must be between 2"),
+    (["--workload", "chat", "--rooms", "100", "--users", "20"], "2000 connections"),
+    (["--workload", "chat", "--messages", "3000000000"], "between 1 and 2147483647"),
+    (["--workload", "nosuch"], "image has no program /bin/nosuch"),
+    (["--workload", "init:/etc/motd"], "image has no program /etc/motd"),
+    (["--workload", "roitest", "--httpd", "10"], "does not apply to /bin/roitest"),
+    (["--workload", "chat", "--accept", "pipe"], "does not apply to /bin/chat"),
+    (["--workload", "web", "--rooms", "3"], "does not apply to /bin/web"),
+    (["--httpd", "10"], "does not apply to the built-in tasks workload"),
+    (["--workload", "web", "--tasks", "64"], "does not apply to /bin/web"),
+    (["--workload", "chat", "--burst", "64"], "does not apply to /bin/chat"),
+    (["--workload", "hello", "--args", ",".join("abcdefghijklmnop")],
+     "at most 15"),
+]
+
+
+@pytest.mark.parametrize("args,expect", BAD_PROGRAMS,
+                         ids=[" ".join(a)[:50] for a, _ in BAD_PROGRAMS])
+def test_run_refuses_bad_program_options(args, expect, capsys, tmp_path, no_build):
+    check_refused(["run", "--kernel", "c32"] + args + ["--out", str(tmp_path)],
+                  expect, capsys, tmp_path)
+
+
+def test_dry_run_builds_nothing(capsys, tmp_path, no_build):
+    """--dry-run prints the command of a kernel not built yet with its
+    layout's ranges as a placeholder, and builds nothing."""
+    from colorsim.runspec import BUILD
+    argv = ["run", "--kernel", "c4", "--machine", "piii8", "--l2", "256KiB",
+            "--out", str(tmp_path), "--dry-run"]
+    assert cli_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "not built yet" in out and "from layout.json of the built kernel" in out
+    assert cli_main(argv + ["--workload", "web", "--httpd", "8"]) == 0
+    assert "initargs=--httpd,8" in capsys.readouterr().out
+    assert not any(tmp_path.iterdir())
+
+
 def test_run_out_is_a_file(capsys, tmp_path):
     f = tmp_path / "file"
     f.write_text("x")
@@ -186,6 +249,7 @@ def test_a_broken_machine_does_not_break_the_others(edit, broken, expect,
 
 def test_dry_run_prints_the_real_command(tmp_path, capsys):
     argv = RUN + ["--kernel", "c8", "--name", "d", "--out", str(tmp_path)]
+    assert cli_main(["build", "--kernel", "c8"]) == 0  # --dry-run builds nothing
     assert cli_main(argv + ["--dry-run"]) == 0
     printed = next(line for line in capsys.readouterr().out.splitlines()
                    if line.startswith("command: "))
