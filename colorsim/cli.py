@@ -174,7 +174,7 @@ def cmd_build(a):
 def cmd_run(a):
     from . import runner
     spec = spec_from_args(a)
-    out = check_out_dir(a.out or runner.RUNS)
+    out = check_out_dir(a.out or runner.RUNS, create=not a.dry_run)
     name = check_run_name(spec.default_name() if a.name is None else a.name)
     if a.dry_run:
         print(dry_run_text(spec, name, out))
@@ -255,6 +255,8 @@ def cmd_table(a):
     try:
         df.to_csv(tmp, index=False)
         tmp.replace(a.output)
+    except OSError as e:      # a folder root may not write in (/proc), a full disk
+        raise ConfigError(f"cannot write {a.output}: {e.strerror}") from None
     finally:
         tmp.unlink(missing_ok=True)
     print(f"table: {len(df)} rows from {len(runs)} runs -> {a.output}")
@@ -386,6 +388,7 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 EXIT_USER = 2          # bad input or damaged results: a one-line message
 EXIT_INTERNAL = 70     # a bug in colorsim (EX_SOFTWARE)
+EXIT_IO = 74           # the system refused a file: disk full, permissions (EX_IOERR)
 
 
 def main(argv=None):
@@ -408,6 +411,13 @@ def main(argv=None):
     except BrokenPipeError:            # | head
         sys.stderr.close()
         return 0
+    except OSError as e:
+        # The system refused a file (no space, no permission, a read-only
+        # file system): a fault of the environment, not of colorsim.
+        where = f" {e.filename}" if e.filename else ""
+        print(f"colorsim: error: cannot use{where}: {e.strerror or e}",
+              file=sys.stderr)
+        return EXIT_IO
     except Exception as e:
         if os.environ.get("COLORSIM_DEBUG"):
             traceback.print_exc()

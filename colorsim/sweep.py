@@ -313,11 +313,12 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
     from .experiments import load_experiments, select
     root = runs_root(root)
     from .rundir import check_out_dir
-    check_out_dir(root)
+    check_out_dir(root, option="--runs", create=False)
     if executor not in EXECUTORS:
         raise ConfigError(f"unknown executor {executor!r}; choose one of "
                           f"{', '.join(EXECUTORS)}")
     exps = select(load_experiments(), names)
+    check_out_dir(root, option="--runs")     # made now, before any build
     jobs = jobs or os.cpu_count() or 1
     tasks, records = plan(exps, quick, root,
                           progress=lambda m: print(m, file=sys.stderr))

@@ -377,3 +377,75 @@ def test_runs_and_show_refuse_bad_queries(one_run, capsys, tmp_path):
     assert cli_main(["show", "r", "--runs", str(runs)]) == 0
     out = capsys.readouterr().out
     assert "rqloop_l2_miss_ratio" in out and "dump 0" in out
+
+
+# -- environment faults and damaged inputs: one line, not "internal error" --
+
+def test_non_utf8_machines_and_experiments_files(capsys, tmp_path, monkeypatch):
+    m = tmp_path / "machines.toml"
+    m.write_bytes(MACHINES.replace("Pentium Pro", "Pentium\xa0Pro").encode("latin-1"))
+    assert b"\xa0" in m.read_bytes()
+    monkeypatch.setenv(MACHINES_ENV, str(m))
+    check_refused(["machines"], "is not UTF-8 text: byte 0xa0 on line", capsys, tmp_path)
+    check_refused(RUN + ["--kernel", "c32", "--out", str(tmp_path / "o")],
+                  "is not UTF-8 text", capsys, tmp_path)
+    monkeypatch.delenv(MACHINES_ENV)
+    e = tmp_path / "exp.toml"
+    e.write_bytes(GOOD_EXP.replace('title = "t"', 'title = "caf\xe9"').encode("latin-1"))
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(e))
+    check_refused(["sweep", "tiny", "--runs", str(tmp_path / "runs")],
+                  "exp.toml is not UTF-8 text: byte 0xe9 on line 5", capsys, tmp_path)
+
+
+def test_folders_that_cannot_be_made_or_written(capsys, tmp_path, monkeypatch, no_build):
+    """/proc refuses new files even to root, so this holds for any user."""
+    check_refused(RUN + ["--kernel", "c32", "--out", "/proc/x/sub"],
+                  "--out /proc/x/sub: cannot make the directory", capsys, tmp_path)
+    f = tmp_path / "exp.toml"
+    f.write_text(GOOD_EXP)
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+    # refused before any kernel is built (no_build)
+    check_refused(["sweep", "tiny", "--runs", "/proc/x"],
+                  "--runs /proc/x: cannot make the directory", capsys, tmp_path)
+    check_refused(["catalog", "rebuild", "--runs", "/proc"],
+                  "cannot write the catalog in /proc", capsys, tmp_path)
+
+
+def test_table_into_a_folder_that_cannot_be_written(one_run, capsys, tmp_path):
+    check_refused(["table", str(one_run), "-o", "/proc/t.csv"],
+                  "cannot write /proc/t.csv", capsys, tmp_path)
+
+
+@pytest.mark.parametrize("edit,expect", [
+    (lambda d: d.pop("scale"), "no str 'scale'"),
+    (lambda d: d["points"][0].pop("kernel"), "point 0 has no kernel"),
+    (lambda d: d.update(outputs=[]), "no dict 'outputs'"),
+])
+def test_catalog_names_a_damaged_sweep_file(edit, expect, one_run, capsys, tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(one_run, runs / "r")
+    (runs / "sweeps").mkdir()
+    cfg = json.loads((one_run / "config.json").read_text())
+    point = {"machine": "ppro4", "l2": "512KiB", "cpus": 2, "kernel": "vanilla",
+             "workload": "synthetic", "workload_run": "synthetic", "tasks": 16,
+             "seed": 1, "warmup": 2, "roi": 2, "burst": 2000, "engine": "qemu",
+             "run_id": None, "lacks": []}
+    data = {"experiment": "tiny", "scale": "quick", "outputs": {},
+            "points": [point]}
+    from colorsim.catalog import rebuild
+    (runs / "sweeps" / "tiny-quick.json").write_text(json.dumps(data))
+    rebuild(runs)                       # the undamaged file is read
+    edit(data)
+    (runs / "sweeps" / "tiny-quick.json").write_text(json.dumps(data))
+    check_refused(["catalog", "rebuild", "--runs", str(runs)], expect, capsys,
+                  tmp_path)
+    assert cfg["complete"]
+
+
+def test_a_file_the_system_refuses_is_not_an_internal_error(one_run, capsys):
+    """Any file the system refuses (here a plot into /proc) is one line and
+    EX_IOERR, never "internal error" (a bug of colorsim, 70)."""
+    rc = cli_main(["plot", "offsets", str(one_run), "-o", "/proc/o.png"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 74 and len(err) == 1, err
+    assert err[0].startswith("colorsim: error: cannot use /proc/") and "internal" not in err[0]
