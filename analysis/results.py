@@ -89,6 +89,11 @@ def find_runs(paths, notice=print) -> list:
     complete).  Below a folder, failed (``NAME.failed``) and in-progress
     (``.NAME.partial``) runs are skipped with one notice that counts them.
     """
+    return [load_run(d) for d in find_run_paths(paths, notice)]
+
+
+def find_run_paths(paths, notice=print) -> list:
+    """The run directories :func:`find_runs` loads, not yet checked."""
     found, skipped = [], {"failed": 0, "partial": 0}
     for p in map(Path, paths):
         if not p.exists():
@@ -118,7 +123,7 @@ def find_runs(paths, notice=print) -> list:
                            f"({skips})")
     if any(skipped.values()):
         notice(f"colorsim: {skips}; using {len(found)}")
-    return [load_run(d) for d in found]
+    return found
 
 
 def _with_config(run: Run, df: pd.DataFrame) -> pd.DataFrame:

@@ -277,12 +277,25 @@ def print_summary(df):
 
 
 def cmd_verify(a):
-    runs = _runs(a.runs)
-    for r in runs:
+    """Check every run, report each, and fail with the count of damaged
+    ones (not at the first)."""
+    from analysis.results import find_run_paths, load_run
+    paths = find_run_paths(a.runs, notice=lambda m: print(m, file=sys.stderr))
+    damaged = []
+    for p in paths:
+        try:
+            r = load_run(p)
+        except ResultsError as e:
+            damaged.append(str(e))
+            print(f"damaged: {e}")
+            continue
         files = r.config.get("results")
         what = (f"{len(files)} files match the manifest" if files
                 else "no manifest (made before manifests existed); tables readable")
         print(f"ok: {r.path}: {what}")
+    if damaged:
+        raise ResultsError(f"{len(damaged)} of {len(paths)} runs are damaged "
+                           f"(listed above); the first: {damaged[0]}")
 
 
 def cmd_figure1(a):
@@ -291,12 +304,17 @@ def cmd_figure1(a):
     from analysis.results import load_run, offset_summary
 
     from . import runner
-    out = check_out_dir(a.out or (runner.RUNS / "figure1"))
     specs = [spec_from_args(a, kernel=k) for k in ("vanilla", a.colored)]
-    runs = [load_run(runner.run(s, out=out, force=a.force)) for s in specs]
+    # --name NAME: runs NAME-vanilla and NAME-<colored>, files figure1-NAME*
+    names = ([check_run_name(f"{a.name}-{s.variant.name}") for s in specs]
+             if a.name is not None else [None, None])
+    out = check_out_dir(a.out or (runner.RUNS / "figure1"))
+    runs = [load_run(runner.run(s, name=n, out=out, force=a.force))
+            for s, n in zip(specs, names)]
     s = specs[1]
-    tag = (f"{s.machine.name}-{s.cpus}cpu-l2_{s.machine.caches.l2.size // 1024}k-"
-           f"t{s.workload.tasks}-{s.variant.name}")
+    tag = a.name if a.name is not None else (
+        f"{s.machine.name}-{s.cpus}cpu-l2_{s.machine.caches.l2.size // 1024}k-"
+        f"t{s.workload.tasks}-{s.variant.name}")
     png = plot_offsets(runs, out / f"figure1-{tag}.png")
     df = offset_summary(runs)
     csv = out / f"figure1-{tag}-summary.csv"
@@ -367,6 +385,9 @@ def build_parser():
     f = sub.add_parser("figure1", help="vanilla vs colored offsets + plot")
     add_run_options(f, kernel_required=False)
     f.add_argument("--colored", default="c32", help="colored kernel to compare (default c32)")
+    f.add_argument("--name", help="name the two runs NAME-vanilla and "
+                                  "NAME-<colored kernel>, and the figure "
+                                  "figure1-NAME.png (default: derived)")
     f.set_defaults(func=cmd_figure1)
     compare.add_parser(sub)
     crosscheck.add_parser(sub)

@@ -142,9 +142,11 @@ _live = set()
 _live_lock = threading.Lock()
 
 
-def worker_command(task: Task, root: Path) -> list:
+def worker_command(task: Task, root: Path, force: bool = False) -> list:
     job = {"params": task.params, "name": task.name,
            "out": str(root / BY_ID)}
+    if force:               # replace a damaged run at this id (--force)
+        job["force"] = True
     return [sys.executable, "-m", "colorsim.sweepworker", json.dumps(job)]
 
 
@@ -308,7 +310,7 @@ def _hms(s: float) -> str:
 def run_sweep(names: str, quick: bool = False, jobs: int = None,
               executor: str = "local", retries: int = 2, root=None,
               timeout_s: float = None, catalog: bool = True,
-              progress_stream=None, log=print) -> dict:
+              progress_stream=None, log=print, force: bool = False) -> dict:
     """Run every missing point of ``names``; return the summary counts."""
     from .experiments import load_experiments, select
     root = runs_root(root)
@@ -331,14 +333,14 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
     results = {}
     if todo:
         results = _execute_all(todo, make_executor(executor, jobs, root),
-                               root, retries, progress_stream)
+                               root, retries, progress_stream, force)
     if catalog:
         from .catalog import rebuild
         rebuild(root)
     return summarize(exps, records, tasks, results, skipped, quick, root, log)
 
 
-def _execute_all(todo, ex, root, retries, progress_stream) -> dict:
+def _execute_all(todo, ex, root, retries, progress_stream, force=False) -> dict:
     (root / BY_ID).mkdir(parents=True, exist_ok=True)
     bar = Progress(len(todo), progress_stream)
     bar.update()
@@ -350,7 +352,7 @@ def _execute_all(todo, ex, root, retries, progress_stream) -> dict:
     def submit(t):
         attempts[t.run_id] += 1
         timeout = float(t.params["timeout"]) + WATCHDOG_GRACE_S
-        pending[ex.submit(worker_command(t, root), timeout)] = t
+        pending[ex.submit(worker_command(t, root, force), timeout)] = t
 
     try:
         for t in todo:
@@ -449,7 +451,7 @@ def summarize(exps, records, tasks, results, skipped, quick, root, log) -> dict:
 def cmd_sweep(a):
     c = run_sweep(a.experiment, quick=a.quick, jobs=a.jobs,
                   executor=a.executor, retries=a.retries, root=a.runs,
-                  timeout_s=a.timeout)
+                  timeout_s=a.timeout, force=a.force)
     if c["failed"] or c["missing"]:
         raise SystemExit(1)
 
@@ -489,5 +491,9 @@ def add_parser(subparsers):
                    help="seconds per run (default: the experiment's)")
     p.add_argument("--runs", type=Path, default=None,
                    help="runs folder (default runs/)")
+    p.add_argument("--force", action="store_true",
+                   help="replace a point's run directory that is damaged "
+                        "(kept until the new run completes); complete, "
+                        "verified runs are still skipped")
     p.set_defaults(func=cmd_sweep)
     return p

@@ -7,6 +7,7 @@ argparse included).  A case that ends in a traceback makes main() return
 """
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -449,3 +450,53 @@ def test_a_file_the_system_refuses_is_not_an_internal_error(one_run, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 74 and len(err) == 1, err
     assert err[0].startswith("colorsim: error: cannot use /proc/") and "internal" not in err[0]
+
+
+# -- verify, sweep --force, figure1 --name: what the messages promise exists --
+
+def test_verify_reports_every_damaged_run_with_a_count(one_run, capsys, tmp_path):
+    base = tmp_path / "runs"
+    for n in "abcd":
+        shutil.copytree(one_run, base / n)
+    with open(base / "a" / "counters.csv", "a") as f:
+        f.write("0,0,user,insts,1\n")
+    (base / "c" / "config.json").write_text("{")
+    assert cli_main(["verify", str(base)]) == 2
+    out, err = capsys.readouterr()
+    assert [l.split(":")[0] for l in out.splitlines()] == ["damaged", "ok", "damaged", "ok"]
+    assert "a/counters.csv is damaged" in out and "c/config.json is damaged" in out
+    assert err.strip().splitlines() == [
+        err.strip()] and "2 of 4 runs are damaged" in err
+
+
+def test_sweep_force_replaces_a_damaged_run(capsys, tmp_path, monkeypatch):
+    """The refusal of a damaged run says --force; the sweep has it."""
+    from colorsim.sweep import BY_ID, run_sweep
+    f = tmp_path / "exp.toml"
+    f.write_text(GOOD_EXP.replace("seeds = [1, 2]", "seeds = [1]"))
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+    root = tmp_path / "runs"
+    quiet = dict(jobs=1, root=root, catalog=False, log=lambda *_: None,
+                 progress_stream=open(os.devnull, "w"))
+    assert run_sweep("tiny", **quiet)["done"] == 1
+    (run,) = [d for d in (root / BY_ID).iterdir() if not d.name.startswith(".")]
+    cnt = run / "counters.csv"
+    cnt.write_text(cnt.read_text().replace(",insts,", ",insts,1", 1))
+    c = run_sweep("tiny", **quiet)
+    assert c["done"] == 0 and "pass --force" in c["failures"][0][2]
+    assert cli_main(["sweep", "tiny", "--runs", str(root), "--force"]) == 0
+    assert "1 done" in capsys.readouterr().out
+    assert cli_main(["verify", str(run)]) == 0
+
+
+def test_figure1_takes_the_name_its_refusal_asks_for(capsys, tmp_path):
+    small = ["figure1", "--tasks", "16", "--roi", "2", "--warmup", "2",
+             "--cpus", "2", "--colored", "c8", "--out", str(tmp_path)]
+    assert cli_main(small) == 0
+    assert cli_main(small + ["--seed", "2"]) == 2      # same names, other seed
+    assert "choose another --name" in capsys.readouterr().err
+    assert cli_main(small + ["--seed", "2", "--name", "s2"]) == 0
+    assert (tmp_path / "s2-vanilla").is_dir() and (tmp_path / "s2-c8").is_dir()
+    assert (tmp_path / "figure1-s2.png").is_file()
+    cfg = json.loads((tmp_path / "s2-c8" / "config.json").read_text())
+    assert cfg["workload"]["seed"] == 2
