@@ -82,6 +82,12 @@ def plan(exps, quick: bool, root: Path, progress=print):
                      plugin=any(s.engine == "qemu" for s in specs.values()),
                      image=any(s.workload.program for s in specs.values()),
                      progress=progress)
+    idents = {}
+    for p, s in specs.items():   # gem5's needs $GEM5: without it, refused
+        try:
+            idents[p] = identity(s)
+        except ConfigError as e:
+            refused[p] = str(e)
     tasks, records = {}, {e.name: [] for e in exps}
     for p in points:
         rec = {**p.params(), "lacks": list(p.lacks), "run_id": None,
@@ -90,7 +96,7 @@ def plan(exps, quick: bool, root: Path, progress=print):
             rec["refused"] = refused[p]
         elif p.runnable:
             s = specs[p]
-            rid = run_id({**s.to_dict(), **identity(s)})
+            rid = run_id({**s.to_dict(), **idents[p]})
             rec["run_id"] = rid
             t = tasks.setdefault(rid, Task(rid, {**p.params(),
                                                  "timeout": p.timeout}))
