@@ -132,7 +132,7 @@ def spec_from_args(a, kernel=None) -> RunSpec:
     with warnings.catch_warnings(record=True) as notes:
         warnings.simplefilter("always")
         machine = get_machine(a.machine)
-        if a.l2:
+        if a.l2 is not None:     # "" is a mistake, not "the default"
             machine = machine.with_l2(a.l2)
         if a.cpus:
             machine = machine.with_cpus(a.cpus)
@@ -165,7 +165,7 @@ def cmd_machines(a):
 def cmd_build(a):
     from .build import ensure_built
     machine = get_machine(a.machine)
-    if a.l2:
+    if a.l2 is not None:
         machine = machine.with_l2(a.l2)
     ids = [parse_variant(k, machine).build_id for k in a.kernel]
     ensure_built(ids)

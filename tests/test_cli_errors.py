@@ -51,6 +51,7 @@ BAD_RUNS = [
     (["--kernel", "c32", "--l2", "384KiB"], "power of two"),
     (["--kernel", "c32", "--l2", "12XB"], "unknown size unit"),
     (["--kernel", "c32", "--l2", "4KiB"], "smaller than the 8 KiB task block"),
+    (["--kernel", "c32", "--l2", ""], "cannot read size ''"),
     (["--kernel", "c32", "--timeout", "0"], "positive"),
     (["--kernel", "c32", "--timeout", "-3"], "positive"),
     (["--kernel", "c32", "--timeout", "nan"], "positive"),
