@@ -304,10 +304,7 @@ def point_rows(root: Path) -> tuple:
                             "lacks": ", ".join(o["lacks"])})
         for i, p in enumerate(data["points"]):
             rec = {"experiment": exp, "scale": scale, "point": i,
-                   **{k: p[k] for k in ("machine", "l2", "cpus", "kernel",
-                                        "workload", "workload_run", "tasks",
-                                        "seed", "warmup", "roi", "burst",
-                                        "engine")},
+                   **{k: p[k] for k in POINT_KEYS},
                    "stand_in": bool(p.get("stand_in")),
                    "timing": bool(p.get("timing")),
                    "args": p.get("args") or "",
