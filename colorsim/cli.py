@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -47,6 +48,21 @@ WORKLOAD_OPTIONS = {
 }
 
 
+def check_options_apply(a, program: str) -> None:
+    """Refuse an option the chosen workload would silently ignore: a web
+    option for chat or roitest, --tasks or --burst for a user program."""
+    what = program or "the built-in tasks workload"
+    for opt, help_text in WORKLOAD_OPTIONS.items():
+        owner = "/bin/" + help_text.split(":")[0]
+        if getattr(a, opt, None) is not None and program != owner:
+            raise ConfigError(f"--{opt} is an option of --workload "
+                              f"{owner[5:]}; it does not apply to {what}")
+    for opt in ("tasks", "burst"):
+        if program and getattr(a, opt, None) is not None:
+            raise ConfigError(f"--{opt} sizes the built-in tasks workload; "
+                              f"it does not apply to {program}")
+
+
 def program_args(a) -> str:
     """The comma-separated program arguments of the workload options."""
     words = []
@@ -71,7 +87,8 @@ def add_run_options(p, kernel_required=True):
                    help="tasks (the built-in workload, default), or a user program "
                         "from the root-file-system image run as init: init:/bin/roitest, "
                         "or just roitest")
-    p.add_argument("--tasks", type=_positive_int, default=1024, help="workload tasks (default 1024)")
+    p.add_argument("--tasks", type=_positive_int, default=None,
+                   help=f"built-in workload tasks (default {Workload.tasks})")
     g = p.add_argument_group("web and chat workloads (passed to the program; "
                              "workloads/README.md)")
     for opt, what in WORKLOAD_OPTIONS.items():
@@ -80,7 +97,7 @@ def add_run_options(p, kernel_required=True):
         g.add_argument(f"--{opt}", help=what,
                        **({"choices": ACCEPT_MODES} if opt == "accept" else {}))
     g.add_argument("--args", default="", help="more program arguments, comma-separated")
-    p.add_argument("--burst", type=_positive_int, default=Workload.burst,
+    p.add_argument("--burst", type=_positive_int, default=None,
                    help=f"built-in workload: iterations of each task's compute loop "
                         f"between two sleeps (default {Workload.burst}); every burst "
                         f"ends in a schedule(), so this sets how much of the run the "
@@ -103,14 +120,17 @@ def spec_from_args(a, kernel=None) -> RunSpec:
     with warnings.catch_warnings(record=True) as notes:
         warnings.simplefilter("always")
         machine = get_machine(a.machine)
-        if a.l2:
+        if a.l2 is not None:     # "" is a mistake, not "the default"
             machine = machine.with_l2(a.l2)
         if a.cpus:
             machine = machine.with_cpus(a.cpus)
         variant = parse_variant(kernel or a.kernel, machine)
-        w = Workload(tasks=a.tasks, burst=a.burst, warmup_ticks=a.warmup,
+        program = parse_workload(a.workload)
+        check_options_apply(a, program)
+        w = Workload(tasks=a.tasks or Workload.tasks,
+                     burst=a.burst or Workload.burst, warmup_ticks=a.warmup,
                      roi_ticks=a.roi, seed=a.seed,
-                     program=parse_workload(a.workload), args=program_args(a))
+                     program=program, args=program_args(a))
         spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=a.timeout,
                        timing=getattr(a, "timing", False))
     for n in notes:
@@ -133,7 +153,7 @@ def cmd_machines(a):
 def cmd_build(a):
     from colorsim.run.build import ensure_built
     machine = get_machine(a.machine)
-    if a.l2:
+    if a.l2 is not None:
         machine = machine.with_l2(a.l2)
     ids = [parse_variant(k, machine).build_id for k in a.kernel]
     ensure_built(ids)
@@ -142,7 +162,7 @@ def cmd_build(a):
 def cmd_run(a):
     from colorsim.run import runner
     spec = spec_from_args(a)
-    out = check_out_dir(a.out or runner.RUNS)
+    out = check_out_dir(a.out or runner.RUNS, create=not a.dry_run)
     name = check_run_name(spec.default_name() if a.name is None else a.name)
     if a.dry_run:
         print(dry_run_text(spec, name, out))
@@ -151,17 +171,20 @@ def cmd_run(a):
 
 
 def dry_run_text(spec, name, out) -> str:
-    """Exactly what ``run`` would execute: the kernel is built first (its
-    layout gives the plugin's PC ranges), and the paths are the partial
-    directory the real run writes into."""
-    from colorsim.run import runner
+    """What ``run`` would execute, building and running nothing: the paths
+    are the partial directory the real run writes into; the plugin's PC
+    ranges come from the kernel's layout, so a kernel not built yet shows
+    them as a placeholder (a run rebuilds a kernel whose sources changed
+    first)."""
     from colorsim.run.engines import get_engine
     engine = get_engine(spec.engine)
     partial = partial_dir(out, name)
     note = (f"writes into {partial}, renamed to {out / name} when complete "
             f"and verified")
     if spec.engine == "qemu":
-        layout = runner.prepare(spec, progress=lambda m: print(m, file=sys.stderr))
+        engine.check_available()
+        layout = (json.loads(spec.layout_file.read_text())
+                  if spec.layout_file.is_file() else None)
         return engine.describe(spec, partial, layout) + f"\nrun: {note}"
     return engine.describe(spec, partial) + f"\nrun: {note}"
 
@@ -220,6 +243,8 @@ def cmd_table(a):
     try:
         df.to_csv(tmp, index=False)
         tmp.replace(a.output)
+    except OSError as e:      # a folder root may not write in (/proc), a full disk
+        raise ConfigError(f"cannot write {a.output}: {e.strerror}") from None
     finally:
         tmp.unlink(missing_ok=True)
     print(f"table: {len(df)} rows from {len(runs)} runs -> {a.output}")
@@ -242,17 +267,27 @@ def print_summary(df):
 
 
 def cmd_verify(a):
-    runs = _runs(a.runs)
-    bad = [r for r in runs if not r.verified]
-    for r in runs:
+    """Check every run, report each, and fail with the count of the
+    damaged and unverified ones (not at the first)."""
+    from colorsim.results.rundata import find_run_paths, load_run
+    paths = find_run_paths(a.runs, notice=lambda m: print(m, file=sys.stderr))
+    bad = []
+    for p in paths:
+        try:
+            r = load_run(p)
+        except ResultsError as e:
+            bad.append(str(e))
+            print(f"damaged: {e}")
+            continue
         if r.verified:
             print(f"ok: {r.path}: {len(r.config['results'])} files and "
                   f"config.json match the run's record")
-        else:
+        else:              # a run that cannot be checked does not pass
+            bad.append(f"{r.path}: {r.unverified}")
             print(f"unverified: {r.path}: {r.unverified}")
-    if bad:                  # a run that cannot be checked does not pass
-        raise ResultsError(f"{len(bad)} of {len(runs)} run(s) cannot be "
-                           f"verified: {bad[0].path}: {bad[0].unverified}")
+    if bad:
+        raise ResultsError(f"{len(bad)} of {len(paths)} runs are damaged or "
+                           f"unverified (listed above); the first: {bad[0]}")
 
 
 def cmd_figure1(a):
@@ -261,12 +296,17 @@ def cmd_figure1(a):
     from colorsim.results.rundata import load_run, offset_summary
 
     from colorsim.run import runner
-    out = check_out_dir(a.out or (runner.RUNS / "figure1"))
     specs = [spec_from_args(a, kernel=k) for k in ("vanilla", a.colored)]
-    runs = [load_run(runner.run(s, out=out, force=a.force)) for s in specs]
-    # Named after the colored run, whose name carries every setting: a
-    # --timing, --workload or --seed figure never overwrites another's.
-    tag = runs[1].path.name
+    # --name NAME: runs NAME-vanilla and NAME-<colored>, files figure1-NAME*
+    names = ([check_run_name(f"{a.name}-{s.variant.name}") for s in specs]
+             if a.name is not None else [None, None])
+    out = check_out_dir(a.out or (runner.RUNS / "figure1"))
+    runs = [load_run(runner.run(s, name=n, out=out, force=a.force))
+            for s, n in zip(specs, names)]
+    # Without --name, named after the colored run, whose name carries every
+    # setting: a --timing, --workload or --seed figure never overwrites
+    # another's.
+    tag = a.name if a.name is not None else runs[1].path.name
     from colorsim.report.common import paper_results
     png = plot_offsets(runs, out / f"figure1-{tag}.png",
                        paper_peak=paper_results()["fig1"]["peak_offset"])
@@ -346,6 +386,9 @@ def build_parser():
     f = sub.add_parser("figure1", help="vanilla vs colored offsets + plot")
     add_run_options(f, kernel_required=False)
     f.add_argument("--colored", default="c32", help="colored kernel to compare (default c32)")
+    f.add_argument("--name", help="name the two runs NAME-vanilla and "
+                                  "NAME-<colored kernel>, and the figure "
+                                  "figure1-NAME.png (default: derived)")
     f.set_defaults(func=cmd_figure1)
     compare.add_parser(sub)
     crosscheck.add_parser(sub)
@@ -372,6 +415,7 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 EXIT_USER = 2          # bad input or damaged results: a one-line message
 EXIT_INTERNAL = 70     # a bug in colorsim (EX_SOFTWARE)
+EXIT_IO = 74           # the system refused a file: disk full, permissions (EX_IOERR)
 
 
 def main(argv=None):
@@ -394,6 +438,13 @@ def main(argv=None):
     except BrokenPipeError:            # | head
         sys.stderr.close()
         return 0
+    except OSError as e:
+        # The system refused a file (no space, no permission, a read-only
+        # file system): a fault of the environment, not of colorsim.
+        where = f" {e.filename}" if e.filename else ""
+        print(f"colorsim: error: cannot use{where}: {e.strerror or e}",
+              file=sys.stderr)
+        return EXIT_IO
     except Exception as e:
         if os.environ.get("COLORSIM_DEBUG"):
             traceback.print_exc()

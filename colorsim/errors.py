@@ -28,3 +28,11 @@ class Interrupted(BaseException):
     def __init__(self, signame: str):
         super().__init__(signame)
         self.signame = signame
+
+
+def not_utf8(path, e: UnicodeDecodeError) -> ConfigError:
+    """A text file of the user's that is not UTF-8: say where."""
+    bad = e.object[e.start:e.start + 1].hex()
+    line = e.object[:e.start].count(b"\n") + 1
+    return ConfigError(f"{path} is not UTF-8 text: byte 0x{bad} on line "
+                       f"{line}; save it as UTF-8")

@@ -17,7 +17,7 @@
 #   COLORSIM_JOBS          parallel build jobs (default 2)
 #
 # Idempotent: if the cached binary exists and runs, it reports the version
-# and does nothing else.
+# and does nothing else.  Builds into one cache take turns (a lock in it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,6 +43,23 @@ PHASH="$(cat "${PATCHES[@]}" | sha256sum | cut -c1-8)"
 # Directory name for a Debian version: no epoch, no characters a shell
 # would trip on, and the patch set.
 dirname_for() { echo "qemu-${1#*:}-p$PHASH"; }
+
+# One build at a time per cache: set-ups started together would otherwise
+# run configure and ninja in the same source tree (one failed at the link
+# step).  The lock is taken before the cache is looked at, so a build that
+# waited finds the other's result and does nothing.  It is released when
+# this script exits, however it exits.
+$SUDO mkdir -p "$CACHE"
+LOCK="$CACHE/.build.lock"
+if [ ! -w "$LOCK" ]; then
+  $SUDO touch "$LOCK"
+  $SUDO chmod a+rw "$LOCK"
+fi
+exec 9>>"$LOCK"
+if ! flock -n 9; then
+  echo "build-qemu: waiting for another build of this cache ($LOCK)"
+  flock 9
+fi
 
 # The version we built last is recorded next to the binaries, so that a
 # fallback build is found again without asking the archive.

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from children import run_child
 from colorsim.run.engines.qemu import firmware_dirs, qemu_binary
 from colorsim.errors import ConfigError
+from colorsim.run.rundir import spawn, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "build" / "engine" / "busmon.so"
@@ -90,8 +92,8 @@ def test_cache_model_unit():
     (["out=/tmp", "inclusive=2"], "busmon: bad value in 'inclusive=2'"),
 ])
 def test_option_errors(args, message):
-    r = subprocess.run(qemu_cmd(args), capture_output=True, text=True,
-                       timeout=20)
+    r = run_child(qemu_cmd(args), stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE, text=True, timeout=20)
     assert r.returncode != 0
     assert message in r.stderr, r.stderr
 
@@ -100,13 +102,16 @@ def test_option_errors(args, message):
 
 @needs_qemu
 def test_smoke_sigterm(tmp_path):
-    p = subprocess.Popen(qemu_cmd([f"out={tmp_path}"], "-smp", "2"),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
-    time.sleep(3)
-    assert p.poll() is None, p.communicate()
-    p.send_signal(signal.SIGTERM)
-    _, err = p.communicate(timeout=20)
+    # spawn: the emulator dies with pytest, however pytest is stopped
+    p = spawn(qemu_cmd([f"out={tmp_path}"], "-smp", "2"),
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3)
+        assert p.poll() is None, p.communicate()
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=20)
+    finally:
+        stop(p, grace_s=0)
     # QEMU turns SIGTERM into an orderly shutdown (exit 0); a crash in
     # the plugin would show as SIGSEGV/SIGABRT instead.
     assert p.returncode in (0, -signal.SIGTERM), (p.returncode, err)
@@ -119,6 +124,34 @@ def test_smoke_sigterm(tmp_path):
     assert conf["inclusive"] is True and conf["l1i"] is None
     assert conf["dumps"] == 0 and conf["m5_exit_seen"] is False
     assert not list(tmp_path.glob(".*"))       # no temp files left behind
+
+
+@needs_qemu
+def test_a_killed_pytest_leaves_no_emulator(tmp_path):
+    """SIGKILL to a pytest running test_smoke_sigterm while its QEMU runs:
+    the emulator dies with it (nothing can clean up after SIGKILL but the
+    kernel's parent-death signal)."""
+    import os
+    import sys
+
+    from test_integrity import emulators_using, wait_for
+    base = tmp_path / "inner"
+    p = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          f"--basetemp={base}",
+                          f"{__file__}::test_smoke_sigterm"],
+                         cwd=ROOT, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: emulators_using(base), timeout=60,
+                 what="the inner test's QEMU")
+        p.kill()
+        p.wait()
+        wait_for(lambda: not emulators_using(base), timeout=10,
+                 what="the emulator to die with pytest")
+    finally:
+        p.kill()
+        for pid in emulators_using(base):      # only if the test failed
+            os.kill(pid, signal.SIGKILL)
 
 
 # ---- 4. multiboot guests -----------------------------------------------------
@@ -180,7 +213,8 @@ def run_guest(tmp_path, elf, *plugin_args, qemu_args=()):
                    "-kernel", str(elf),
                    "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
                    *qemu_args)
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
+    r = run_child(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                  text=True, timeout=20)
     assert r.returncode == 1, (r.returncode, r.stderr)   # (0 << 1) | 1
     return out
 

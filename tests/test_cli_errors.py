@@ -7,6 +7,7 @@ argparse included).  A case that ends in a traceback makes main() return
 """
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -51,6 +52,7 @@ BAD_RUNS = [
     (["--kernel", "c32", "--l2", "384KiB"], "power of two"),
     (["--kernel", "c32", "--l2", "12XB"], "unknown size unit"),
     (["--kernel", "c32", "--l2", "4KiB"], "smaller than the 8 KiB task block"),
+    (["--kernel", "c32", "--l2", ""], "cannot read size ''"),
     (["--kernel", "c32", "--timeout", "0"], "positive"),
     (["--kernel", "c32", "--timeout", "-3"], "positive"),
     (["--kernel", "c32", "--timeout", "nan"], "positive"),
@@ -76,6 +78,69 @@ BAD_RUNS = [
                          ids=[" ".join(a)[:40] for a, _ in BAD_RUNS])
 def test_run_refuses(args, expect, capsys, tmp_path):
     check_refused(RUN + args + ["--out", str(tmp_path)], expect, capsys, tmp_path)
+
+
+@pytest.fixture
+def no_build(monkeypatch):
+    """Building anything fails the test: a refusal comes first."""
+    def built(*a, **k):
+        raise AssertionError("built something before refusing")
+    from colorsim.run import build
+    monkeypatch.setattr(build, "ensure_built", built)
+    monkeypatch.setattr(runner, "ensure_built", built)
+
+
+# Web and chat options the guest program would refuse after booting, a
+# program the image lacks, options the chosen workload would ignore.
+BAD_PROGRAMS = [
+    (["--workload", "web", "--httpd", "abc"], "--httpd must be a whole number"),
+    (["--workload", "web", "--httpd", "0"], "between 1 and 4096"),
+    (["--workload", "web", "--httpd", "-5"], "must be a whole number"),
+    (["--workload", "web", "--httpd", "100000"], "between 1 and 4096"),
+    (["--workload", "web", "--httpd", "4000", "--clients", "200"], "more than the 4096"),
+    (["--workload", "web", "--accept", "bogus"], "--accept must be one of none, pipe"),
+    (["--workload", "web", "--keepalive", "0"], "--keepalive must be between 1"),
+    (["--workload", "web", "--clients", "1", "--requests", "1"], "region of interest"),
+    (["--workload", "web", "--args=--port,70000"], "--port must be between 1 and 65535"),
+    (["--workload", "web", "--args=--colour,red"], "unknown option '--colour'"),
+    (["--workload", "web", "--args=--seed"], "--seed needs a value"),
+    (["--workload", "web", "--httpd", "8", "--args=--httpd,9"], "--httpd is given twice"),
+    (["--workload", "chat", "--rooms", "0"], "--rooms must be between 1 and 1000"),
+    (["--workload", "chat", "--users", "1"], "--users must be between 2"),
+    (["--workload", "chat", "--rooms", "100", "--users", "20"], "2000 connections"),
+    (["--workload", "chat", "--messages", "3000000000"], "between 1 and 2147483647"),
+    (["--workload", "nosuch"], "image has no program /bin/nosuch"),
+    (["--workload", "init:/etc/motd"], "image has no program /etc/motd"),
+    (["--workload", "roitest", "--httpd", "10"], "does not apply to /bin/roitest"),
+    (["--workload", "chat", "--accept", "pipe"], "does not apply to /bin/chat"),
+    (["--workload", "web", "--rooms", "3"], "does not apply to /bin/web"),
+    (["--httpd", "10"], "does not apply to the built-in tasks workload"),
+    (["--workload", "web", "--tasks", "64"], "does not apply to /bin/web"),
+    (["--workload", "chat", "--burst", "64"], "does not apply to /bin/chat"),
+    (["--workload", "hello", "--args", ",".join("abcdefghijklmnop")],
+     "at most 15"),
+]
+
+
+@pytest.mark.parametrize("args,expect", BAD_PROGRAMS,
+                         ids=[" ".join(a)[:50] for a, _ in BAD_PROGRAMS])
+def test_run_refuses_bad_program_options(args, expect, capsys, tmp_path, no_build):
+    check_refused(["run", "--kernel", "c32"] + args + ["--out", str(tmp_path)],
+                  expect, capsys, tmp_path)
+
+
+def test_dry_run_builds_nothing(capsys, tmp_path, no_build):
+    """--dry-run prints the command of a kernel not built yet with its
+    layout's ranges as a placeholder, and builds nothing."""
+    from colorsim.describe.runspec import BUILD
+    argv = ["run", "--kernel", "c4", "--machine", "piii8", "--l2", "256KiB",
+            "--out", str(tmp_path), "--dry-run"]
+    assert cli_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "not built yet" in out and "from layout.json of the built kernel" in out
+    assert cli_main(argv + ["--workload", "web", "--httpd", "8"]) == 0
+    assert "initargs=--httpd,8" in capsys.readouterr().out
+    assert not any(tmp_path.iterdir())
 
 
 def test_run_out_is_a_file(capsys, tmp_path):
@@ -189,6 +254,7 @@ def test_a_broken_machine_does_not_break_the_others(edit, broken, expect,
 
 def test_dry_run_prints_the_real_command(tmp_path, capsys):
     argv = RUN + ["--kernel", "c8", "--name", "d", "--out", str(tmp_path)]
+    assert cli_main(["build", "--kernel", "c8"]) == 0  # --dry-run builds nothing
     assert cli_main(argv + ["--dry-run"]) == 0
     printed = next(line for line in capsys.readouterr().out.splitlines()
                    if line.startswith("command: "))
@@ -316,3 +382,125 @@ def test_runs_and_show_refuse_bad_queries(one_run, capsys, tmp_path):
     assert cli_main(["show", "r", "--runs", str(runs)]) == 0
     out = capsys.readouterr().out
     assert "rqloop_l2_miss_ratio" in out and "dump 0" in out
+
+
+# -- environment faults and damaged inputs: one line, not "internal error" --
+
+def test_non_utf8_machines_and_experiments_files(capsys, tmp_path, monkeypatch):
+    m = tmp_path / "machines.toml"
+    m.write_bytes(MACHINES.replace("Pentium Pro", "Pentium\xa0Pro").encode("latin-1"))
+    assert b"\xa0" in m.read_bytes()
+    monkeypatch.setenv(MACHINES_ENV, str(m))
+    check_refused(["machines"], "is not UTF-8 text: byte 0xa0 on line", capsys, tmp_path)
+    check_refused(RUN + ["--kernel", "c32", "--out", str(tmp_path / "o")],
+                  "is not UTF-8 text", capsys, tmp_path)
+    monkeypatch.delenv(MACHINES_ENV)
+    e = tmp_path / "exp.toml"
+    e.write_bytes(GOOD_EXP.replace('title = "t"', 'title = "caf\xe9"').encode("latin-1"))
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(e))
+    check_refused(["sweep", "tiny", "--runs", str(tmp_path / "runs")],
+                  "exp.toml is not UTF-8 text: byte 0xe9 on line 5", capsys, tmp_path)
+
+
+def test_folders_that_cannot_be_made_or_written(capsys, tmp_path, monkeypatch, no_build):
+    """/proc refuses new files even to root, so this holds for any user."""
+    check_refused(RUN + ["--kernel", "c32", "--out", "/proc/x/sub"],
+                  "--out /proc/x/sub: cannot make the directory", capsys, tmp_path)
+    f = tmp_path / "exp.toml"
+    f.write_text(GOOD_EXP)
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+    # refused before any kernel is built (no_build)
+    check_refused(["sweep", "tiny", "--runs", "/proc/x"],
+                  "--runs /proc/x: cannot make the directory", capsys, tmp_path)
+    check_refused(["catalog", "rebuild", "--runs", "/proc"],
+                  "cannot write the catalog in /proc", capsys, tmp_path)
+
+
+def test_table_into_a_folder_that_cannot_be_written(one_run, capsys, tmp_path):
+    check_refused(["table", str(one_run), "-o", "/proc/t.csv"],
+                  "cannot write /proc/t.csv", capsys, tmp_path)
+
+
+@pytest.mark.parametrize("edit,expect", [
+    (lambda d: d.pop("scale"), "no str 'scale'"),
+    (lambda d: d["points"][0].pop("kernel"), "point 0 has no kernel"),
+    (lambda d: d.update(outputs=[]), "no dict 'outputs'"),
+])
+def test_catalog_names_a_damaged_sweep_file(edit, expect, one_run, capsys, tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(one_run, runs / "r")
+    (runs / "sweeps").mkdir()
+    cfg = json.loads((one_run / "config.json").read_text())
+    point = {"machine": "ppro4", "l2": "512KiB", "cpus": 2, "kernel": "vanilla",
+             "workload": "synthetic", "workload_run": "synthetic", "tasks": 16,
+             "seed": 1, "warmup": 2, "roi": 2, "burst": 2000, "engine": "qemu",
+             "run_id": None, "lacks": []}
+    data = {"experiment": "tiny", "scale": "quick", "outputs": {},
+            "points": [point]}
+    from colorsim.results.catalog import rebuild
+    (runs / "sweeps" / "tiny-quick.json").write_text(json.dumps(data))
+    rebuild(runs)                       # the undamaged file is read
+    edit(data)
+    (runs / "sweeps" / "tiny-quick.json").write_text(json.dumps(data))
+    check_refused(["catalog", "rebuild", "--runs", str(runs)], expect, capsys,
+                  tmp_path)
+    assert cfg["complete"]
+
+
+def test_a_file_the_system_refuses_is_not_an_internal_error(one_run, capsys):
+    """Any file the system refuses (here a plot into /proc) is one line and
+    EX_IOERR, never "internal error" (a bug of colorsim, 70)."""
+    rc = cli_main(["plot", "offsets", str(one_run), "-o", "/proc/o.png"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 74 and len(err) == 1, err
+    assert err[0].startswith("colorsim: error: cannot use /proc/") and "internal" not in err[0]
+
+
+# -- verify, sweep --force, figure1 --name: what the messages promise exists --
+
+def test_verify_reports_every_damaged_run_with_a_count(one_run, capsys, tmp_path):
+    base = tmp_path / "runs"
+    for n in "abcd":
+        shutil.copytree(one_run, base / n)
+    with open(base / "a" / "counters.csv", "a") as f:
+        f.write("0,0,user,insts,1\n")
+    (base / "c" / "config.json").write_text("{")
+    assert cli_main(["verify", str(base)]) == 2
+    out, err = capsys.readouterr()
+    assert [l.split(":")[0] for l in out.splitlines()] == ["damaged", "ok", "damaged", "ok"]
+    assert "a/counters.csv is damaged" in out and "c/config.json is damaged" in out
+    assert err.strip().splitlines() == [
+        err.strip()] and "2 of 4 runs are damaged" in err
+
+
+def test_sweep_force_replaces_a_damaged_run(capsys, tmp_path, monkeypatch):
+    """The refusal of a damaged run says --force; the sweep has it."""
+    from colorsim.orchestrate.sweep import BY_ID, run_sweep
+    f = tmp_path / "exp.toml"
+    f.write_text(GOOD_EXP.replace("seeds = [1, 2]", "seeds = [1]"))
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+    root = tmp_path / "runs"
+    quiet = dict(jobs=1, root=root, catalog=False, log=lambda *_: None,
+                 progress_stream=open(os.devnull, "w"))
+    assert run_sweep("tiny", **quiet)["done"] == 1
+    (run,) = [d for d in (root / BY_ID).iterdir() if not d.name.startswith(".")]
+    cnt = run / "counters.csv"
+    cnt.write_text(cnt.read_text().replace(",insts,", ",insts,1", 1))
+    c = run_sweep("tiny", **quiet)
+    assert c["done"] == 0 and "pass --force" in c["failures"][0][2]
+    assert cli_main(["sweep", "tiny", "--runs", str(root), "--force"]) == 0
+    assert "1 done" in capsys.readouterr().out
+    assert cli_main(["verify", str(run)]) == 0
+
+
+def test_figure1_takes_the_name_its_refusal_asks_for(capsys, tmp_path):
+    small = ["figure1", "--tasks", "16", "--roi", "2", "--warmup", "2",
+             "--cpus", "2", "--colored", "c8", "--out", str(tmp_path)]
+    assert cli_main(small) == 0
+    assert cli_main(small + ["--seed", "2"]) == 2      # same names, other seed
+    assert "choose another --name" in capsys.readouterr().err
+    assert cli_main(small + ["--seed", "2", "--name", "s2"]) == 0
+    assert (tmp_path / "s2-vanilla").is_dir() and (tmp_path / "s2-c8").is_dir()
+    assert (tmp_path / "figure1-s2.png").is_file()
+    cfg = json.loads((tmp_path / "s2-c8" / "config.json").read_text())
+    assert cfg["workload"]["seed"] == 2

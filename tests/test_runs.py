@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 
+from children import run_child
 from colorsim.report.plots import plot_offsets
 from colorsim.results.rundata import (ResultsError, counter_totals, load_run,
                               offset_histogram, offset_summary, offsets_table)
@@ -164,7 +165,7 @@ def qemu_command_without_acpi(s, run_dir):
 def test_mp_table_discovery(tmp_path):
     s = spec("vanilla", tasks=32, roi_ticks=2)
     cmd = qemu_command_without_acpi(s, tmp_path)
-    p = subprocess.run(cmd, timeout=120)
+    p = run_child(cmd, timeout=120)      # QEMU dies with pytest
     log = (tmp_path / "console.log").read_text()
     assert p.returncode == 1, log
     assert "cpus: 4 from MP table" in log and "cpu3: online" in log
@@ -248,7 +249,7 @@ def test_gem5_entry_path_on_qemu(tmp_path):
     k = cmd.index("-kernel") + 1
     cmd[k:k + 1] = [str(ROOT / "build/tools/gem5-loader/loader.elf"),
                     "-initrd", str(s.kernel_elf64)]
-    p = subprocess.run(cmd, timeout=120)
+    p = run_child(cmd, timeout=120)      # QEMU dies with pytest
     text = (tmp_path / "console.log").read_text()
     assert p.returncode == 1, text
     assert "boot: gem5-zero-page" in text and "tasks=128" in text
@@ -257,7 +258,7 @@ def test_gem5_entry_path_on_qemu(tmp_path):
 
 
 def test_runs_of_other_builds_are_refused_then_forced(tmp_path):
-    from colorsim.rundir import config_digest
+    from colorsim.run.rundir import config_digest
     s = spec("vanilla", tasks=16, roi_ticks=2)
     d = runner.run(s, name="s", out=tmp_path, **QUIET)
     cfg = json.loads((d / "config.json").read_text())

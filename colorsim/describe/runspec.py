@@ -60,13 +60,17 @@ class Workload:
     args: str = ""             # the program's arguments, comma-separated
 
     def __post_init__(self):
+        from colorsim.describe.programs import check_args, check_program
         if self.program:
             parse_workload("init:" + self.program)
+            check_program(self.program)
         if self.args and (not self.program or not re.fullmatch(r"[A-Za-z0-9_.=-]+(,[A-Za-z0-9_.=-]+)*", self.args)
                           or len(self.args) > 255):
             raise ConfigError(f"program arguments need a user program (--workload) and "
                               f"must be words of letters, digits and _.=- "
                               f"(at most 255 characters), got {self.args!r}")
+        if self.program:            # what the guest itself would refuse
+            check_args(self.program, self.args)
         if not 1 <= self.tasks <= 4096:
             raise ConfigError(f"--tasks must be between 1 and 4096, got "
                               f"{self.tasks}")

@@ -90,6 +90,14 @@ def plan(exps, quick: bool, root: Path, progress=print, build: bool = True):
                      plugin=any(s.engine == "qemu" for s in specs.values()),
                      image=any(s.workload.program for s in specs.values()),
                      progress=progress)
+    idents = {}
+    for p, s in specs.items():   # gem5's needs $GEM5: without it, refused
+        if not build and not _built(s):
+            continue             # a dry run: no id without the builds
+        try:
+            idents[p] = identity(s)
+        except ConfigError as e:
+            refused[p] = str(e)
     tasks, records = {}, {e.name: [] for e in exps}
     for p in points:
         rec = {**p.params(), "lacks": list(p.lacks), "run_id": None,
@@ -100,7 +108,7 @@ def plan(exps, quick: bool, root: Path, progress=print, build: bool = True):
             rec["unbuilt"] = True
         elif p.runnable:
             s = specs[p]
-            rid = run_id({**s.to_dict(), **identity(s)})
+            rid = run_id({**s.to_dict(), **idents[p]})
             rec["run_id"] = rid
             t = tasks.setdefault(rid, Task(rid, {**p.params(),
                                                  "timeout": p.timeout}))
@@ -148,9 +156,11 @@ def is_done(root: Path, task: Task) -> bool:
 
 # -- one point's worker ------------------------------------------------------
 
-def worker_command(task: Task, root: Path) -> list:
+def worker_command(task: Task, root: Path, force: bool = False) -> list:
     job = {"params": task.params, "name": task.name,
            "out": str(root / BY_ID)}
+    if force:               # replace a damaged run at this id (--force)
+        job["force"] = True
     return [sys.executable, "-m", "colorsim.orchestrate.sweepworker", json.dumps(job)]
 
 
@@ -207,19 +217,22 @@ def _hms(s: float) -> str:
 def run_sweep(names: str, quick: bool = False, jobs: int = None,
               executor: str = "local", retries: int = 2, root=None,
               timeout_s: float = None, catalog: bool = True,
-              progress_stream=None, log=print, dask=None) -> dict:
+              progress_stream=None, log=print, dask=None,
+              force: bool = False) -> dict:
     """Run every missing point of ``names``; return the summary counts.
 
     ``dask``: for the dask executor, a scheduler address or a cluster
-    object (e.g. dask-jobqueue's, :func:`colorsim.orchestrate.executors.slurm_dask_cluster`)."""
+    object (e.g. dask-jobqueue's, :func:`colorsim.orchestrate.executors.slurm_dask_cluster`).
+    ``force``: replace a point's damaged run directory."""
     from colorsim.describe.experiments import load_experiments, select
     root = runs_root(root)
     from colorsim.run.rundir import check_out_dir
-    check_out_dir(root)
+    check_out_dir(root, option="--runs", create=False)
     if executor not in EXECUTORS:
         raise ConfigError(f"unknown executor {executor!r}; choose one of "
                           f"{', '.join(EXECUTORS)}")
     exps = select(load_experiments(), names)
+    check_out_dir(root, option="--runs")     # made now, before any build
     jobs = jobs or os.cpu_count() or 1
     tasks, records = plan(exps, quick, root,
                           progress=lambda m: print(m, file=sys.stderr))
@@ -232,14 +245,14 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
     results = {}
     if todo:
         results = _execute_all(todo, make_executor(executor, jobs, root, dask),
-                               root, retries, progress_stream)
+                               root, retries, progress_stream, force)
     if catalog:
         from colorsim.results.catalog import rebuild
         rebuild(root)
     return summarize(exps, records, tasks, results, skipped, quick, root, log)
 
 
-def _execute_all(todo, ex, root, retries, progress_stream) -> dict:
+def _execute_all(todo, ex, root, retries, progress_stream, force=False) -> dict:
     (root / BY_ID).mkdir(parents=True, exist_ok=True)
     bar = Progress(len(todo), progress_stream)
     bar.update()
@@ -251,7 +264,7 @@ def _execute_all(todo, ex, root, retries, progress_stream) -> dict:
     def submit(t):
         attempts[t.run_id] += 1
         timeout = float(t.params["timeout"]) + WATCHDOG_GRACE_S
-        pending[ex.submit(worker_command(t, root), timeout, t.name)] = t
+        pending[ex.submit(worker_command(t, root, force), timeout, t.name)] = t
 
     try:
         for t in todo:
@@ -442,7 +455,7 @@ def cmd_sweep(a):
         return
     c = run_sweep(a.experiment, quick=a.quick, jobs=a.jobs,
                   executor=a.executor, retries=a.retries, root=a.runs,
-                  timeout_s=a.timeout)
+                  timeout_s=a.timeout, force=a.force)
     if c["failed"] or c["missing"]:
         raise SystemExit(1)
 
@@ -488,5 +501,9 @@ def add_parser(subparsers):
                    help="seconds per run (default: the experiment's)")
     p.add_argument("--runs", type=Path, default=None,
                    help="runs folder (default runs/)")
+    p.add_argument("--force", action="store_true",
+                   help="replace a point's run directory that is damaged "
+                        "(kept until the new run completes); complete, "
+                        "verified runs are still skipped")
     p.set_defaults(func=cmd_sweep)
     return p

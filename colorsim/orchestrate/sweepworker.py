@@ -1,7 +1,7 @@
 """One sweep point in its own process: ``python3 -m colorsim.orchestrate.sweepworker JOB``.
 
 JOB is JSON: ``{"params": Point params + timeout, "name": run id, "out":
-folder}``.  The run goes through :func:`colorsim.run.runner.run`, so it is
+folder}``, and ``"force": true`` to replace a damaged run of that id.  The run goes through :func:`colorsim.run.runner.run`, so it is
 either a complete verified run directory or ``NAME.failed`` with
 failure.txt.  The last line on stdout is a JSON record: ``status`` (done or
 failed), ``kind`` (timeout, panic, time-limit, interrupted, refused, crash)
@@ -66,6 +66,7 @@ def main(argv=None) -> int:
         point = Point(experiment="", scale="", lacks=(), **prm)
         spec = point.spec()
         runner.run(spec, name=name, out=out, replace_unverified=True,
+                   force=bool(job.get("force")),
                    progress=lambda m: print(m, file=sys.stderr, flush=True))
         return say({"status": "done"})
     except RunError as e:

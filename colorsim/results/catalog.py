@@ -267,6 +267,32 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
 
 # -- sweep points -------------------------------------------------------------
 
+POINT_KEYS = ("machine", "l2", "cpus", "kernel", "workload", "workload_run",
+              "tasks", "seed", "warmup", "roi", "burst", "engine")
+
+
+def _check_sweep_file(f: Path, data) -> None:
+    """A sweep file (sweep.write_sweep_files) holds what point_rows reads:
+    an edited or truncated one is named, not a crash."""
+    def damaged(what):
+        return ResultsError(f"{f} is damaged: {what}; run the sweep again "
+                            f"to rewrite it")
+    if not isinstance(data, dict):
+        raise damaged("not a JSON object")
+    for key, kind in (("experiment", str), ("scale", str), ("points", list),
+                      ("outputs", dict)):
+        if not isinstance(data.get(key), kind):
+            raise damaged(f"no {kind.__name__} {key!r}")
+    for oid, o in data["outputs"].items():
+        if not isinstance(o, dict) or not all(k in o for k in ("what", "needs", "lacks")):
+            raise damaged(f"output {oid!r} lacks what, needs or lacks")
+    for i, p in enumerate(data["points"]):
+        missing = ([k for k in POINT_KEYS if k not in p]
+                   if isinstance(p, dict) else ["all keys"])
+        if missing:
+            raise damaged(f"point {i} has no {', '.join(missing)}")
+
+
 def point_rows(root: Path, states: dict) -> tuple:
     """(points, outputs) from runs/sweeps/*.json, with each point's status.
 
@@ -282,6 +308,7 @@ def point_rows(root: Path, states: dict) -> tuple:
             data = json.loads(f.read_text())
         except ValueError as e:
             raise ResultsError(f"{f} is damaged: not JSON ({e})") from None
+        _check_sweep_file(f, data)
         exp, scale = data["experiment"], data["scale"]
         for oid, o in sorted(data.get("outputs", {}).items()):
             outputs.append({"experiment": exp, "scale": scale, "output": oid,
@@ -289,10 +316,7 @@ def point_rows(root: Path, states: dict) -> tuple:
                             "lacks": ", ".join(o["lacks"])})
         for i, p in enumerate(data["points"]):
             rec = {"experiment": exp, "scale": scale, "point": i,
-                   **{k: p[k] for k in ("machine", "l2", "cpus", "kernel",
-                                        "workload", "workload_run", "tasks",
-                                        "seed", "warmup", "roi", "burst",
-                                        "engine")},
+                   **{k: p[k] for k in POINT_KEYS},
                    "stand_in": bool(p.get("stand_in")),
                    "timing": bool(p.get("timing")),
                    "args": p.get("args") or "",
@@ -419,8 +443,14 @@ class _Lock:
         self.path = Path(root) / ".catalog.lock"
 
     def __enter__(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        # The catalog is written beside its lock: a folder we cannot
+        # write in is refused here, before any run is read.
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise ConfigError(f"cannot write the catalog in {self.path.parent}: "
+                              f"{e.strerror}") from None
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         return self
 

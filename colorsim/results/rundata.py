@@ -65,7 +65,7 @@ class Run:
 
 def load_run(path) -> Run:
     """A complete run, checked against the manifest and configuration
-    digest its completion wrote (colorsim.rundir.verify_run) and the schema
+    digest its completion wrote (colorsim.run.rundir.verify_run) and the schema
     of every table; a damaged one is refused by name.  A run without a
     manifest loads with ``unverified`` saying why (never as a good run)."""
     path = Path(path)
@@ -99,6 +99,17 @@ def find_runs(paths, notice=print) -> list:
     complete).  Below a folder, failed (``NAME.failed``) and in-progress
     (``.NAME.partial``) runs are skipped with one notice that counts them.
     """
+    runs = [load_run(d) for d in find_run_paths(paths, notice)]
+    unverified = [r for r in runs if not r.verified]
+    if unverified:          # used, but never silently as good runs
+        notice(f"colorsim: {len(unverified)} of {len(runs)} run(s) are "
+               f"unverified (marked verified=False): {unverified[0].path}: "
+               f"{unverified[0].unverified}")
+    return runs
+
+
+def find_run_paths(paths, notice=print) -> list:
+    """The run directories :func:`find_runs` loads, not yet checked."""
     found, skipped = [], {"failed": 0, "partial": 0}
     for p in map(Path, paths):
         if not p.exists():
@@ -128,13 +139,7 @@ def find_runs(paths, notice=print) -> list:
                            f"({skips})")
     if any(skipped.values()):
         notice(f"colorsim: {skips}; using {len(found)}")
-    runs = [load_run(d) for d in found]
-    unverified = [r for r in runs if not r.verified]
-    if unverified:          # used, but never silently as good runs
-        notice(f"colorsim: {len(unverified)} of {len(runs)} run(s) are "
-               f"unverified (marked verified=False): {unverified[0].path}: "
-               f"{unverified[0].unverified}")
-    return runs
+    return found
 
 
 def _with_config(run: Run, df: pd.DataFrame) -> pd.DataFrame:

@@ -2,8 +2,9 @@
 
 The hash covers the machine (CPUs, caches, memory, emulation settings), the
 kernel variant, the workload with its seed and region of interest, the
-engine and its version, the kernel image's SHA-256 and (QEMU) the bus
-monitor plugin's SHA-256.  It is computed from the same dictionary a run's
+engine and its version, the kernel image's SHA-256, (QEMU) the bus
+monitor plugin's SHA-256 and (gem5) the gem5 binary's SHA-256 and that of
+its configuration scripts with their parameters.  It is computed from the same dictionary a run's
 config.json holds, so the catalog recomputes it from a run directory alone
 and a sweep can name run directories by it: after an interruption or a
 change only what is missing or changed runs again.
@@ -17,6 +18,10 @@ import json
 
 ID_KEYS = ("machine", "variant", "workload", "engine", "engine_version",
            "kernel_sha256", "plugin_sha256", "rootfs_sha256")
+# gem5 runs only: the binary's SHA-256 and that of its configuration
+# scripts and parameters.  Covered only where present, so the ids of QEMU
+# runs, and of gem5 runs recorded before them, stay what they were.
+ENGINE_KEYS = ("engine_sha256", "engine_config_sha256")
 SHORT = 16          # hex digits of a run directory's name (64 bits)
 
 
@@ -38,6 +43,7 @@ def engine_version(name: str) -> str:
 def identity_dict(config: dict) -> dict:
     """The part of a run's configuration its identity covers."""
     d = {k: config.get(k) for k in ID_KEYS}
+    d.update({k: config[k] for k in ENGINE_KEYS if config.get(k)})
     if config.get("timing"):        # timing runs only: counting-only ids
         d["timing"] = config["timing"]  # stay what they were
     if not d["engine_version"]:

@@ -86,19 +86,28 @@ def check_run_name(name: str) -> str:
     return name
 
 
-def check_out_dir(out: Path) -> Path:
-    """The directory runs go into: absent (it is made) or a directory.
+def check_out_dir(out: Path, option: str = "--out", create: bool = True) -> Path:
+    """The directory runs go into: absent or a directory.  With ``create``
+    it is made now, so that a folder that cannot be made (no permission, a
+    read-only or special file system such as /proc) is refused before
+    anything is built; only probing by making it is sure, for root too.
 
     Returned absolute: the emulator runs in the kernel's directory (env -C),
     where a relative path would name another place."""
     out = Path(os.path.abspath(out))
     for p in (out, *out.parents):
         if p.exists() and not p.is_dir():
-            raise ConfigError(f"--out {out}: {p} is a file, not a directory")
+            raise ConfigError(f"{option} {out}: {p} is a file, not a directory")
         if p.exists():
             break
     if out.exists() and not os.access(out, os.W_OK | os.X_OK):
-        raise ConfigError(f"--out {out}: the directory is not writable")
+        raise ConfigError(f"{option} {out}: the directory is not writable")
+    if create:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"{option} {out}: cannot make the directory: "
+                              f"{e.strerror}") from None
     return out
 
 

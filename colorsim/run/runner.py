@@ -73,9 +73,17 @@ def differences(old: dict, spec: RunSpec, identity: dict) -> list:
                       ("plugin_sha256", "bus-monitor plugin")):
         if key in identity and old.get(key) != identity[key]:
             diffs.append(f"the {what} changed since")
+    engine = "QEMU" if spec.engine == "qemu" else spec.engine
     if "engine_version" in identity and old.get("engine_version") != identity["engine_version"]:
-        diffs.append(f"it was made by QEMU {old.get('engine_version') or '7.2 or older'}, "
+        before = old.get("engine_version") or ("7.2 or older" if spec.engine == "qemu"
+                                               else "an unrecorded version")
+        diffs.append(f"it was made by {engine} {before}, "
                      f"not {identity['engine_version']}")
+    for key, what in (("engine_sha256", f"the {engine} binary"),
+                      ("engine_config_sha256", f"the {engine} configuration "
+                       f"scripts or their parameters")):
+        if key in identity and old.get(key) != identity[key]:
+            diffs.append(f"{what} changed since")
     return diffs
 
 
@@ -191,6 +199,8 @@ def identity(spec: RunSpec) -> dict:
              "engine_version": engine_version(spec.engine)}
     if spec.engine == "qemu":
         ident["plugin_sha256"] = file_sha256(PLUGIN)
+    if spec.engine == "gem5":           # its binary, scripts and parameters
+        ident.update(get_engine("gem5").identity(spec))
     if spec.workload.program:
         ident["rootfs_sha256"] = file_sha256(spec.rootfs_image)
     return ident

@@ -29,6 +29,7 @@ view have the memory view only.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import importlib.util
 import json
@@ -37,6 +38,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from colorsim import BUILD, ROOT
@@ -120,6 +122,37 @@ GLOBAL_MAP = (
 )
 
 
+VERSION_LINE = "gem5 version "       # gem5's banner (src/python/m5/main.py)
+VERSION_PROBE_S = 120.0
+
+
+@functools.lru_cache(maxsize=None)
+def binary_identity(path: str, size: int, mtime_ns: int) -> tuple:
+    """(version, SHA-256) of the gem5 binary at ``path``; cached while the
+    file keeps its size and time.  gem5 prints its version in the banner
+    of every start, so it is asked to run an empty configuration script."""
+    digest = file_sha256(Path(path))
+    with tempfile.TemporaryDirectory() as d:
+        probe = Path(d) / "empty.py"
+        probe.write_text("")
+        proc = spawn([path, f"--outdir={d}/m5out", "--listener-mode=off",
+                      str(probe)], stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                     text=True, cwd=d)
+        try:
+            out, _ = proc.communicate(timeout=VERSION_PROBE_S)
+        except subprocess.TimeoutExpired:
+            out = ""
+        finally:
+            stop(proc, grace_s=0)
+    for line in out.splitlines():
+        if line.startswith(VERSION_LINE):
+            return line[len(VERSION_LINE):].strip(), digest
+    raise ConfigError(f"{GEM5_ENV}={path} printed no '{VERSION_LINE}...' line "
+                      f"when started (is it a gem5 binary?): "
+                      f"{(out.strip().splitlines() or ['no output'])[-1][:160]}")
+
+
 def params_module():
     """``configs/gem5/testbed_params.py``, loaded by path (no gem5 needed)."""
     name = "colorsim_gem5_testbed_params"
@@ -183,6 +216,30 @@ class Gem5Engine:
             raise ConfigError(f"gem5 is missing: {GEM5_ENV}={value} is not "
                               f"an executable file; {how}")
         return path
+
+    def identity(self, spec) -> dict:
+        """What a gem5 run's result depends on beyond its configuration and
+        kernel: the binary (version line and SHA-256), and the configuration
+        scripts with the parameters they are given (the assumed latencies
+        of testbed_params.DEFAULT_TIMING, the CPU model, checkpointing)."""
+        path = self.check_available().resolve()
+        st = path.stat()
+        version, digest = binary_identity(str(path), st.st_size, st.st_mtime_ns)
+        return {"engine_version": version, "engine_sha256": digest,
+                "engine_config_sha256": self.config_sha256(spec)}
+
+    def config_sha256(self, spec) -> str:
+        """SHA-256 of configs/gem5/*.py and of the spec they read, less its
+        paths (the run's, the kernel's: the kernel hash covers the image)."""
+        h = hashlib.sha256()
+        for f in sorted(CONFIG_DIR.glob("*.py")):
+            h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+        d = self.spec_dict(spec)
+        params = {k: v for k, v in d.items() if k not in ("run", "kernel")}
+        params["cmdline"] = d["kernel"]["cmdline"]
+        params["checkpoint"] = self.checkpoint
+        h.update(json.dumps(params, sort_keys=True).encode())
+        return h.hexdigest()
 
     def binary(self) -> str:
         """``$GEM5`` if set, else the placeholder ``$GEM5`` (dry runs)."""

@@ -132,6 +132,13 @@ class QemuEngine:
                 f"cpus={spec.cpus}"]
         if p.instruction_fetch:
             args.append(f"l1i={c.l1i.size}:{c.l1i.assoc}:{c.l1i.line}")
+        if layout is None:       # --dry-run before the kernel is built
+            if spec.timing:
+                args.append(f"timing={spec.machine.timing.plugin_arg()}")
+            args.append("<rqloop=, user=" + (", lock=, publish=, free=, unit="
+                                             if spec.timing else "")
+                        + " from layout.json of the built kernel>")
+            return ",".join([str(PLUGIN)] + args)
         lo, hi = layout["ranges"]["rqloop"]
         args.append(f"rqloop={lo:#x}-{hi:#x}")
         for lo, hi in layout["ranges"]["user"]:
@@ -207,7 +214,10 @@ class QemuEngine:
                  f"{p.inclusion}, replacement L1 {p.l1_replacement} L2 {p.l2_replacement}"
                  + (f"; L1I {c.l1i.describe()} with instruction fetches"
                     if p.instruction_fetch else ""),
-                 f"kernel: {spec.kernel_multiboot}",
+                 f"kernel: {spec.kernel_multiboot}" + (
+                     "" if layout is not None else
+                     " (not built yet: the run builds it first, and its "
+                     "layout gives the plugin's PC ranges)"),
                  "command: " + shlex.join(self.command(spec, run_dir, layout))]
         return "\n".join(lines)
 

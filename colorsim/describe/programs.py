@@ -1,0 +1,142 @@
+"""The user programs of the root-file-system image and the arguments the
+guest accepts, checked on the host before anything is built or run.
+
+The image holds /init and one /bin/<name> per program source
+(disk-images/SConscript, workloads/SConscript), so the list comes from the
+source tree and needs no build.  The web and chat programs parse their own
+options in the guest and fail after the machine has booted; the checks
+below are theirs (workloads/web/web.c, workloads/chat/chat.c), made here
+so that a mistake is one line and no failed run.
+"""
+
+from __future__ import annotations
+
+import re
+
+from colorsim import ROOT
+from colorsim.errors import ConfigError
+
+WORKLOADS_SRC = ROOT / "workloads"
+INIT_ARGS_MAX = 15          # kernels/kernel/exec.c INIT_ARGS_MAX less argv[0];
+                            # the kernel drops the words past it silently
+WORKLOAD_PROCS_MAX = 4096   # kernels/include/param.h NR_WORKLOAD_MAX: the
+                            # largest run queue the suite is built for
+LONG_MAX = 2**63 - 1        # web.c parses with strtol into a long
+INT_MAX = 2**31 - 1         # chat.c keeps its sizes in ints
+PORT_MAX = 65535            # both pass the port through htons()
+CHAT_CONNECTIONS_MAX = 1000  # chat.c: rooms x users
+
+
+def image_programs() -> set:
+    """The programs in the image, as absolute paths in it."""
+    progs = {"/init"}
+    progs |= {f"/bin/{p.stem}" for p in (WORKLOADS_SRC / "tests").glob("*.c")
+              if p.stem != "init"}
+    progs |= {f"/bin/{d}" for d in ("web", "chat")
+              if any((WORKLOADS_SRC / d).glob("*.c"))}
+    return progs
+
+
+def check_program(path: str) -> None:
+    """``path`` is a program the image holds."""
+    progs = image_programs()
+    if path not in progs:
+        names = sorted(p.rsplit("/", 1)[1] for p in progs if p.startswith("/bin/"))
+        raise ConfigError(f"--workload: the root-file-system image has no "
+                          f"program {path}; it has /init and /bin/"
+                          f"{{{','.join(names)}}}")
+
+
+# option -> (kind, low, high); kind "int" is a decimal integer, "word" a
+# string (with its allowed values, or None for any).
+WEB_OPTIONS = {
+    "--httpd": ("int", 1, WORKLOAD_PROCS_MAX),
+    "--clients": ("int", 1, WORKLOAD_PROCS_MAX),
+    "--requests": ("int", 1, LONG_MAX),
+    "--warmup": ("int", 0, LONG_MAX),
+    "--measure": ("int", 1, LONG_MAX),
+    "--keepalive": ("int", 1, LONG_MAX),
+    "--seed": ("int", 0, LONG_MAX),
+    "--port": ("int", 1, PORT_MAX),
+    "--accept": ("word", ("none", "pipe"), None),
+    "--root": ("word", None, None),
+}
+CHAT_OPTIONS = {
+    "--rooms": ("int", 1, CHAT_CONNECTIONS_MAX),
+    "--users": ("int", 2, CHAT_CONNECTIONS_MAX),
+    "--messages": ("int", 1, INT_MAX),
+    "--port": ("int", 1, PORT_MAX),
+}
+PROGRAM_OPTIONS = {"/bin/web": WEB_OPTIONS, "/bin/chat": CHAT_OPTIONS}
+
+
+def _parse(program: str, words: list, table: dict) -> dict:
+    """{option: value} of ``words``, each value checked against ``table``."""
+    name = program.rsplit("/", 1)[1]
+    got = {}
+    i = 0
+    while i < len(words):
+        opt = words[i]
+        if opt not in table:
+            raise ConfigError(f"{name}: unknown option {opt!r}; it takes "
+                              f"{', '.join(table)}")
+        if i + 1 >= len(words):
+            raise ConfigError(f"{name}: {opt} needs a value")
+        if opt in got:
+            raise ConfigError(f"{name}: {opt} is given twice")
+        text = words[i + 1]
+        kind, lo, hi = table[opt]
+        if kind == "word":
+            if lo is not None and text not in lo:
+                raise ConfigError(f"{name}: {opt} must be one of "
+                                  f"{', '.join(lo)}, got {text!r}")
+            got[opt] = text
+        else:
+            if not re.fullmatch(r"[0-9]+", text):
+                raise ConfigError(f"{name}: {opt} must be a whole number, "
+                                  f"got {text!r}")
+            v = int(text)
+            if not lo <= v <= hi:
+                raise ConfigError(f"{name}: {opt} must be between {lo} and "
+                                  f"{hi}, got {v}")
+            got[opt] = v
+        i += 2
+    return got
+
+
+def _check_web(v: dict) -> None:
+    httpd, clients = v.get("--httpd", 256), v.get("--clients", 256)
+    if httpd + clients > WORKLOAD_PROCS_MAX:
+        raise ConfigError(f"web: --httpd {httpd} + --clients {clients} "
+                          f"processes is more than the {WORKLOAD_PROCS_MAX} "
+                          f"the testbed is built for")
+    total = clients * v.get("--requests", 20)
+    warmup = v.get("--warmup", total // 4)
+    measure = v.get("--measure", total // 2)
+    if measure < 1 or warmup + measure > total:
+        raise ConfigError(f"web: the region of interest (requests "
+                          f"{warmup}..{warmup + measure}) must hold at least "
+                          f"one of the {total} requests (--clients x "
+                          f"--requests)")
+
+
+def _check_chat(v: dict) -> None:
+    rooms, users = v.get("--rooms", 30), v.get("--users", 20)
+    if rooms * users > CHAT_CONNECTIONS_MAX:
+        raise ConfigError(f"chat: --rooms {rooms} x --users {users} is "
+                          f"{rooms * users} connections; chat takes at most "
+                          f"{CHAT_CONNECTIONS_MAX}")
+
+
+def check_args(program: str, args: str) -> None:
+    """The arguments ``args`` (comma-separated) are ones ``program``
+    accepts; other programs are only held to the kernel's word limit."""
+    words = args.split(",") if args else []
+    if len(words) > INIT_ARGS_MAX:
+        raise ConfigError(f"{len(words)} program arguments: the kernel "
+                          f"passes at most {INIT_ARGS_MAX}")
+    table = PROGRAM_OPTIONS.get(program)
+    if table is None:
+        return
+    values = _parse(program, words, table)
+    (_check_web if program == "/bin/web" else _check_chat)(values)

@@ -1,0 +1,107 @@
+"""A gem5 run's identity names its engine: the binary (version line and
+SHA-256) and the configuration scripts with their parameters, so a run
+made by another gem5 or with other assumed latencies is never reused.
+
+No gem5 is needed: a stand-in script prints gem5's banner."""
+
+import copy
+import json
+
+import pytest
+
+from colorsim.run.build import ensure_built
+from colorsim.run.engines.gem5 import params_module
+from colorsim.run.identity import identity_dict, run_id
+from colorsim.describe.machine import get_machine
+from colorsim.run.runner import differences, identity
+from colorsim.describe.runspec import RunSpec, Workload, file_sha256
+from colorsim.describe.variants import parse_variant
+
+BANNER = """#!/bin/sh
+# {note}
+echo "gem5 Simulator System.  https://www.gem5.org"
+echo
+echo "gem5 version {version}"
+echo "gem5 compiled Nov 23 2026 09:28:43"
+"""
+
+
+def fake_gem5(path, version="24.0.0.1", note="one build"):
+    path.write_text(BANNER.format(version=version, note=note))
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture(scope="module")
+def spec():
+    m = get_machine("ppro4").with_cpus(2)
+    s = RunSpec(m, parse_variant("vanilla", m), Workload(tasks=16), engine="gem5")
+    ensure_built([s.variant.build_id], plugin=False, progress=lambda *_: None)
+    return s
+
+
+def rid(spec):
+    return run_id({**spec.to_dict(), **identity(spec)})
+
+
+def test_the_identity_names_the_binary_and_the_configuration(spec, tmp_path, monkeypatch):
+    g = fake_gem5(tmp_path / "gem5.opt")
+    monkeypatch.setenv("GEM5", str(g))
+    ident = identity(spec)
+    assert ident["engine_version"] == "24.0.0.1"
+    assert ident["engine_sha256"] == file_sha256(g)
+    assert len(ident["engine_config_sha256"]) == 64
+    d = identity_dict({**spec.to_dict(), **ident})
+    assert d["engine_sha256"] == ident["engine_sha256"]
+    assert d["engine_config_sha256"] == ident["engine_config_sha256"]
+
+
+def test_another_binary_or_version_is_another_run(spec, tmp_path, monkeypatch):
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "a")))
+    first = rid(spec)
+    assert rid(spec) == first                       # deterministic
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "b", note="a rebuild")))
+    rebuilt = rid(spec)
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "c", version="24.1.0.0")))
+    newer = rid(spec)
+    assert len({first, rebuilt, newer}) == 3
+
+
+def test_other_assumed_latencies_are_another_run(spec, tmp_path, monkeypatch):
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "gem5.opt")))
+    before = rid(spec)
+    timing = copy.deepcopy(params_module().DEFAULT_TIMING)
+    timing["l2"]["tag_latency"] += 1
+    monkeypatch.setattr(params_module(), "DEFAULT_TIMING", timing)
+    assert rid(spec) != before
+
+
+def test_an_existing_run_of_another_gem5_is_refused_by_name(spec, tmp_path, monkeypatch):
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "a")))
+    old = {**spec.to_dict(), **identity(spec), "complete": True}
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "b", note="a rebuild")))
+    diffs = differences(json.loads(json.dumps(old)), spec, identity(spec))
+    assert diffs == ["the gem5 binary changed since"]
+
+
+def test_no_gem5_or_not_gem5(spec, tmp_path, monkeypatch):
+    from colorsim.errors import ConfigError
+    monkeypatch.delenv("GEM5", raising=False)
+    with pytest.raises(ConfigError, match="GEM5 environment variable is not set"):
+        identity(spec)
+    other = tmp_path / "other"
+    other.write_text("#!/bin/sh\necho hello\n")
+    other.chmod(0o755)
+    monkeypatch.setenv("GEM5", str(other))
+    with pytest.raises(ConfigError, match="printed no 'gem5 version"):
+        identity(spec)
+
+
+def test_qemu_ids_do_not_change(spec):
+    """The new keys are covered only where present: a QEMU run's (and an
+    older gem5 run's) identity is what it was."""
+    cfg = {**spec.to_dict(), "engine": "qemu", "engine_version": "10.2.2",
+           "kernel_sha256": "0" * 64, "plugin_sha256": "1" * 64}
+    assert set(identity_dict(cfg)) == {"machine", "variant", "workload", "engine",
+                                       "engine_version", "kernel_sha256",
+                                       "plugin_sha256", "rootfs_sha256"}
