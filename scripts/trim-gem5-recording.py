@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from colorsim.run.engines.gem5 import (_COMPONENTS, COUNTER_MAP,  # noqa: E402
-                                   GLOBAL_MAP)
+from colorsim.run.engines.gem5stats import (  # noqa: E402
+    _COMPONENTS, COUNTER_MAP, GLOBAL_MAP)
 
 RUN_FILES = ("config.json", "layout.json", "gem5_spec.json", "console.log",
              "bus_offsets.csv", "counters.csv")

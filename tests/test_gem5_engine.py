@@ -9,13 +9,9 @@ from pathlib import Path
 import pytest
 
 from colorsim.run.engines import ENGINES
-from colorsim.run.engines.gem5 import (
-    BUS_HEADER,
-    COUNTER_HEADER,
-    Gem5Engine,
-    bus_rows,
-    counter_rows,
-)
+from colorsim.run.engines.gem5 import Gem5Engine
+from colorsim.run.engines.gem5stats import (BUS_HEADER, COUNTER_HEADER,
+                                           bus_rows, counter_rows)
 from colorsim.errors import ConfigError, RunError
 from colorsim.describe.machine import load_machines
 from colorsim.describe.runspec import RunSpec, Workload

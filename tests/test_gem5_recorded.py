@@ -23,7 +23,8 @@ from colorsim.results.rundata import (bus_views, load_run, offset_histogram,
 from colorsim.run.statstxt import parse_stats
 from colorsim import ROOT
 from colorsim.run.console import parse_roi
-from colorsim.run.engines.gem5 import Gem5Engine, counter_rows
+from colorsim.run.engines.gem5 import Gem5Engine
+from colorsim.run.engines.gem5stats import counter_rows
 from colorsim.run.engines.qemu import qemu_binary
 
 RECORDED = ROOT / "recorded" / "gem5"

@@ -187,7 +187,7 @@ def bus_requests(run) -> dict:
         if stats.is_file():
             from colorsim.run.statstxt import parse_stats
 
-            from colorsim.run.engines.gem5 import global_rows
+            from colorsim.run.engines.gem5stats import global_rows
             return {r[3]: float(r[4]) for r in global_rows(parse_stats(stats))
                     if r[0] == ROI_DUMP and r[3] in BUS_KINDS}
         return {}
