@@ -30,6 +30,17 @@ PPRO_L2 = ("256KiB", "512KiB", "1MiB")
 KERNELS = ("vanilla", "c32", "mq", "mq-c32")
 
 
+def modeled_seconds(elapsed_cycles, hz) -> float:
+    """The region's elapsed modelled time in seconds, idle time included
+    (busmon's ``elapsed_cycles``).  Not the CPUs' ``cycles``: those are
+    busy time, and a CPU that idles half the region would make the work
+    per second look twice as high on its share.  NaN for a run made before
+    busmon recorded the elapsed time."""
+    if elapsed_cycles is None or elapsed_cycles != elapsed_cycles:
+        return float("nan")
+    return float(elapsed_cycles) / hz
+
+
 def timing_summary(run: Path) -> dict:
     """One run's timing numbers; ConfigError if it is not a timing run."""
     run = Path(run)
@@ -44,11 +55,14 @@ def timing_summary(run: Path) -> dict:
     hz = cfg["machine"]["processor"]["clock_hz"]
     per = {}
     sched = 0
+    elapsed = None
     for r in rows:
         cpu, stat = int(r["cpu"]), r["stat"]
         if cpu < 0:             # the kernel's region numbers (console.py):
             if stat == "schedule_calls":       # some are not whole numbers
                 sched = int(r["value"])
+            elif stat == "elapsed_cycles" and r["dump"] == "0":
+                elapsed = int(r["value"])      # busmon: the region's length
             continue
         v = int(r["value"])
         d = per.setdefault(cpu, {})
@@ -62,8 +76,7 @@ def timing_summary(run: Path) -> dict:
     con = sum(per[c]["lock_contended"] for c in cpus)
     hold = sum(per[c]["lock_hold_cycles"] for c in cpus)
     cycles = [per[c]["cycles"] for c in cpus]
-    # Busy CPUs: the region lasts as long as the mean CPU's clock ran.
-    seconds = sum(cycles) / len(cycles) / hz
+    seconds = modeled_seconds(elapsed, hz)
     units = sum(per[c].get("work_units", 0) for c in cpus) or sched
     out.update(
         work_units=units,
@@ -74,6 +87,8 @@ def timing_summary(run: Path) -> dict:
         lock_hold_max_us=us(max(per[c]["lock_hold_max_cycles"] for c in cpus)),
         modeled_seconds=seconds,
         work_per_modeled_second=units / seconds if seconds else float("nan"),
+        busy_fraction=(sum(cycles) / len(cycles) / hz / seconds
+                       if seconds else float("nan")),
         cycles_per_schedule=sum(cycles) / sched if sched else float("nan"),
         insts=sum(per[c]["insts"] for c in cpus),
         cycles_spread=(max(cycles) - min(cycles)) / max(cycles) if max(cycles) else 0.0,

@@ -69,6 +69,69 @@ def test_counting_only_has_no_cycles(tmp_path):
                    k[3].startswith("lock_") for k in c)
 
 
+@needs_qemu
+def test_throughput_is_over_elapsed_time(tmp_path):
+    """The AP works about half the region, then halts; CPU 0 works all of
+    it.  busmon's elapsed_cycles is CPU 0's clock from resetstats to
+    dumpstats, idle included (exactly CPU 0's cycles: it never idles),
+    and the work per modelled second is the work over that, not over the
+    mean CPU's busy cycles (0.75 of it here: 1.33x too high)."""
+    from colorsim.timing import timing_summary
+    elf, syms = build_guest(tmp_path, """
+\tm5 0x40                       /* resetstats */
+\tmov $tramp, %esi              /* AP trampoline to 0x8000 (vector 8) */
+\tmov $0x8000, %edi
+\tmov $(tramp_end - tramp), %ecx
+\trep movsb
+\tmovl $0, 0xFEE00310
+\tmovl $0xC4500, 0xFEE00300     /* INIT, all excluding self */
+\tmovl $0xC4608, 0xFEE00300     /* SIPI, vector 8 */
+\tmov $20000, %ecx
+work:\tdec %ecx                   /* a unit of work per iteration */
+\tpause                         /* round-robin: let the AP run too */
+\tjnz work
+\tm5 0x41                       /* dumpstats */
+""", after="""
+\t.code16
+tramp:                          /* AP in real mode: half the work, then idle */
+\tmov $10000, %ecx
+4:\tdec %ecx
+\tpause
+\tjnz 4b
+5:\thlt
+\tjmp 5b
+tramp_end:
+""")
+    out = run_guest(tmp_path, elf, TIMING, "lock=0x50000",
+                    f"unit={syms['work']:#x}")
+    c = counters(out)
+    busy = [sum(c[(0, cpu, m, "cycles")] for m in ("kernel", "user"))
+            for cpu in (0, 1)]
+    elapsed = c[(0, -1, "all", "elapsed_cycles")]
+    assert elapsed == busy[0]
+    assert 0.4 < busy[1] / elapsed < 0.6, (busy, elapsed)
+    assert "system.elapsedCycles" in (out / "stats.txt").read_text()
+    hz = 200_000_000
+    (out / "config.json").write_text(json.dumps({
+        "timing": True, "variant": {"name": "guest"},
+        "machine": {"name": "guest", "processor": {"clock_hz": hz},
+                    "caches": {"l2": {"size": 524288}}}}))
+    t = timing_summary(out)
+    units = t["work_units"]     # the first iteration starts mid-TB
+    assert units in (19999, 20000)
+    assert t["modeled_seconds"] == elapsed / hz
+    assert t["work_per_modeled_second"] == units * hz / elapsed
+    assert 0.7 < t["busy_fraction"] < 0.8
+    # the catalog's columns (figures and report read those) say the same
+    import pandas as pd
+    from colorsim.catalog import timing_columns
+    cat = timing_columns(json.loads((out / "config.json").read_text()),
+                         pd.read_csv(out / "counters.csv"),
+                         out / "console.log", float("nan"))
+    assert cat["modeled_seconds"] == t["modeled_seconds"]
+    assert cat["throughput"] == t["work_per_modeled_second"]
+
+
 def pingpong_guest(tmp_path, crit, outside=200, rounds=50,
                    lock_arg="lock=0x50000"):
     """Both CPUs take the lock word at 0x50000 `rounds` times, the i386

@@ -244,6 +244,16 @@ static void idle_catch_up(unsigned cpu)
 static uint64_t max_skew;
 static unsigned long long sync_polls;
 
+/*
+ * The region's elapsed modelled time: the clock of the CPU that issues
+ * dumpstats minus the clock of the CPU that issued resetstats (the same
+ * CPU for the built-in workload's tick-driven region).  Unlike the CPUs'
+ * `cycles`, which are busy time only, it includes idle time, so work
+ * divided by it is work per modelled second of the machine.  Exact for
+ * one issuing CPU; across two, off by at most their skew.
+ */
+static uint64_t roi_start, roi_elapsed;
+
 static void publish_word(uint64_t addr, uint64_t v)
 {
 	publish_buf = v;			/* x86 guest: little endian */
@@ -478,7 +488,7 @@ static void vcpu_fetch(unsigned int vcpu, void *udata)
 		 (packed & FETCH_USER) ? CM_F_USER : 0);
 }
 
-static void m5op(unsigned func);
+static void m5op(unsigned func, unsigned cpu);
 
 static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		       unsigned flags)
@@ -592,7 +602,7 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	 * meaningful.  Nothing in the window is a cache access. */
 	if (vaddr - cfg.m5base < M5_WINDOW) {
 		if (!store && shift == 3)
-			m5op(((vaddr - cfg.m5base) >> 8) & 0xff);
+			m5op(((vaddr - cfg.m5base) >> 8) & 0xff, cpu_of(vcpu));
 		return;
 	}
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
@@ -891,6 +901,10 @@ static void fill_stats(FILE *f)
 		insts += ctr_all(c, IDX(insts));
 	fprintf(f, "\n---------- Begin Simulation Statistics ----------\n");
 	stat_count(f, insts, "Number of instructions simulated", "sim_insts");
+	if (cfg.timing)
+		stat_count(f, roi_elapsed,
+			   "Elapsed modelled cycles of the region, idle included",
+			   "system.elapsedCycles");
 	for (unsigned c = 0; c < model.ncpus; c++)
 		stats_cpu(f, c);
 	stats_locks(f);
@@ -960,6 +974,9 @@ static void fill_counters_csv(FILE *f)
 					c, lock_names[i], v[i]);
 		}
 	}
+	if (cfg.timing)		/* machine-wide: cpu -1, as the kernel's numbers */
+		fprintf(f, "%u,-1,all,elapsed_cycles,%" PRIu64 "\n", ndumps,
+			roi_elapsed);
 }
 
 /* ---- busmon.json: the effective configuration ------------------------- */
@@ -1092,8 +1109,9 @@ static void write_json(void)
 
 /* ---- m5 ops and dumps ------------------------------------------------- */
 
-static void dump(void)
+static void dump(unsigned cpu)
 {
+	roi_elapsed = model.cpu[cpu].now - roi_start;
 	write_atomically("stats.txt", 1, NULL, fill_stats);
 	write_atomically("bus_offsets.csv", 1,
 			 "dump,cpu,mode,kind,offset,count\n", fill_bus_csv);
@@ -1104,9 +1122,10 @@ static void dump(void)
 }
 
 /* Counters only: cache contents, clocks and the lock's state stay. */
-static void reset_stats(void)
+static void reset_stats(unsigned cpu)
 {
 	cm_reset_stats(&model);
+	roi_start = model.cpu[cpu].now;
 	max_skew = 0;			/* the region's own skew */
 	memset(work_units, 0, sizeof(work_units));
 	for (unsigned c = 0; c < model.ncpus; c++) {
@@ -1124,18 +1143,18 @@ static void reset_stats(void)
 	}
 }
 
-static void m5op(unsigned func)
+static void m5op(unsigned func, unsigned cpu)
 {
 	switch (func) {
 	case M5_RESETSTATS:
-		reset_stats();
+		reset_stats(cpu);
 		break;
 	case M5_DUMPSTATS:
-		dump();
+		dump(cpu);
 		break;
 	case M5_DUMPRESETSTATS:
-		dump();
-		reset_stats();
+		dump(cpu);
+		reset_stats(cpu);
 		break;
 	case M5_EXIT:
 		/* The guest exits next through isa-debug-exit; we only note
