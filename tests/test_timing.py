@@ -34,9 +34,11 @@ def test_microbenchmark_exact_cycles(tmp_path):
     misses served by L2, and 4 instructions per line.  One CPU, no
     sharing: the cycles are exactly the sum.  SeaBIOS leaves the LRU way
     of each of these L2 sets dirty, so every fill also evicts a dirty line:
-    its write-back is posted after the fill (no stall) but holds the bus
-    for bus_line cycles, and the next miss, one 4-instruction TB later,
-    queues for the rest: (bus_line - 4 * inst) cycles, 2047 times."""
+    its write-back is posted after the fill (no stall) and its request
+    phase holds the address bus for bus_addr cycles; the next miss, one
+    4-instruction TB later, queues for the rest: (bus_addr - 4 * inst)
+    cycles, 2047 times.  (Its data phase, bus_line cycles right after,
+    ends long before the next miss's data phase, at the end of mem.)"""
     elf, _ = build_guest(tmp_path, """
 \tm5 0x40                       /* resetstats */
 \tsweep "mov (%esi), %eax"
@@ -49,7 +51,7 @@ def test_microbenchmark_exact_cycles(tmp_path):
     assert k("l2_misses") == 2048 and k("bus_read") == 2048
     assert k("l2_accesses") == 4096 and k("hitm") == 0
     assert k("l2_writebacks") == 2048
-    assert k("bus_wait_cycles") == 2047 * (T["bus_line"] - 4 * T["inst"])
+    assert k("bus_wait_cycles") == 2047 * (T["bus_addr"] - 4 * T["inst"])
     insts = k("insts")
     assert insts == 2 * (1 + 4 * 2048) + 1    # 2 x (mov; 4 per line) + m5
     assert k("cycles") == (insts * T["inst"] + 2048 * T["l2_hit"]
@@ -58,6 +60,7 @@ def test_microbenchmark_exact_cycles(tmp_path):
     assert c[(0, 1, "kernel", "cycles")] == 0  # the AP is parked
     conf = json.loads((out / "busmon.json").read_text())
     assert conf["timing"] == T
+    assert conf["bus"]["depth"] == 8 and conf["bus"]["late"] == 0
     assert "system.cpu0.numCycles::kernel" in (out / "stats.txt").read_text()
 
 
@@ -328,6 +331,8 @@ def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     (["lock=0x1000"], "busmon: lock= needs timing="),
     (["timing=1:2:3:4:5:6:7", "lock=0x1002"], "busmon: bad value in 'lock=0x1002'"),
     (["unit=0"], "busmon: bad value in 'unit=0'"),
+    (["busdepth=0"], "busmon: bad value in 'busdepth=0'"),
+    (["busdepth=65"], "busmon: bad value in 'busdepth=65'"),
     (["free=0x20-0x10"], "busmon: bad value in 'free=0x20-0x10'"),
 ])
 def test_timing_option_errors(args, message, tmp_path):

@@ -137,7 +137,7 @@ class QemuEngine:
         for lo, hi in layout["ranges"]["user"]:
             args.append(f"user={lo:#x}-{hi:#x}")
         if spec.timing:
-            args.append(f"timing={spec.machine.timing.plugin_arg()}")
+            args.extend(spec.machine.timing.plugin_args())
             sym = layout["symbols"]
             args.append(self.lock_arg(spec, layout))
             # The kernel is identity-mapped: a symbol's address is physical.

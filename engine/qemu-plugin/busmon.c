@@ -219,11 +219,19 @@ static uint64_t clock_floor(unsigned skip)
 	return floor;
 }
 
+/* The bus model serves a request once every CPU that is not parked has
+ * passed it: the same CPUs as clock_floor() leaves out. */
+static void park_update(unsigned cpu)
+{
+	model.cpu[cpu].parked = halted[cpu] || lockm[cpu].spinning;
+}
+
 static void idle_catch_up(unsigned cpu)
 {
 	uint64_t floor = clock_floor(cpu);
 
 	halted[cpu] = 0;
+	park_update(cpu);
 	if (floor != UINT64_MAX && floor > model.cpu[cpu].now) {
 		model.cpu[cpu].now = floor;
 		idle_catchups++;
@@ -277,8 +285,11 @@ static void publish_clocks(unsigned cpu)
 
 static void vcpu_hlt(unsigned int vcpu, void *udata)
 {
+	unsigned cpu = vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus;
+
 	(void)udata;
-	halted[vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus] = 1;
+	halted[cpu] = 1;
+	park_update(cpu);
 }
 
 /* ---- translation time ------------------------------------------------- */
@@ -503,6 +514,7 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 			if (!lm->spinning)
 				lm->spin_since = now;
 			lm->spinning = 1;
+			park_update(cpu);
 			return;
 		}
 		if (lw->holder >= 0) {		/* xchg found it held: a failed
@@ -552,6 +564,7 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		lockstats_acquire(&lw->s, lm->spinning, now - lm->spin_since);
 		lw->last_contended = lm->spinning;
 		lm->spinning = 0;
+		park_update(cpu);
 		lw->holder = (int)cpu;
 		lw->acquire_t = now;
 	} else if (v == 1 && lw->holder == (int)cpu) {	/* release */
@@ -892,6 +905,23 @@ static void stats_locks(FILE *f)
 	}
 }
 
+/* The bus in modelled time (cachemodel.h struct cm_busstats). */
+static void stats_bus_time(FILE *f)
+{
+	const struct cm_busstats *b = &model.bs;
+
+	stat_count(f, b->addr_cycles, "Address-bus cycles held (request phases)",
+		   "system.bus.addrBusyCycles");
+	stat_count(f, b->data_cycles, "Data-bus cycles held (data phases)",
+		   "system.bus.dataBusyCycles");
+	stat_count(f, b->wait_cycles, "Queueing of all transactions, posted too",
+		   "system.bus.waitCycles");
+	stat_count(f, b->late, "Requests from behind the bus's served time",
+		   "system.bus.lateRequests");
+	stat_count(f, b->forced, "Requests served before all clocks passed them",
+		   "system.bus.forcedRequests");
+}
+
 static void fill_stats(FILE *f)
 {
 	uint64_t insts = 0;
@@ -913,6 +943,8 @@ static void fill_stats(FILE *f)
 		snprintf(prefix, sizeof(prefix), "cpu%u.", c);
 		stats_bus_kinds(f, prefix, c, c + 1);
 	}
+	if (cfg.timing)
+		stats_bus_time(f);
 	stats_offsets(f, 0);
 	stats_offsets(f, 1);
 	fprintf(f, "\n---------- End Simulation Statistics   ----------\n");
@@ -1053,12 +1085,22 @@ static void fill_json(FILE *f)
 		fprintf(f, "  \"publish\": \"0x%" PRIx64 "\",\n"
 			"  \"publish_errors\": %u,\n", cfg.publish,
 			publish_errors);
-	if (cfg.timing)
+	if (cfg.timing) {
+		const struct cm_busstats *b = &model.bs;
+
 		fprintf(f, "  \"timing\": {\"inst\": %" PRIu64 ", \"l2_hit\": %" PRIu64
 			", \"mem\": %" PRIu64 ", \"hitm\": %" PRIu64 ", \"inval\": %"
 			PRIu64 ", \"bus_line\": %" PRIu64 ", \"bus_addr\": %" PRIu64
 			"},\n", cfg.t.inst, cfg.t.l2_hit, cfg.t.mem, cfg.t.hitm,
 			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
+		fprintf(f, "  \"bus\": {\"depth\": %" PRIu64 ", \"transactions\": %"
+			PRIu64 ", \"addr_busy_cycles\": %" PRIu64
+			", \"data_busy_cycles\": %" PRIu64 ", \"wait_cycles\": %"
+			PRIu64 ", \"late\": %" PRIu64 ", \"forced\": %" PRIu64
+			", \"max_pending\": %" PRIu64 "},\n", cfg.t.bus_depth,
+			b->transactions, b->addr_cycles, b->data_cycles,
+			b->wait_cycles, b->late, b->forced, b->max_pending);
+	}
 	if (cfg.lock != 0) {
 		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n  \"locks\": [",
 			cfg.lock);
@@ -1111,6 +1153,7 @@ static void write_json(void)
 
 static void dump(unsigned cpu)
 {
+	cm_bus_flush(&model);		/* every queueing charged, then counted */
 	roi_elapsed = model.cpu[cpu].now - roi_start;
 	write_atomically("stats.txt", 1, NULL, fill_stats);
 	write_atomically("bus_offsets.csv", 1,
@@ -1296,6 +1339,10 @@ static int parse_option(const char *arg)
 			p = e + 1;
 		}
 		cfg.timing = 1;
+	} else if (KEY("busdepth")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v < 1 || v > CM_IOQ_MAX)
+			goto bad;
+		cfg.t.bus_depth = v;
 	} else if (KEY("unit")) {
 		if (parse_u64(val, &cfg.unit, NULL, 1) < 0 || cfg.unit == 0)
 			goto bad;
@@ -1325,7 +1372,7 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, m5base, "
-			"publish, timing, lock, free, unit)\n", arg);
+			"publish, timing, busdepth, lock, free, unit)\n", arg);
 		return -1;
 	}
 	return 0;
@@ -1405,6 +1452,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	cfg.m5base = 0xffff0000u;
 	cfg.l1repl = cfg.l2repl = CM_REPL_LRU;
 	cfg.inclusive = 1;
+	cfg.t.bus_depth = 8;		/* the P6 in-order queue (facts section 2) */
 	cfg.smp_vcpus = info->system_emulation ? info->system.smp_vcpus : 1;
 	cfg.ncpus = cfg.smp_vcpus > 0 ? (unsigned)cfg.smp_vcpus : 1;
 	cfg.argc = argc;
@@ -1443,8 +1491,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	for (unsigned i = 0; i < MAX_LOCKS; i++)
 		lockw[i].holder = lockw[i].releaser =
 			lockw[i].prev_releaser = lockw[i].deferred = -1;
-	if (cfg.timing)
-		cm_enable_timing(&model, &cfg.t);
+	if (cfg.timing && cm_enable_timing(&model, &cfg.t, err, sizeof(err)) < 0) {
+		fprintf(stderr, "busmon: %s\n", err);
+		cm_free(&model);
+		return -1;
+	}
+	/* Every CPU is parked until it first runs (a halted CPU's first TB
+	 * wakes it), so CPUs not yet started do not hold the bus back. */
+	for (unsigned c = 0; cfg.timing && c < model.ncpus; c++) {
+		halted[c] = 1;
+		park_update(c);
+	}
 	cm_set_inclusive(&model, cfg.inclusive);
 	if (cm_set_repl(&model, CM_LEVEL_L1D, cfg.l1repl, err, sizeof(err)) < 0 ||
 	    (model.has_l1i && cm_set_repl(&model, CM_LEVEL_L1I, cfg.l1repl, err,
