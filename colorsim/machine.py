@@ -139,7 +139,7 @@ TIMING_FIELDS = ("inst", "l2_hit", "mem", "hitm", "inval", "bus_line",
                  "bus_addr")
 # Further [x.timing] keys, each its own busmon option, with its default
 # when a machine leaves it out.
-TIMING_EXTRA = {"bus_depth": ("busdepth", 8)}
+TIMING_EXTRA = {"bus_depth": ("busdepth", 8), "locked_rmw": ("locked", 0)}
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,7 @@ class Timing:
     bus_line: int
     bus_addr: int
     bus_depth: int = 8      # transactions in flight on the bus at most
+    locked_rmw: int = 0     # a locked RMW's own cost, beyond its line (0: off)
 
     def __post_init__(self):
         for f in TIMING_FIELDS:
@@ -164,6 +165,10 @@ class Timing:
                                   f"clocks 0..1000000, got {v!r}")
         if self.inst < 1:
             raise ConfigError("timing.inst must be at least 1 clock")
+        v = self.locked_rmw
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 1_000_000:
+            raise ConfigError(f"timing.locked_rmw must be a whole number of "
+                              f"clocks 0..1000000, got {v!r}")
         d = self.bus_depth
         if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 64:
             raise ConfigError(f"timing.bus_depth must be a whole number of "

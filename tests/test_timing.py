@@ -332,6 +332,7 @@ def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     (["timing=1:2:3:4:5:6:7", "lock=0x1002"], "busmon: bad value in 'lock=0x1002'"),
     (["unit=0"], "busmon: bad value in 'unit=0'"),
     (["busdepth=0"], "busmon: bad value in 'busdepth=0'"),
+    (["locked=2000000"], "busmon: bad value in 'locked=2000000'"),
     (["busdepth=65"], "busmon: bad value in 'busdepth=65'"),
     (["free=0x20-0x10"], "busmon: bad value in 'free=0x20-0x10'"),
 ])
@@ -342,3 +343,12 @@ def test_timing_option_errors(args, message, tmp_path):
                        text=True, timeout=20)
     assert r.returncode != 0
     assert message in r.stderr, r.stderr
+
+
+def test_machine_costs_reach_the_plugin():
+    """Each [x.timing] cost is a busmon option, with its source's value."""
+    from colorsim.machine import get_machine
+    for name in ("ppro4", "piii8"):
+        args = get_machine(name).timing.plugin_args()
+        assert args[0].startswith("timing=")
+        assert "busdepth=8" in args and "locked=12" in args, args

@@ -1093,6 +1093,7 @@ static void fill_json(FILE *f)
 			PRIu64 ", \"bus_line\": %" PRIu64 ", \"bus_addr\": %" PRIu64
 			"},\n", cfg.t.inst, cfg.t.l2_hit, cfg.t.mem, cfg.t.hitm,
 			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
+		fprintf(f, "  \"locked\": %" PRIu64 ",\n", cfg.t.locked);
 		fprintf(f, "  \"bus\": {\"depth\": %" PRIu64 ", \"transactions\": %"
 			PRIu64 ", \"addr_busy_cycles\": %" PRIu64
 			", \"data_busy_cycles\": %" PRIu64 ", \"wait_cycles\": %"
@@ -1339,6 +1340,10 @@ static int parse_option(const char *arg)
 			p = e + 1;
 		}
 		cfg.timing = 1;
+	} else if (KEY("locked")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
+			goto bad;
+		cfg.t.locked = v;
 	} else if (KEY("busdepth")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v < 1 || v > CM_IOQ_MAX)
 			goto bad;
@@ -1372,7 +1377,7 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, m5base, "
-			"publish, timing, busdepth, lock, free, unit)\n", arg);
+			"publish, timing, busdepth, locked, lock, free, unit)\n", arg);
 		return -1;
 	}
 	return 0;

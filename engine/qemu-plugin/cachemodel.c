@@ -725,6 +725,11 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 
 	if (own)
 		l1i_drop(p, lineno);	/* the P6 snoops its own L1I on stores */
+	/* A locked RMW waits for the CPU's earlier loads and stores to
+	 * complete (SDM vol. 3A 7.1.2): `locked` cycles on top of gaining
+	 * the line, charged once, at its load half. */
+	if ((flags & CM_F_LOCKED) && !store)
+		cm_stall(m, cpu, mode, m->t.locked);
 	if (store)
 		ctr->l1d_write_accesses++;
 	else

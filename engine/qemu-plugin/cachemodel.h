@@ -146,6 +146,7 @@ struct cm_timing {
 	uint64_t bus_line;	/* data-bus occupancy of a line transfer */
 	uint64_t bus_addr;	/* address-bus occupancy of any transaction */
 	uint64_t bus_depth;	/* transactions in flight at most (1..CM_IOQ_MAX) */
+	uint64_t locked;	/* a locked RMW, beyond gaining its line */
 };
 
 #define CM_IOQ_MAX	64

@@ -995,6 +995,49 @@ static void test_bus_queueing(void)
 	       fabs(sliced - theory) <= 0.1 * theory);
 }
 
+/*
+ * A locked RMW costs `locked` cycles beyond gaining its line: on a line
+ * the CPU already holds M exactly that much more than a plain load and
+ * store; on a line another CPU holds M, the HITM fill (with its bus
+ * phases) plus that.  Without the cost (locked = 0) they are the same.
+ */
+static uint64_t locked_rmw_cycles(uint64_t locked, unsigned flags, int remote)
+{
+	struct cm_model m;
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39, .hitm = 30,
+			       .inval = 18, .bus_line = 12, .bus_addr = 6,
+			       .bus_depth = 8, .locked = locked };
+	const uint64_t L = 0x70010;
+	char err[128];
+	uint64_t before, cyc;
+
+	model(&m, 2, &geoms[0], &geoms[1]);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0)
+		exit(2);
+	cm_access(&m, remote, L, 4, 1, 0);	/* someone holds it M */
+	cm_bus_flush(&m);
+	m.cpu[0].now = m.cpu[1].now = 1000;	/* both past every request */
+	before = m.cpu[0].now;
+	cm_access(&m, 0, L, 4, 0, flags);
+	cm_access(&m, 0, L, 4, 1, flags);
+	cm_bus_flush(&m);
+	cyc = m.cpu[0].now - before;
+	cm_free(&m);
+	return cyc;
+}
+
+static void test_locked_cost(void)
+{
+	context = "locked RMW cost";
+	EXPECT("owned line: plain RMW costs nothing", 0,
+	       locked_rmw_cycles(12, 0, 0));
+	EXPECT("owned line: locked RMW costs locked", 12,
+	       locked_rmw_cycles(12, CM_F_LOCKED, 0));
+	EXPECT("switched off", 0, locked_rmw_cycles(0, CM_F_LOCKED, 0));
+	EXPECT("remote M line: HITM fill + locked", 30 + 12,
+	       locked_rmw_cycles(12, CM_F_LOCKED, 1));
+}
+
 int main(void)
 {
 	char name[64];
@@ -1027,6 +1070,7 @@ int main(void)
 	test_non_inclusive();
 	test_geometry_errors();
 	test_bus_queueing();
+	test_locked_cost();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
