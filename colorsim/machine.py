@@ -156,6 +156,7 @@ class Timing:
     bus_addr: int
     bus_depth: int = 8      # transactions in flight on the bus at most
     locked_rmw: int = 0     # a locked RMW's own cost, beyond its line (0: off)
+    fetch: bool = False     # instruction fetches through L1I and L2 when timing
 
     def __post_init__(self):
         for f in TIMING_FIELDS:
@@ -165,6 +166,9 @@ class Timing:
                                   f"clocks 0..1000000, got {v!r}")
         if self.inst < 1:
             raise ConfigError("timing.inst must be at least 1 clock")
+        if not isinstance(self.fetch, bool):
+            raise ConfigError(f"timing.fetch must be true or false, got "
+                              f"{self.fetch!r}")
         v = self.locked_rmw
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 1_000_000:
             raise ConfigError(f"timing.locked_rmw must be a whole number of "
@@ -267,13 +271,14 @@ def machine_from_table(name: str, t: dict) -> Machine:
         timing = None
         if "timing" in t:
             tt = t["timing"]
-            known = TIMING_FIELDS + tuple(TIMING_EXTRA)
+            known = TIMING_FIELDS + tuple(TIMING_EXTRA) + ("fetch",)
             unknown = sorted(set(tt) - set(known))
             if unknown:
                 raise ConfigError(f"machine {name}: unknown timing key "
                                   f"{unknown[0]!r} (known: {', '.join(known)})")
             timing = Timing(**{f: tt[f] for f in TIMING_FIELDS},
-                            **{k: tt.get(k, d) for k, (_, d) in TIMING_EXTRA.items()})
+                            **{k: tt.get(k, d) for k, (_, d) in TIMING_EXTRA.items()},
+                            fetch=tt.get("fetch", False))
     except KeyError as e:
         raise ConfigError(f"machine {name}: missing {e.args[0]!r}") from None
     except (TypeError, AttributeError):

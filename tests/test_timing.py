@@ -352,3 +352,8 @@ def test_machine_costs_reach_the_plugin():
         args = get_machine(name).timing.plugin_args()
         assert args[0].startswith("timing=")
         assert "busdepth=8" in args and "locked=12" in args, args
+    # instruction fetches: on with --timing (timing.fetch), off without
+    from colorsim.engines.qemu import QemuEngine
+    timed, counted = _timing_spec("c32"), _timing_spec("c32")
+    counted = type(counted)(counted.machine, counted.variant, counted.workload)
+    assert QemuEngine.fetches(timed) and not QemuEngine.fetches(counted)
