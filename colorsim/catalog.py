@@ -178,7 +178,7 @@ TIMING_COLUMNS = ("modeled_seconds", "work_units", "work_per_modeled_second",
                   "cycles_per_schedule", "lock_acquisitions",
                   "lock_contention", "lock_contention_pct",
                   "lock_hold_mean_us", "lock_hold_max_us", "lock_spin_us",
-                  "cycles_spread", "busy_fraction")
+                  "cycles_spread", "busy_fraction", "max_skew_us")
 
 
 def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
@@ -234,6 +234,7 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     glob = counters[(counters["dump"] == 0) & (counters["cpu"] < 0)]
     el = glob[glob["stat"] == "elapsed_cycles"]["value"]
     seconds = modeled_seconds(float(el.iloc[-1]) if len(el) else None, hz)
+    sk = glob[glob["stat"] == "max_skew_cycles"]["value"]
     acq = float(col("lock_acquisitions").sum())
     units = float(col("work_units").sum())
     if not units and not prog and sched == sched:  # runs made before
@@ -254,6 +255,7 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
         lock_hold_max_us=us(float(col("lock_hold_max_cycles").max())),
         lock_spin_us=us(float(col("lock_spin_cycles").sum())),
         cycles_spread=float((cycles.max() - cycles.min()) / cycles.max()),
+        max_skew_us=us(float(sk.iloc[-1])) if len(sk) else nan,
         busy_fraction=(float(cycles.mean()) / hz / seconds
                        if seconds else nan))
     out["lock_contention_pct"] = out["lock_contention"] * 100

@@ -55,7 +55,7 @@ def timing_summary(run: Path) -> dict:
     hz = cfg["machine"]["processor"]["clock_hz"]
     per = {}
     sched = 0
-    elapsed = None
+    elapsed = skew = None
     for r in rows:
         cpu, stat = int(r["cpu"]), r["stat"]
         if cpu < 0:             # the kernel's region numbers (console.py):
@@ -63,6 +63,8 @@ def timing_summary(run: Path) -> dict:
                 sched = int(r["value"])
             elif stat == "elapsed_cycles" and r["dump"] == "0":
                 elapsed = int(r["value"])      # busmon: the region's length
+            elif stat == "max_skew_cycles" and r["dump"] == "0":
+                skew = int(r["value"])         # busmon: largest lead at a poll
             continue
         v = int(r["value"])
         d = per.setdefault(cpu, {})
@@ -87,6 +89,7 @@ def timing_summary(run: Path) -> dict:
         lock_hold_max_us=us(max(per[c]["lock_hold_max_cycles"] for c in cpus)),
         modeled_seconds=seconds,
         work_per_modeled_second=units / seconds if seconds else float("nan"),
+        max_skew_us=us(skew) if skew is not None else float("nan"),
         busy_fraction=(sum(cycles) / len(cycles) / hz / seconds
                        if seconds else float("nan")),
         cycles_per_schedule=sum(cycles) / sched if sched else float("nan"),
@@ -162,14 +165,15 @@ def cmd_timing_table(a):
         rows.append(timing_summary(path))
     print(f"{'machine':7} {'cpus':>4} {'L2':>6} {'kernel':8} {'units':>6} {'sched':>6} "
           f"{'work/s':>9} {'cyc/sched':>10} {'lock acq':>8} {'contend':>8} "
-          f"{'hold us':>8} {'max us':>8} {'spin us':>10} {'spread':>6}")
+          f"{'hold us':>8} {'max us':>8} {'spin us':>10} {'spread':>6} {'skew us':>7}")
     for r in rows:
         print(f"{r['machine']:7} {r['cpus']:>4} {r['l2'] // 1024:>5}K "
               f"{r['kernel']:8} {r['work_units']:>6} {r['schedule_calls']:>6} "
               f"{r['work_per_modeled_second']:>9.0f} {r['cycles_per_schedule']:>10.0f} "
               f"{r['lock_acquisitions']:>8} {r['lock_contention']:>8.3f} "
               f"{r['lock_hold_mean_us']:>8.1f} {r['lock_hold_max_us']:>8.1f} "
-              f"{r['lock_spin_us']:>10.0f} {r['cycles_spread']:>6.3f}")
+              f"{r['lock_spin_us']:>10.0f} {r['cycles_spread']:>6.3f} "
+              f"{r['max_skew_us']:>7.0f}")
         if a.per_cpu:
             for c in r["per_cpu"]:
                 print(f"{'':7} {'cpu' + str(c['cpu']):>4} {'':6} {'':8} {'':6} {'':6} "

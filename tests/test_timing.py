@@ -114,6 +114,8 @@ tramp_end:
     assert elapsed == busy[0]
     assert 0.4 < busy[1] / elapsed < 0.6, (busy, elapsed)
     assert "system.elapsedCycles" in (out / "stats.txt").read_text()
+    assert (0, -1, "all", "max_skew_cycles") in c      # reported per run
+    assert c[(0, -1, "all", "bus_max_lag_cycles")] >= 0
     hz = 200_000_000
     (out / "config.json").write_text(json.dumps({
         "timing": True, "variant": {"name": "guest"},

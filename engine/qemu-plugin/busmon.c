@@ -1006,9 +1006,14 @@ static void fill_counters_csv(FILE *f)
 					c, lock_names[i], v[i]);
 		}
 	}
-	if (cfg.timing)		/* machine-wide: cpu -1, as the kernel's numbers */
+	if (cfg.timing) {	/* machine-wide: cpu -1, as the kernel's numbers */
 		fprintf(f, "%u,-1,all,elapsed_cycles,%" PRIu64 "\n", ndumps,
 			roi_elapsed);
+		fprintf(f, "%u,-1,all,max_skew_cycles,%" PRIu64 "\n", ndumps,
+			max_skew);
+		fprintf(f, "%u,-1,all,bus_max_lag_cycles,%" PRIu64 "\n", ndumps,
+			model.bs.max_lag);
+	}
 }
 
 /* ---- busmon.json: the effective configuration ------------------------- */
@@ -1098,9 +1103,11 @@ static void fill_json(FILE *f)
 			PRIu64 ", \"addr_busy_cycles\": %" PRIu64
 			", \"data_busy_cycles\": %" PRIu64 ", \"wait_cycles\": %"
 			PRIu64 ", \"late\": %" PRIu64 ", \"forced\": %" PRIu64
-			", \"max_pending\": %" PRIu64 "},\n", cfg.t.bus_depth,
+			", \"max_pending\": %" PRIu64 ", \"max_lag_cycles\": %" PRIu64
+			"},\n", cfg.t.bus_depth,
 			b->transactions, b->addr_cycles, b->data_cycles,
-			b->wait_cycles, b->late, b->forced, b->max_pending);
+			b->wait_cycles, b->late, b->forced, b->max_pending,
+			b->max_lag);
 	}
 	if (cfg.lock != 0) {
 		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n  \"locks\": [",

@@ -398,6 +398,8 @@ static void bus_serve(struct cm_model *m, unsigned c, uint64_t t)
 	m->bs.addr_cycles += m->t.bus_addr;
 	m->bs.data_cycles += r->occ;
 	m->bs.wait_cycles += wait;
+	if (!r->posted && p->now - r->t > m->bs.max_lag)
+		m->bs.max_lag = p->now - r->t;
 	if (!r->posted && wait != 0) {
 		p->now += wait;
 		p->ctr[r->mode].cycles += wait;

@@ -176,6 +176,8 @@ struct cm_busstats {
 	uint64_t late;		/* asked for before the latest one served */
 	uint64_t forced;	/* served before every CPU's clock passed them */
 	uint64_t max_pending;	/* most requests waiting in one CPU's queue */
+	uint64_t max_lag;	/* longest a CPU ran on before its queueing
+				 * was charged: its clock then - the request */
 };
 
 /*
