@@ -163,25 +163,35 @@ struct lockmeter {
 } __attribute__((aligned(64)));
 static struct lockmeter lockm[MAX_CPUS];
 
+/*
+ * One hold of a lock in modelled time.  A lock keeps its last LOCK_HOLDS
+ * holds in modelled order (by request, which is also by start), so that a
+ * request made at an earlier modelled time than holds other CPUs already
+ * ran (round-robin ran them first) goes before all of them, however many.
+ */
+#define LOCK_HOLDS	64
+struct hold {
+	uint64_t req;			/* modelled time of the request */
+	uint64_t start, end;		/* acquire, release (end: open = MAX) */
+	int cpu;
+	int contended;			/* its acquisition waited */
+};
+
 struct lockword {
-	uint64_t release_t;		/* modelled time of the last release */
-	uint64_t acquire_t;		/* of the current hold, else the last */
-	int holder, releaser;		/* CPU, or -1 */
-	int last_contended;		/* the last hold's acquisition waited */
-	/* The hold before the last one: its release, for a requester that
-	 * goes before the last hold in modelled time (see lock_store). */
-	uint64_t prev_release_t;
-	int prev_releaser;
-	/* While such a hold is on: the hold it went before (by `deferred`,
-	 * or -1), as it was recorded. */
-	int deferred, def_contended;
-	uint64_t def_acquire_t, def_release_t;
+	struct hold h[LOCK_HOLDS];	/* a ring, oldest at `first` */
+	unsigned first, n;
+	struct hold gone;		/* the last hold dropped off the ring
+					 * (cpu -1: none yet) */
+	int holder;			/* CPU holding it in guest memory, or -1 */
 	/* Totals over the acquiring CPUs; overlaps is the invariant check
-	 * (acquisitions before this lock's last release: must stay 0). */
+	 * (a hold starting before the previous one ended: must stay 0). */
 	struct lockstats s;
 	uint64_t overlaps, trylock_failures;
 	uint64_t reordered;		/* holds that went before a hold taken
 					 * earlier in round-robin order */
+	uint64_t max_depth;		/* most holds one request went before */
+	uint64_t too_old;		/* requests before the oldest hold kept:
+					 * queued after it instead */
 };
 static struct lockword lockw[MAX_LOCKS];
 
@@ -501,6 +511,98 @@ static void vcpu_fetch(unsigned int vcpu, void *udata)
 
 static void m5op(unsigned func, unsigned cpu);
 
+static struct hold *hold_at(struct lockword *lw, unsigned i)
+{
+	return &lw->h[(lw->first + i) % LOCK_HOLDS];
+}
+
+/* The time a hold by `cpu` can start after hold p: its release, plus the
+ * lock line's transfer if another CPU held it. */
+static uint64_t after_hold(const struct hold *p, int cpu)
+{
+	if (p->cpu < 0)
+		return 0;
+	return p->end + (p->cpu != cpu ? cfg.t.hitm : 0);
+}
+
+/*
+ * Acquire by `cpu`, asking at modelled time `now`: its hold goes after
+ * every kept hold asked for no later, and before the rest (CPUs ahead in
+ * modelled time that round-robin ran first); it starts when the hold
+ * before it has ended.  Returns the hold's place.
+ */
+static unsigned lock_place(struct lockword *lw, int cpu, uint64_t now,
+			   uint64_t *start)
+{
+	unsigned i = lw->n;
+	const struct hold *prev;
+
+	while (i > 0 && hold_at(lw, i - 1)->req > now)
+		i--;
+	prev = i > 0 ? hold_at(lw, i - 1) : &lw->gone;
+	if (i == 0 && lw->gone.cpu >= 0 && now < lw->gone.req)
+		lw->too_old++;
+	*start = after_hold(prev, cpu);
+	if (*start < now)
+		*start = now;
+	if (i < lw->n) {
+		lw->reordered++;
+		if (lw->n - i > lw->max_depth)
+			lw->max_depth = lw->n - i;
+	}
+	if (*start < (prev->cpu >= 0 ? prev->end : 0))
+		lw->overlaps++;		/* cannot happen: checked anyway */
+	return i;
+}
+
+/* Insert hold x at place i, dropping the oldest if the ring is full. */
+static void lock_insert(struct lockword *lw, unsigned i, const struct hold *x)
+{
+	if (lw->n == LOCK_HOLDS) {
+		lw->gone = lw->h[lw->first];
+		lw->first = (lw->first + 1) % LOCK_HOLDS;
+		lw->n--;
+		if (i > 0)
+			i--;
+	}
+	for (unsigned j = lw->n; j > i; j--)
+		*hold_at(lw, j) = *hold_at(lw, j - 1);
+	*hold_at(lw, i) = *x;
+	lw->n++;
+}
+
+/*
+ * The hold at place i has ended: every later hold must start after it.
+ * A later hold that started too early moves later, and its CPU waits the
+ * difference (spin time; the acquisition counts as contended).  A CPU's
+ * later holds were in its own past by then, so they move with it
+ * uncharged, before being checked against the hold before them.
+ */
+static void lock_push_later(struct lockword *lw, unsigned i)
+{
+	static uint64_t moved[MAX_CPUS];	/* per CPU, this call */
+
+	for (unsigned j = i + 1; j < lw->n; j++)
+		moved[hold_at(lw, j)->cpu] = 0;
+	for (unsigned j = i + 1; j < lw->n; j++) {
+		struct hold *k = hold_at(lw, j);
+		uint64_t need = after_hold(hold_at(lw, j - 1), k->cpu), wait;
+
+		k->start += moved[k->cpu];
+		k->end += moved[k->cpu];
+		if (need <= k->start)
+			continue;
+		wait = need - k->start;
+		k->start += wait;
+		k->end += wait;
+		moved[k->cpu] += wait;
+		cm_stall(&model, (unsigned)k->cpu, CM_KERNEL, wait);
+		lockstats_wait(&lockm[k->cpu].s, k->contended, wait);
+		lockstats_wait(&lw->s, k->contended, wait);
+		k->contended = 1;
+	}
+}
+
 static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		       unsigned flags)
 {
@@ -510,6 +612,10 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 	uint64_t now = model.cpu[cpu].now;
 
 	if (flags & CM_F_LOCKED) {		/* lock subl $1 or xchg: a try */
+		struct hold x = { .req = now, .end = UINT64_MAX,
+				  .cpu = (int)cpu };
+		unsigned i;
+
 		if (v != 0) {			/* subl found it held */
 			if (!lm->spinning)
 				lm->spin_since = now;
@@ -522,84 +628,36 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 			lw->trylock_failures++;
 			return;
 		}
-		if (lw->releaser >= 0 && lw->releaser != (int)cpu &&
-		    now < lw->release_t + cfg.t.hitm) {
-			/* Held in modelled time: wait for the release and
-			 * the lock line's transfer.  Unless this CPU asked
-			 * before that hold began: then it was first, and its
-			 * hold goes before that one (after the one before
-			 * it); the later holder waits for it at the
-			 * release. */
-			uint64_t until = lw->release_t + cfg.t.hitm;
-
-			if (now < lw->acquire_t) {
-				uint64_t start = now;
-
-				if (lw->prev_releaser >= 0 &&
-				    lw->prev_releaser != (int)cpu &&
-				    start < lw->prev_release_t + cfg.t.hitm)
-					start = lw->prev_release_t + cfg.t.hitm;
-				if (start < lw->acquire_t) {
-					lw->deferred = lw->releaser;
-					lw->def_contended = lw->last_contended;
-					lw->def_acquire_t = lw->acquire_t;
-					lw->def_release_t = lw->release_t;
-					lw->reordered++;
-					until = start;
-				}
-			}
-			if (until > now) {
-				cm_stall(&model, cpu, CM_KERNEL, until - now);
-				if (!lm->spinning)
-					lm->spin_since = now;
-				lm->spinning = 1;
-				now = model.cpu[cpu].now;
-			}
+		i = lock_place(lw, (int)cpu, now, &x.start);
+		if (x.start > now) {		/* held then in modelled time */
+			cm_stall(&model, cpu, CM_KERNEL, x.start - now);
+			if (!lm->spinning)
+				lm->spin_since = now;
+			lm->spinning = 1;
+			now = model.cpu[cpu].now;
 		}
-		if (lw->deferred >= 0 ? now < lw->prev_release_t &&
-					lw->prev_releaser >= 0
-				      : now < lw->release_t)
-			lw->overlaps++;
 		lockstats_acquire(&lm->s, lm->spinning, now - lm->spin_since);
 		lockstats_acquire(&lw->s, lm->spinning, now - lm->spin_since);
-		lw->last_contended = lm->spinning;
+		x.contended = lm->spinning;
+		x.start = now;
+		lock_insert(lw, i, &x);
 		lm->spinning = 0;
 		park_update(cpu);
 		lw->holder = (int)cpu;
-		lw->acquire_t = now;
 	} else if (v == 1 && lw->holder == (int)cpu) {	/* release */
-		uint64_t hold = now - lw->acquire_t;
+		unsigned i = lw->n;
+		struct hold *h;
 
-		lockstats_hold(&lm->s, hold);
-		lockstats_hold(&lw->s, hold);
+		while (i > 0 && hold_at(lw, i - 1)->end != UINT64_MAX)
+			i--;
+		if (i == 0)		/* its hold fell off the ring */
+			return;
+		h = hold_at(lw, i - 1);
+		lockstats_hold(&lm->s, now - h->start);
+		lockstats_hold(&lw->s, now - h->start);
+		h->end = now;
 		lw->holder = -1;
-		if (lw->deferred >= 0) {
-			/* This hold went before `deferred`'s, which now
-			 * starts after it: that CPU waits the difference. */
-			unsigned d = (unsigned)lw->deferred;
-			uint64_t end = now + cfg.t.hitm, wait = 0;
-
-			if (end > lw->def_acquire_t) {
-				wait = end - lw->def_acquire_t;
-				cm_stall(&model, d, CM_KERNEL, wait);
-				lockstats_wait(&lockm[d].s, lw->def_contended,
-					       wait);
-				lockstats_wait(&lw->s, lw->def_contended, wait);
-				lw->def_contended = 1;
-			}
-			lw->prev_release_t = now;
-			lw->prev_releaser = (int)cpu;
-			lw->acquire_t = lw->def_acquire_t + wait;
-			lw->release_t = lw->def_release_t + wait;
-			lw->releaser = (int)d;
-			lw->last_contended = lw->def_contended;
-			lw->deferred = -1;
-		} else {
-			lw->prev_release_t = lw->release_t;
-			lw->prev_releaser = lw->releaser;
-			lw->releaser = (int)cpu;
-			lw->release_t = now;
-		}
+		lock_push_later(lw, i - 1);
 	}
 }
 
@@ -1121,11 +1179,12 @@ static void fill_json(FILE *f)
 				", \"hold_cycles\": %" PRIu64 ", \"hold_max_cycles\": %"
 				PRIu64 ", \"trylock_failures\": %" PRIu64
 				", \"hold_overlaps\": %" PRIu64
-				", \"reordered\": %" PRIu64 "}", i ? "," : "",
+				", \"reordered\": %" PRIu64 ", \"max_depth\": %" PRIu64
+				", \"too_old\": %" PRIu64 "}", i ? "," : "",
 				cfg.lock + i * cfg.lock_stride, lw->s.acquisitions,
 				lw->s.contended, lw->s.spin_cycles, lw->s.hold_cycles,
 				lw->s.hold_max, lw->trylock_failures, lw->overlaps,
-				lw->reordered);
+				lw->reordered, lw->max_depth, lw->too_old);
 		}
 		fprintf(f, "],\n");
 	}
@@ -1191,6 +1250,7 @@ static void reset_stats(unsigned cpu)
 
 		memset(&lw->s, 0, sizeof(lw->s));
 		lw->overlaps = lw->trylock_failures = lw->reordered = 0;
+		lw->max_depth = lw->too_old = 0;
 	}
 }
 
@@ -1501,8 +1561,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	}
 	for (unsigned i = 0; i < MAX_LOCKS; i++)
-		lockw[i].holder = lockw[i].releaser =
-			lockw[i].prev_releaser = lockw[i].deferred = -1;
+		lockw[i].holder = lockw[i].gone.cpu = -1;
 	if (cfg.timing && cm_enable_timing(&model, &cfg.t, err, sizeof(err)) < 0) {
 		fprintf(stderr, "busmon: %s\n", err);
 		cm_free(&model);
