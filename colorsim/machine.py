@@ -139,7 +139,8 @@ TIMING_FIELDS = ("inst", "l2_hit", "mem", "hitm", "inval", "bus_line",
                  "bus_addr")
 # Further [x.timing] keys, each its own busmon option, with its default
 # when a machine leaves it out.
-TIMING_EXTRA = {"bus_depth": ("busdepth", 8), "locked_rmw": ("locked", 0)}
+TIMING_EXTRA = {"bus_depth": ("busdepth", 8), "locked_rmw": ("locked", 0),
+                "bus_cpus": ("buscpus", 0), "cross_bus": ("crossbus", 0)}
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,8 @@ class Timing:
     bus_depth: int = 8      # transactions in flight on the bus at most
     locked_rmw: int = 0     # a locked RMW's own cost, beyond its line (0: off)
     fetch: bool = False     # instruction fetches through L1I and L2 when timing
+    bus_cpus: int = 0       # CPUs per bus (0: one bus for all)
+    cross_bus: int = 0      # a transaction that crosses to the other bus
 
     def __post_init__(self):
         for f in TIMING_FIELDS:
@@ -169,10 +172,12 @@ class Timing:
         if not isinstance(self.fetch, bool):
             raise ConfigError(f"timing.fetch must be true or false, got "
                               f"{self.fetch!r}")
-        v = self.locked_rmw
-        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 1_000_000:
-            raise ConfigError(f"timing.locked_rmw must be a whole number of "
-                              f"clocks 0..1000000, got {v!r}")
+        for f, top in (("locked_rmw", 1_000_000), ("cross_bus", 1_000_000),
+                       ("bus_cpus", 1024)):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
+                raise ConfigError(f"timing.{f} must be a whole number "
+                                  f"0..{top}, got {v!r}")
         d = self.bus_depth
         if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 64:
             raise ConfigError(f"timing.bus_depth must be a whole number of "

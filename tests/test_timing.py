@@ -335,6 +335,8 @@ def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     (["unit=0"], "busmon: bad value in 'unit=0'"),
     (["busdepth=0"], "busmon: bad value in 'busdepth=0'"),
     (["locked=2000000"], "busmon: bad value in 'locked=2000000'"),
+    (["buscpus=2000"], "busmon: bad value in 'buscpus=2000'"),
+    (["timing=1:2:3:4:5:6:7", "cpus=8", "buscpus=2"], "need more than 2 buses"),
     (["busdepth=65"], "busmon: bad value in 'busdepth=65'"),
     (["free=0x20-0x10"], "busmon: bad value in 'free=0x20-0x10'"),
 ])
@@ -354,6 +356,8 @@ def test_machine_costs_reach_the_plugin():
         args = get_machine(name).timing.plugin_args()
         assert args[0].startswith("timing=")
         assert "busdepth=8" in args and "locked=12" in args, args
+        assert "buscpus=4" in args
+    assert "crossbus=11" in get_machine("piii8").timing.plugin_args()
     # instruction fetches: on with --timing (timing.fetch), off without
     from colorsim.engines.qemu import QemuEngine
     timed, counted = _timing_spec("c32"), _timing_spec("c32")

@@ -978,6 +978,17 @@ static void stats_bus_time(FILE *f)
 		   "system.bus.lateRequests");
 	stat_count(f, b->forced, "Requests served before all clocks passed them",
 		   "system.bus.forcedRequests");
+	for (unsigned i = 0; i < model.nbuses; i++) {
+		stat_count(f, model.bus[i].transactions,
+			   "Transactions on this bus, crossing ones included",
+			   "system.bus%u.transactions", i);
+		stat_count(f, model.bus[i].crossing,
+			   "Of which from the other bus (coherency filter hits)",
+			   "system.bus%u.crossing", i);
+		stat_count(f, model.bus[i].data_cycles,
+			   "Data-bus cycles held on this bus",
+			   "system.bus%u.dataBusyCycles", i);
+	}
 }
 
 static void fill_stats(FILE *f)
@@ -1166,6 +1177,15 @@ static void fill_json(FILE *f)
 			b->transactions, b->addr_cycles, b->data_cycles,
 			b->wait_cycles, b->late, b->forced, b->max_pending,
 			b->max_lag);
+		fprintf(f, "  \"buses\": [");
+		for (unsigned i = 0; i < model.nbuses; i++)
+			fprintf(f, "%s{\"cpus_from\": %u, \"transactions\": %" PRIu64
+				", \"crossing\": %" PRIu64 ", \"data_busy_cycles\": %"
+				PRIu64 "}", i ? ", " : "",
+				i * (unsigned)(model.nbuses > 1 ? cfg.t.bus_cpus : 0),
+				model.bus[i].transactions, model.bus[i].crossing,
+				model.bus[i].data_cycles);
+		fprintf(f, "],\n  \"cross_bus\": %" PRIu64 ",\n", cfg.t.cross_bus);
 	}
 	if (cfg.lock != 0) {
 		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n  \"locks\": [",
@@ -1411,6 +1431,14 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
 			goto bad;
 		cfg.t.locked = v;
+	} else if (KEY("buscpus")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > MAX_CPUS)
+			goto bad;
+		cfg.t.bus_cpus = v;
+	} else if (KEY("crossbus")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
+			goto bad;
+		cfg.t.cross_bus = v;
 	} else if (KEY("busdepth")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v < 1 || v > CM_IOQ_MAX)
 			goto bad;
@@ -1444,7 +1472,8 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, m5base, "
-			"publish, timing, busdepth, locked, lock, free, unit)\n", arg);
+			"publish, timing, busdepth, buscpus, crossbus, locked, lock, free, "
+			"unit)\n", arg);
 		return -1;
 	}
 	return 0;

@@ -362,13 +362,20 @@ static int bus_head(const struct cm_model *m, uint64_t *t)
 	return best;
 }
 
+static unsigned bus_of(const struct cm_model *m, unsigned cpu)
+{
+	return m->nbuses > 1 ? cpu / (unsigned)m->t.bus_cpus : 0;
+}
+
 /* Serve CPU c's oldest request, arrived at t. */
 static void bus_serve(struct cm_model *m, unsigned c, uint64_t t)
 {
 	struct cm_cpu *p = &m->cpu[c];
 	struct cm_busreq *r = &p->q[p->qhead];
-	uint64_t *slot = &m->ioq_end[m->seq % m->t.bus_depth];
-	uint64_t a, end, wait;
+	struct cm_bus *b = &m->bus[bus_of(m, c)];
+	struct cm_bus *x = r->cross ? &m->bus[1 - bus_of(m, c)] : NULL;
+	uint64_t *slot = &b->ioq_end[b->seq % m->t.bus_depth];
+	uint64_t a, end, wait, lat = r->lat + (x ? m->t.cross_bus : 0);
 
 	if (t < m->served_t) {
 		/* A CPU that was parked came back behind the bus: it is
@@ -377,29 +384,45 @@ static void bus_serve(struct cm_model *m, unsigned c, uint64_t t)
 		m->bs.late++;
 	}
 	m->served_t = t;
-	a = t > m->addr_free ? t : m->addr_free;
+	a = t > b->addr_free ? t : b->addr_free;
 	if (a < *slot)
 		a = *slot;		/* the in-order queue is full */
-	m->addr_free = a + m->t.bus_addr;
+	if (x != NULL && a < x->addr_free)
+		a = x->addr_free;	/* snooped on the other bus too */
+	b->addr_free = a + m->t.bus_addr;
+	if (x != NULL) {
+		x->addr_free = a + m->t.bus_addr;
+		x->transactions++;
+		x->crossing++;
+	}
 	if (r->occ != 0) {
-		uint64_t d = a + (r->lat > r->occ ? r->lat - r->occ : 0);
+		uint64_t d = a + (lat > r->occ ? lat - r->occ : 0);
 
-		if (d < m->data_free)
-			d = m->data_free;
-		m->data_free = d + r->occ;
+		if (d < b->data_free)
+			d = b->data_free;
+		if (r->cross == 2 && d < x->data_free)
+			d = x->data_free;
+		b->data_free = d + r->occ;
+		b->data_cycles += r->occ;
+		if (r->cross == 2) {
+			x->data_free = d + r->occ;
+			x->data_cycles += r->occ;
+		}
 		end = d + r->occ;
 	} else {
-		end = a + r->lat;
+		end = a + lat;
 	}
 	*slot = end;
-	m->seq++;
-	wait = end - (t + r->lat);
+	b->seq++;
+	b->transactions++;
+	wait = end - (t + lat);
 	m->bs.transactions++;
 	m->bs.addr_cycles += m->t.bus_addr;
 	m->bs.data_cycles += r->occ;
 	m->bs.wait_cycles += wait;
 	if (!r->posted && p->now - r->t > m->bs.max_lag)
 		m->bs.max_lag = p->now - r->t;
+	wait += lat - r->lat;		/* the crossing is charged with it */
 	if (!r->posted && wait != 0) {
 		p->now += wait;
 		p->ctr[r->mode].cycles += wait;
@@ -456,6 +479,8 @@ static void bus_request(struct cm_model *m, unsigned cpu, unsigned mode,
 	r->occ = (uint32_t)occ;
 	r->mode = (uint8_t)mode;
 	r->posted = (uint8_t)posted;
+	r->cross = posted ? 0 : (uint8_t)m->snoop_cross;
+	m->snoop_cross = 0;
 	if (++p->qlen > m->bs.max_pending)
 		m->bs.max_pending = p->qlen;
 	if (!posted)
@@ -518,12 +543,27 @@ static int snoop(struct cm_model *m, unsigned self, uint64_t lineno,
 	int shared = 0;
 
 	*hitm = 0;
+	m->snoop_cross = 0;
 	for (unsigned c = 0; c < m->ncpus; c++) {
 		struct cm_cpu *o = &m->cpu[c];
 		struct cm_line *l2, *l1;
+		int far = bus_of(m, c) != bus_of(m, self);
+		enum cm_state was = CM_I;
 
 		if (c == self)
 			continue;
+		if ((l2 = cache_find(&o->l2, lineno)) != NULL)
+			was = (enum cm_state)l2->state;
+		else if (!m->inclusive && (l1 = cache_find(&o->l1, lineno)) != NULL)
+			was = (enum cm_state)l1->state;
+		/* Another bus's coherency filter answers for its CPUs: it
+		 * forwards the snoop only for a copy that must change (any,
+		 * for a write; E or M, for a read). */
+		if (far && was == CM_M && m->snoop_cross < 2)
+			m->snoop_cross = 2;	/* the data come from there */
+		else if (far && (kind != CM_READ ? was != CM_I : was == CM_E) &&
+			 m->snoop_cross < 1)
+			m->snoop_cross = 1;
 		/* A remote write makes any copy of a loop line stale, held or
 		 * not: the next loop miss on it is a coherence miss. */
 		if (kind != CM_READ)
@@ -887,6 +927,12 @@ int cm_enable_timing(struct cm_model *m, const struct cm_timing *t,
 	}
 	while (cap > 64 && (uint64_t)cap * m->ncpus > 262144)
 		cap /= 2;
+	m->nbuses = t->bus_cpus > 0 && t->bus_cpus < m->ncpus ? 2 : 1;
+	if (m->nbuses > 1 && t->bus_cpus * CM_MAX_BUSES < m->ncpus) {
+		snprintf(err, errlen, "%u CPUs at %" PRIu64 " per bus need more "
+			 "than %d buses.", m->ncpus, t->bus_cpus, CM_MAX_BUSES);
+		return -1;
+	}
 	for (unsigned c = 0; c < m->ncpus; c++) {
 		m->cpu[c].q = calloc(cap, sizeof(struct cm_busreq));
 		if (m->cpu[c].q == NULL) {
@@ -988,6 +1034,9 @@ void cm_reset_stats(struct cm_model *m)
 		memset(m->cpu[c].ctr, 0, sizeof(m->cpu[c].ctr));
 	memset(m->hist, 0, sizeof(*m->hist) * m->ncpus);
 	memset(&m->bs, 0, sizeof(m->bs));
+	for (unsigned b = 0; b < CM_MAX_BUSES; b++)
+		m->bus[b].transactions = m->bus[b].crossing =
+			m->bus[b].data_cycles = 0;
 }
 
 void cm_offset_view(const struct cm_model *m, int line_view,

@@ -147,9 +147,29 @@ struct cm_timing {
 	uint64_t bus_addr;	/* address-bus occupancy of any transaction */
 	uint64_t bus_depth;	/* transactions in flight at most (1..CM_IOQ_MAX) */
 	uint64_t locked;	/* a locked RMW, beyond gaining its line */
+	/* Buses: CPU c sits on bus c / bus_cpus (0: all on one bus), at
+	 * most CM_MAX_BUSES.  A transaction whose line another bus holds
+	 * (any copy for RFO or INVALIDATE, a Modified one for READ) also
+	 * takes that bus's address phase, and a HITM fill from there its
+	 * data phase, and costs cross_bus cycles more (the chipset's
+	 * coherency filter and crossbar). */
+	uint64_t bus_cpus;
+	uint64_t cross_bus;
 };
 
 #define CM_IOQ_MAX	64
+#define CM_MAX_BUSES	2
+
+/* One bus's state, as served so far, and its totals since the reset. */
+struct cm_bus {
+	uint64_t addr_free;	/* the address bus's next free cycle */
+	uint64_t data_free;	/* the data bus's next free cycle */
+	uint64_t ioq_end[CM_IOQ_MAX];	/* completions, by sequence % depth */
+	uint64_t seq;		/* transactions started on it, ever */
+	uint64_t transactions;	/* since the reset: its own and crossing */
+	uint64_t crossing;	/* of which from the other bus */
+	uint64_t data_cycles;
+};
 
 /*
  * One bus transaction waiting to be served in modelled-time order: asked
@@ -165,6 +185,8 @@ struct cm_busreq {
 	uint32_t occ;		/* data-bus cycles, 0 for an address-only one */
 	uint8_t mode;
 	uint8_t posted;		/* a write-back: the CPU does not wait */
+	uint8_t cross;		/* 1: the other bus's address phase too;
+				 * 2: its data phase as well (HITM there) */
 };
 
 /* Bus totals since the last reset (busmon.json "bus", stats.txt). */
@@ -238,11 +260,10 @@ struct cm_model {
 	struct cm_timing t;
 	/* The bus, as served so far in modelled-time order. */
 	unsigned qcap;		/* per-CPU request ring, a power of two */
-	uint64_t addr_free;	/* the address bus's next free cycle */
-	uint64_t data_free;	/* the data bus's next free cycle */
 	uint64_t served_t;	/* arrival time of the latest one served */
-	uint64_t ioq_end[CM_IOQ_MAX];	/* completions, by sequence % depth */
-	uint64_t seq;		/* transactions served, ever */
+	unsigned nbuses;
+	struct cm_bus bus[CM_MAX_BUSES];
+	unsigned snoop_cross;	/* the last snoop's answer from the other bus */
 	struct cm_busstats bs;
 };
 

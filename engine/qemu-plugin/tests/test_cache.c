@@ -1038,6 +1038,76 @@ static void test_locked_cost(void)
 	       locked_rmw_cycles(12, CM_F_LOCKED, 1));
 }
 
+/*
+ * Two buses (bus_cpus = 4 of 8 CPUs, as a Profusion 8-way).  CPUs 0 and 4
+ * miss at the same modelled time: on separate buses neither waits; on
+ * one bus the second's request phase waits bus_addr and its data phase
+ * the first's, 12 cycles in all.  A HITM fill from a CPU on the other bus
+ * costs cross_bus more than from one on the same bus, and is counted on
+ * both buses.
+ */
+static struct cm_model two_bus_model(uint64_t bus_cpus)
+{
+	struct cm_model m;
+	struct cm_geom l1 = { 8192, 2, 32 }, l2 = { 524288, 4, 32 };
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39, .hitm = 30,
+			       .inval = 18, .bus_line = 12, .bus_addr = 6,
+			       .bus_depth = 8, .bus_cpus = bus_cpus,
+			       .cross_bus = 11 };
+	char err[128];
+
+	model(&m, 8, &l1, &l2);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0) {
+		printf("cm_enable_timing: %s\n", err);
+		exit(2);
+	}
+	return m;
+}
+
+static void at(struct cm_model *m, uint64_t t)
+{
+	cm_bus_flush(m);
+	for (unsigned c = 0; c < m->ncpus; c++)
+		m->cpu[c].now = t;
+}
+
+static void test_two_buses(void)
+{
+	uint64_t waits[2];
+
+	context = "two buses";
+	for (unsigned one = 0; one < 2; one++) {
+		struct cm_model m = two_bus_model(one ? 0 : 4);
+
+		EXPECT("buses", one ? 1 : 2, m.nbuses);
+		at(&m, 1000);
+		cm_access(&m, 0, 0x100000, 8, 0, 0);
+		cm_access(&m, 4, 0x200000, 8, 0, 0);
+		cm_bus_flush(&m);
+		waits[one] = ctr(&m, 0)->bus_wait_cycles +
+			     ctr(&m, 4)->bus_wait_cycles;
+		cm_free(&m);
+	}
+	EXPECT("separate buses: no queueing", 0, waits[0]);
+	EXPECT("one bus: request + data phase", 12, waits[1]);
+
+	for (unsigned owner = 1; owner <= 4; owner += 3) {
+		struct cm_model m = two_bus_model(4);
+
+		cm_access(&m, owner, 0x300000, 8, 1, 0);	/* owner: M */
+		at(&m, 1000);
+		cm_access(&m, 0, 0x300000, 8, 0, 0);
+		cm_bus_flush(&m);
+		EXPECT("HITM", 1, ctr(&m, 0)->hitm);
+		EXPECT(owner == 4 ? "HITM from the other bus" :
+		       "HITM on the same bus", owner == 4 ? 30 + 11 : 30,
+		       m.cpu[0].now - 1000);
+		EXPECT("crossing counted on bus 1", owner == 4,
+		       m.bus[1].crossing);
+		cm_free(&m);
+	}
+}
+
 int main(void)
 {
 	char name[64];
@@ -1071,6 +1141,7 @@ int main(void)
 	test_geometry_errors();
 	test_bus_queueing();
 	test_locked_cost();
+	test_two_buses();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
