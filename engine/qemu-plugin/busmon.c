@@ -1271,6 +1271,11 @@ static void reset_stats(unsigned cpu)
 		memset(&lw->s, 0, sizeof(lw->s));
 		lw->overlaps = lw->trylock_failures = lw->reordered = 0;
 		lw->max_depth = lw->too_old = 0;
+		/* A hold taken before the reset that is pushed back after it
+		 * adds spin time but no contended acquisition: that
+		 * acquisition is not the region's. */
+		for (unsigned j = 0; j < lw->n; j++)
+			hold_at(lw, j)->contended = 1;
 	}
 }
 
