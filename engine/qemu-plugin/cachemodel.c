@@ -422,12 +422,13 @@ static void bus_serve(struct cm_model *m, unsigned c, uint64_t t)
 	m->bs.wait_cycles += wait;
 	if (!r->posted && p->now - r->t > m->bs.max_lag)
 		m->bs.max_lag = p->now - r->t;
-	wait += lat - r->lat;		/* the crossing is charged with it */
-	if (!r->posted && wait != 0) {
-		p->now += wait;
-		p->ctr[r->mode].cycles += wait;
+	if (!r->posted && wait + (lat - r->lat) != 0) {
+		/* The queueing, and the crossing's cost (latency, not
+		 * queueing), both delay the CPU's later requests. */
+		p->now += wait + (lat - r->lat);
+		p->ctr[r->mode].cycles += wait + (lat - r->lat);
 		p->ctr[r->mode].bus_wait_cycles += wait;
-		p->bus_charged += wait;
+		p->bus_charged += wait + (lat - r->lat);
 	}
 	p->qhead = (p->qhead + 1) & (m->qcap - 1);
 	p->qlen--;

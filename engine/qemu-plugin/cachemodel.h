@@ -239,7 +239,7 @@ struct cm_cpu {
 	 * the bus waits charged to this CPU so far. */
 	struct cm_busreq *q;
 	unsigned qhead, qlen;
-	uint64_t bus_charged;
+	uint64_t bus_charged;	/* queueing and crossing costs charged */
 	/* Halted or waiting for a lock: its clock does not hold the bus
 	 * back (the caller sets it; see bus_floor()). */
 	int parked;
