@@ -34,9 +34,11 @@ def test_microbenchmark_exact_cycles(tmp_path):
     misses served by L2, and 4 instructions per line.  One CPU, no
     sharing: the cycles are exactly the sum.  SeaBIOS leaves the LRU way
     of each of these L2 sets dirty, so every fill also evicts a dirty line:
-    its write-back is posted after the fill (no stall) but holds the bus
-    for bus_line cycles, and the next miss, one 4-instruction TB later,
-    queues for the rest: (bus_line - 4 * inst) cycles, 2047 times."""
+    its write-back is posted after the fill (no stall) and its request
+    phase holds the address bus for bus_addr cycles; the next miss, one
+    4-instruction TB later, queues for the rest: (bus_addr - 4 * inst)
+    cycles, 2047 times.  (Its data phase, bus_line cycles right after,
+    ends long before the next miss's data phase, at the end of mem.)"""
     elf, _ = build_guest(tmp_path, """
 \tm5 0x40                       /* resetstats */
 \tsweep "mov (%esi), %eax"
@@ -49,7 +51,7 @@ def test_microbenchmark_exact_cycles(tmp_path):
     assert k("l2_misses") == 2048 and k("bus_read") == 2048
     assert k("l2_accesses") == 4096 and k("hitm") == 0
     assert k("l2_writebacks") == 2048
-    assert k("bus_wait_cycles") == 2047 * (T["bus_line"] - 4 * T["inst"])
+    assert k("bus_wait_cycles") == 2047 * (T["bus_addr"] - 4 * T["inst"])
     insts = k("insts")
     assert insts == 2 * (1 + 4 * 2048) + 1    # 2 x (mov; 4 per line) + m5
     assert k("cycles") == (insts * T["inst"] + 2048 * T["l2_hit"]
@@ -58,6 +60,7 @@ def test_microbenchmark_exact_cycles(tmp_path):
     assert c[(0, 1, "kernel", "cycles")] == 0  # the AP is parked
     conf = json.loads((out / "busmon.json").read_text())
     assert conf["timing"] == T
+    assert conf["bus"]["depth"] == 8 and conf["bus"]["late"] == 0
     assert "system.cpu0.numCycles::kernel" in (out / "stats.txt").read_text()
 
 
@@ -67,6 +70,71 @@ def test_counting_only_has_no_cycles(tmp_path):
     c = counters(run_guest(tmp_path, elf))
     assert not any(k[3] in ("cycles", "bus_wait_cycles") or
                    k[3].startswith("lock_") for k in c)
+
+
+@needs_qemu
+def test_throughput_is_over_elapsed_time(tmp_path):
+    """The AP works about half the region, then halts; CPU 0 works all of
+    it.  busmon's elapsed_cycles is CPU 0's clock from resetstats to
+    dumpstats, idle included (exactly CPU 0's cycles: it never idles),
+    and the work per modelled second is the work over that, not over the
+    mean CPU's busy cycles (0.75 of it here: 1.33x too high)."""
+    from colorsim.timing import timing_summary
+    elf, syms = build_guest(tmp_path, """
+\tm5 0x40                       /* resetstats */
+\tmov $tramp, %esi              /* AP trampoline to 0x8000 (vector 8) */
+\tmov $0x8000, %edi
+\tmov $(tramp_end - tramp), %ecx
+\trep movsb
+\tmovl $0, 0xFEE00310
+\tmovl $0xC4500, 0xFEE00300     /* INIT, all excluding self */
+\tmovl $0xC4608, 0xFEE00300     /* SIPI, vector 8 */
+\tmov $20000, %ecx
+work:\tdec %ecx                   /* a unit of work per iteration */
+\tpause                         /* round-robin: let the AP run too */
+\tjnz work
+\tm5 0x41                       /* dumpstats */
+""", after="""
+\t.code16
+tramp:                          /* AP in real mode: half the work, then idle */
+\tmov $10000, %ecx
+4:\tdec %ecx
+\tpause
+\tjnz 4b
+5:\thlt
+\tjmp 5b
+tramp_end:
+""")
+    out = run_guest(tmp_path, elf, TIMING, "lock=0x50000",
+                    f"unit={syms['work']:#x}")
+    c = counters(out)
+    busy = [sum(c[(0, cpu, m, "cycles")] for m in ("kernel", "user"))
+            for cpu in (0, 1)]
+    elapsed = c[(0, -1, "all", "elapsed_cycles")]
+    assert elapsed == busy[0]
+    assert 0.4 < busy[1] / elapsed < 0.6, (busy, elapsed)
+    assert "system.elapsedCycles" in (out / "stats.txt").read_text()
+    assert (0, -1, "all", "max_skew_cycles") in c      # reported per run
+    assert c[(0, -1, "all", "bus_max_lag_cycles")] >= 0
+    hz = 200_000_000
+    (out / "config.json").write_text(json.dumps({
+        "timing": True, "variant": {"name": "guest"},
+        "machine": {"name": "guest", "processor": {"clock_hz": hz},
+                    "caches": {"l2": {"size": 524288}}}}))
+    t = timing_summary(out)
+    units = t["work_units"]     # the first iteration starts mid-TB
+    assert units in (19999, 20000)
+    assert t["modeled_seconds"] == elapsed / hz
+    assert t["work_per_modeled_second"] == units * hz / elapsed
+    assert 0.7 < t["busy_fraction"] < 0.8
+    # the catalog's columns (figures and report read those) say the same
+    import pandas as pd
+    from colorsim.catalog import timing_columns
+    cat = timing_columns(json.loads((out / "config.json").read_text()),
+                         pd.read_csv(out / "counters.csv"),
+                         out / "console.log", float("nan"))
+    assert cat["modeled_seconds"] == t["modeled_seconds"]
+    assert cat["throughput"] == t["work_per_modeled_second"]
 
 
 def pingpong_guest(tmp_path, crit, outside=200, rounds=50,
@@ -265,6 +333,11 @@ def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     (["lock=0x1000"], "busmon: lock= needs timing="),
     (["timing=1:2:3:4:5:6:7", "lock=0x1002"], "busmon: bad value in 'lock=0x1002'"),
     (["unit=0"], "busmon: bad value in 'unit=0'"),
+    (["busdepth=0"], "busmon: bad value in 'busdepth=0'"),
+    (["locked=2000000"], "busmon: bad value in 'locked=2000000'"),
+    (["buscpus=2000"], "busmon: bad value in 'buscpus=2000'"),
+    (["timing=1:2:3:4:5:6:7", "cpus=8", "buscpus=2"], "need more than 2 buses"),
+    (["busdepth=65"], "busmon: bad value in 'busdepth=65'"),
     (["free=0x20-0x10"], "busmon: bad value in 'free=0x20-0x10'"),
 ])
 def test_timing_option_errors(args, message, tmp_path):
@@ -274,3 +347,19 @@ def test_timing_option_errors(args, message, tmp_path):
                        text=True, timeout=20)
     assert r.returncode != 0
     assert message in r.stderr, r.stderr
+
+
+def test_machine_costs_reach_the_plugin():
+    """Each [x.timing] cost is a busmon option, with its source's value."""
+    from colorsim.machine import get_machine
+    for name in ("ppro4", "piii8"):
+        args = get_machine(name).timing.plugin_args()
+        assert args[0].startswith("timing=")
+        assert "busdepth=8" in args and "locked=12" in args, args
+        assert "buscpus=4" in args
+    assert "crossbus=11" in get_machine("piii8").timing.plugin_args()
+    # instruction fetches: on with --timing (timing.fetch), off without
+    from colorsim.engines.qemu import QemuEngine
+    timed, counted = _timing_spec("c32"), _timing_spec("c32")
+    counted = type(counted)(counted.machine, counted.variant, counted.workload)
+    assert QemuEngine.fetches(timed) and not QemuEngine.fetches(counted)

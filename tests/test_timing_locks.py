@@ -118,13 +118,20 @@ def test_lock_set_leaves_one_lock_numbers_unchanged(tmp_path):
     assert lock_totals(outs["one"]) == [locks[1]]
 
 
-def order_guest(tmp_path, crit):
+def order_guest(tmp_path, crit, ap_holds=1):
     """The AP runs ahead in modelled time (2048 line fills at 0x60000 in
     few instructions), takes the lock at 0x50000, holds it for 20
     iterations, releases it and sets a flag; CPU 0 (behind: it only spins
     on the flag) then takes the lock and holds it for `crit` iterations.
     In execution order the AP's hold comes first; in modelled time CPU 0
-    asked before the AP's hold began."""
+    asked before the AP's hold began.  With ap_holds > 1 the AP takes and
+    releases the lock that many times before setting the flag."""
+    ap_hold = """\tlock subl $1, 0
+\tmov $20, %ecx
+6:\tdec %ecx
+\tjnz 6b
+\tmovl $1, 0                   /* release */
+"""
     elf, _ = build_guest(tmp_path, """
 \tmovl $1, 0x50000             /* the lock, free */
 \tm5 0x40                       /* resetstats */
@@ -149,12 +156,7 @@ tramp:                          /* AP in real mode at 0800:0000 */
 3:\tmov %es:(%si), %eax          /* 2048 fills: far ahead of CPU 0 */
 \tadd $32, %si
 \tjnz 3b
-\tlock subl $1, 0
-\tmov $20, %ecx
-6:\tdec %ecx
-\tjnz 6b
-\tmovl $1, 0                   /* release */
-\tmovl $1, 0x800               /* flag at 0x50800 */
+""" + ap_hold * ap_holds + """\tmovl $1, 0x800               /* flag at 0x50800 */
 5:\thlt
 \tjmp 5b
 tramp_end:
@@ -185,6 +187,26 @@ def test_an_earlier_request_goes_first(tmp_path):
             assert g(1, "contended") == 1 and lock["contended"] == 1
             assert 0 < g(1, "spin_cycles") <= g(0, "hold_cycles") + T["hitm"]
             assert lock["spin_cycles"] == g(1, "spin_cycles")
+
+
+@needs_qemu
+def test_an_earlier_request_goes_before_several_holds(tmp_path):
+    """CPU 0 asked before all three of the AP's holds began, though
+    round-robin ran them first: it goes before all three and does not wait
+    (with the reordering one hold deep it waited for the first two).  Its
+    long hold pushes the AP's first hold back (one wait, at most that hold
+    plus the lock line's transfer); the AP's later holds move with its
+    clock, uncharged."""
+    d = tmp_path / "deep"
+    d.mkdir()
+    g, lock = order_guest(d, 100000, ap_holds=3)
+    assert g(0, "acquisitions") == 1 and g(1, "acquisitions") == 3
+    assert g(0, "contended") == 0 and g(0, "spin_cycles") == 0
+    assert lock["hold_overlaps"] == 0
+    conf = json.loads((d / "out" / "busmon.json").read_text())["locks"][0]
+    assert conf["reordered"] == 1 and conf["max_depth"] == 3
+    assert g(1, "contended") == 1 and lock["contended"] == 1
+    assert 0 < g(1, "spin_cycles") <= g(0, "hold_cycles") + T["hitm"]
 
 
 # ---- the multi-queue kernels with --timing -----------------------------------

@@ -150,6 +150,10 @@ class Emulation:
 
 TIMING_FIELDS = ("inst", "l2_hit", "mem", "hitm", "inval", "bus_line",
                  "bus_addr")
+# Further [x.timing] keys, each its own busmon option, with its default
+# when a machine leaves it out.
+TIMING_EXTRA = {"bus_depth": ("busdepth", 8), "locked_rmw": ("locked", 0),
+                "bus_cpus": ("buscpus", 0), "cross_bus": ("crossbus", 0)}
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,11 @@ class Timing:
     inval: int
     bus_line: int
     bus_addr: int
+    bus_depth: int = 8      # transactions in flight on the bus at most
+    locked_rmw: int = 0     # a locked RMW's own cost, beyond its line (0: off)
+    fetch: bool = False     # instruction fetches through L1I and L2 when timing
+    bus_cpus: int = 0       # CPUs per bus (0: one bus for all)
+    cross_bus: int = 0      # a transaction that crosses to the other bus
 
     def __post_init__(self):
         for f in TIMING_FIELDS:
@@ -173,9 +182,27 @@ class Timing:
                                   f"clocks 0..1000000, got {v!r}")
         if self.inst < 1:
             raise ConfigError("timing.inst must be at least 1 clock")
+        if not isinstance(self.fetch, bool):
+            raise ConfigError(f"timing.fetch must be true or false, got "
+                              f"{self.fetch!r}")
+        for f, top in (("locked_rmw", 1_000_000), ("cross_bus", 1_000_000),
+                       ("bus_cpus", 1024)):
+            v = getattr(self, f)
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
+                raise ConfigError(f"timing.{f} must be a whole number "
+                                  f"0..{top}, got {v!r}")
+        d = self.bus_depth
+        if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 64:
+            raise ConfigError(f"timing.bus_depth must be a whole number of "
+                              f"transactions 1..64, got {d!r}")
 
     def plugin_arg(self) -> str:
         return ":".join(str(getattr(self, f)) for f in TIMING_FIELDS)
+
+    def plugin_args(self) -> list:
+        """busmon's options for these costs: timing= and the others."""
+        return ([f"timing={self.plugin_arg()}"]
+                + [f"{opt}={getattr(self, k)}" for k, (opt, _) in TIMING_EXTRA.items()])
 
 
 @dataclass(frozen=True)
@@ -262,11 +289,14 @@ def machine_from_table(name: str, t: dict) -> Machine:
         timing = None
         if "timing" in t:
             tt = t["timing"]
-            unknown = sorted(set(tt) - set(TIMING_FIELDS))
+            known = TIMING_FIELDS + tuple(TIMING_EXTRA) + ("fetch",)
+            unknown = sorted(set(tt) - set(known))
             if unknown:
                 raise ConfigError(f"machine {name}: unknown timing key "
-                                  f"{unknown[0]!r} (known: {', '.join(TIMING_FIELDS)})")
-            timing = Timing(**{f: tt[f] for f in TIMING_FIELDS})
+                                  f"{unknown[0]!r} (known: {', '.join(known)})")
+            timing = Timing(**{f: tt[f] for f in TIMING_FIELDS},
+                            **{k: tt.get(k, d) for k, (_, d) in TIMING_EXTRA.items()},
+                            fetch=tt.get("fetch", False))
     except KeyError as e:
         raise ConfigError(f"machine {name}: missing {e.args[0]!r}") from None
     except (TypeError, AttributeError):

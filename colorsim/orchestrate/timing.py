@@ -30,6 +30,17 @@ PPRO_L2 = ("256KiB", "512KiB", "1MiB")
 KERNELS = ("vanilla", "c32", "mq", "mq-c32")
 
 
+def modeled_seconds(elapsed_cycles, hz) -> float:
+    """The region's elapsed modelled time in seconds, idle time included
+    (busmon's ``elapsed_cycles``).  Not the CPUs' ``cycles``: those are
+    busy time, and a CPU that idles half the region would make the work
+    per second look twice as high on its share.  NaN for a run made before
+    busmon recorded the elapsed time."""
+    if elapsed_cycles is None or elapsed_cycles != elapsed_cycles:
+        return float("nan")
+    return float(elapsed_cycles) / hz
+
+
 def timing_summary(run: Path) -> dict:
     """One run's timing numbers; ConfigError if it is not a timing run."""
     run = Path(run)
@@ -44,11 +55,16 @@ def timing_summary(run: Path) -> dict:
     hz = cfg["machine"]["processor"]["clock_hz"]
     per = {}
     sched = 0
+    elapsed = skew = None
     for r in rows:
         cpu, stat = int(r["cpu"]), r["stat"]
         if cpu < 0:             # the kernel's region numbers (console.py):
             if stat == "schedule_calls":       # some are not whole numbers
                 sched = int(r["value"])
+            elif stat == "elapsed_cycles" and r["dump"] == "0":
+                elapsed = int(r["value"])      # busmon: the region's length
+            elif stat == "max_skew_cycles" and r["dump"] == "0":
+                skew = int(r["value"])         # busmon: largest lead at a poll
             continue
         v = int(r["value"])
         d = per.setdefault(cpu, {})
@@ -62,8 +78,7 @@ def timing_summary(run: Path) -> dict:
     con = sum(per[c]["lock_contended"] for c in cpus)
     hold = sum(per[c]["lock_hold_cycles"] for c in cpus)
     cycles = [per[c]["cycles"] for c in cpus]
-    # Busy CPUs: the region lasts as long as the mean CPU's clock ran.
-    seconds = sum(cycles) / len(cycles) / hz
+    seconds = modeled_seconds(elapsed, hz)
     units = sum(per[c].get("work_units", 0) for c in cpus) or sched
     out.update(
         work_units=units,
@@ -74,6 +89,9 @@ def timing_summary(run: Path) -> dict:
         lock_hold_max_us=us(max(per[c]["lock_hold_max_cycles"] for c in cpus)),
         modeled_seconds=seconds,
         work_per_modeled_second=units / seconds if seconds else float("nan"),
+        max_skew_us=us(skew) if skew is not None else float("nan"),
+        busy_fraction=(sum(cycles) / len(cycles) / hz / seconds
+                       if seconds else float("nan")),
         cycles_per_schedule=sum(cycles) / sched if sched else float("nan"),
         insts=sum(per[c]["insts"] for c in cpus),
         cycles_spread=(max(cycles) - min(cycles)) / max(cycles) if max(cycles) else 0.0,
@@ -147,14 +165,15 @@ def cmd_timing_table(a):
         rows.append(timing_summary(path))
     print(f"{'machine':7} {'cpus':>4} {'L2':>6} {'kernel':8} {'units':>6} {'sched':>6} "
           f"{'work/s':>9} {'cyc/sched':>10} {'lock acq':>8} {'contend':>8} "
-          f"{'hold us':>8} {'max us':>8} {'spin us':>10} {'spread':>6}")
+          f"{'hold us':>8} {'max us':>8} {'spin us':>10} {'spread':>6} {'skew us':>7}")
     for r in rows:
         print(f"{r['machine']:7} {r['cpus']:>4} {r['l2'] // 1024:>5}K "
               f"{r['kernel']:8} {r['work_units']:>6} {r['schedule_calls']:>6} "
               f"{r['work_per_modeled_second']:>9.0f} {r['cycles_per_schedule']:>10.0f} "
               f"{r['lock_acquisitions']:>8} {r['lock_contention']:>8.3f} "
               f"{r['lock_hold_mean_us']:>8.1f} {r['lock_hold_max_us']:>8.1f} "
-              f"{r['lock_spin_us']:>10.0f} {r['cycles_spread']:>6.3f}")
+              f"{r['lock_spin_us']:>10.0f} {r['cycles_spread']:>6.3f} "
+              f"{r['max_skew_us']:>7.0f}")
         if a.per_cpu:
             for c in r["per_cpu"]:
                 print(f"{'':7} {'cpu' + str(c['cpu']):>4} {'':6} {'':8} {'':6} {'':6} "

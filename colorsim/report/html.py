@@ -120,8 +120,8 @@ def write_report(items, out: Path, cat, exps, used=None) -> Path:
              f"{int((pts['status'] == 'lacks').sum())} not runnable with "
              "today's instruments). Throughput is per modelled second of "
              "the region (--timing): requests (web), messages (Chat) or "
-             "bursts (the built-in workload) over the mean CPU's modelled "
-             "busy time.</p>",
+             "bursts (the built-in workload) over the region's elapsed "
+             "modelled time, idle time included.</p>",
              "<h2 id=\"summary\">Summary</h2>"]
     import pandas as pd
     summary = pd.DataFrame([{

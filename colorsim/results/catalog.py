@@ -185,7 +185,7 @@ TIMING_COLUMNS = ("modeled_seconds", "work_units", "work_per_modeled_second",
                   "cycles_per_schedule", "lock_acquisitions",
                   "lock_contention", "lock_contention_pct",
                   "lock_hold_mean_us", "lock_hold_max_us", "lock_spin_us",
-                  "cycles_spread")
+                  "cycles_spread", "busy_fraction", "max_skew_us")
 
 
 def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
@@ -196,7 +196,7 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     the region (``roi_requests``, ``roi_messages``, from the program's
     ``web: roi`` / ``chat: roi`` line).  With ``timing`` (a --timing
     run), as colorsim/timing.py computes them: ``modeled_seconds`` (the
-    mean CPU's modelled busy time in the region), work units (bursts of
+    region's elapsed modelled time, idle included), work units (bursts of
     the built-in workload) and requests or messages per modelled second;
     ``throughput`` is whichever of those is the workload's;
     ``cycles_per_schedule`` (all CPUs); runqueue_lock's acquisitions,
@@ -237,7 +237,11 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     cycles = col("cycles")
     if not len(cycles) or not cycles.sum():
         return out
-    seconds = float(cycles.mean()) / hz
+    from colorsim.orchestrate.timing import modeled_seconds
+    glob = counters[(counters["dump"] == 0) & (counters["cpu"] < 0)]
+    el = glob[glob["stat"] == "elapsed_cycles"]["value"]
+    seconds = modeled_seconds(float(el.iloc[-1]) if len(el) else None, hz)
+    sk = glob[glob["stat"] == "max_skew_cycles"]["value"]
     acq = float(col("lock_acquisitions").sum())
     units = float(col("work_units").sum())
     if not units and not prog and sched == sched:  # runs made before
@@ -257,7 +261,10 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
                            if acq else nan),
         lock_hold_max_us=us(float(col("lock_hold_max_cycles").max())),
         lock_spin_us=us(float(col("lock_spin_cycles").sum())),
-        cycles_spread=float((cycles.max() - cycles.min()) / cycles.max()))
+        cycles_spread=float((cycles.max() - cycles.min()) / cycles.max()),
+        max_skew_us=us(float(sk.iloc[-1])) if len(sk) else nan,
+        busy_fraction=(float(cycles.mean()) / hz / seconds
+                       if seconds else nan))
     out["lock_contention_pct"] = out["lock_contention"] * 100
     out["throughput"] = {"/bin/web": out["requests_per_modeled_second"],
                          "/bin/chat": out["messages_per_modeled_second"]

@@ -166,25 +166,35 @@ struct lockmeter {
 } __attribute__((aligned(64)));
 static struct lockmeter lockm[MAX_CPUS];
 
+/*
+ * One hold of a lock in modelled time.  A lock keeps its last LOCK_HOLDS
+ * holds in modelled order (by request, which is also by start), so that a
+ * request made at an earlier modelled time than holds other CPUs already
+ * ran (round-robin ran them first) goes before all of them, however many.
+ */
+#define LOCK_HOLDS	64
+struct hold {
+	uint64_t req;			/* modelled time of the request */
+	uint64_t start, end;		/* acquire, release (end: open = MAX) */
+	int cpu;
+	int contended;			/* its acquisition waited */
+};
+
 struct lockword {
-	uint64_t release_t;		/* modelled time of the last release */
-	uint64_t acquire_t;		/* of the current hold, else the last */
-	int holder, releaser;		/* CPU, or -1 */
-	int last_contended;		/* the last hold's acquisition waited */
-	/* The hold before the last one: its release, for a requester that
-	 * goes before the last hold in modelled time (see lock_store). */
-	uint64_t prev_release_t;
-	int prev_releaser;
-	/* While such a hold is on: the hold it went before (by `deferred`,
-	 * or -1), as it was recorded. */
-	int deferred, def_contended;
-	uint64_t def_acquire_t, def_release_t;
+	struct hold h[LOCK_HOLDS];	/* a ring, oldest at `first` */
+	unsigned first, n;
+	struct hold gone;		/* the last hold dropped off the ring
+					 * (cpu -1: none yet) */
+	int holder;			/* CPU holding it in guest memory, or -1 */
 	/* Totals over the acquiring CPUs; overlaps is the invariant check
-	 * (acquisitions before this lock's last release: must stay 0). */
+	 * (a hold starting before the previous one ended: must stay 0). */
 	struct lockstats s;
 	uint64_t overlaps, trylock_failures;
 	uint64_t reordered;		/* holds that went before a hold taken
 					 * earlier in round-robin order */
+	uint64_t max_depth;		/* most holds one request went before */
+	uint64_t too_old;		/* requests before the oldest hold kept:
+					 * queued after it instead */
 };
 static struct lockword lockw[MAX_LOCKS];
 
@@ -233,11 +243,19 @@ static uint64_t clock_floor(unsigned skip)
 	return floor;
 }
 
+/* The bus model serves a request once every CPU that is not parked has
+ * passed it: the same CPUs as clock_floor() leaves out. */
+static void park_update(unsigned cpu)
+{
+	model.cpu[cpu].parked = halted[cpu] || lockm[cpu].spinning;
+}
+
 static void idle_catch_up(unsigned cpu)
 {
 	uint64_t floor = clock_floor(cpu);
 
 	halted[cpu] = 0;
+	park_update(cpu);
 	if (floor != UINT64_MAX && floor > model.cpu[cpu].now) {
 		model.cpu[cpu].now = floor;
 		idle_catchups++;
@@ -257,6 +275,16 @@ static void idle_catch_up(unsigned cpu)
 #define PUBLISH_FLOOR	64
 static uint64_t max_skew;
 static unsigned long long sync_polls;
+
+/*
+ * The region's elapsed modelled time: the clock of the CPU that issues
+ * dumpstats minus the clock of the CPU that issued resetstats (the same
+ * CPU for the built-in workload's tick-driven region).  Unlike the CPUs'
+ * `cycles`, which are busy time only, it includes idle time, so work
+ * divided by it is work per modelled second of the machine.  Exact for
+ * one issuing CPU; across two, off by at most their skew.
+ */
+static uint64_t roi_start, roi_elapsed;
 
 static void publish_word(uint64_t addr, uint64_t v)
 {
@@ -281,8 +309,11 @@ static void publish_clocks(unsigned cpu)
 
 static void vcpu_hlt(unsigned int vcpu, void *udata)
 {
+	unsigned cpu = vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus;
+
 	(void)udata;
-	halted[vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus] = 1;
+	halted[cpu] = 1;
+	park_update(cpu);
 }
 
 /* ---- translation time ------------------------------------------------- */
@@ -504,7 +535,99 @@ static void vcpu_fetch(unsigned int vcpu, void *udata)
 		 (packed & FETCH_USER) ? CM_F_USER : 0);
 }
 
-static void m5op(unsigned func);
+static void m5op(unsigned func, unsigned cpu);
+
+static struct hold *hold_at(struct lockword *lw, unsigned i)
+{
+	return &lw->h[(lw->first + i) % LOCK_HOLDS];
+}
+
+/* The time a hold by `cpu` can start after hold p: its release, plus the
+ * lock line's transfer if another CPU held it. */
+static uint64_t after_hold(const struct hold *p, int cpu)
+{
+	if (p->cpu < 0)
+		return 0;
+	return p->end + (p->cpu != cpu ? cfg.t.hitm : 0);
+}
+
+/*
+ * Acquire by `cpu`, asking at modelled time `now`: its hold goes after
+ * every kept hold asked for no later, and before the rest (CPUs ahead in
+ * modelled time that round-robin ran first); it starts when the hold
+ * before it has ended.  Returns the hold's place.
+ */
+static unsigned lock_place(struct lockword *lw, int cpu, uint64_t now,
+			   uint64_t *start)
+{
+	unsigned i = lw->n;
+	const struct hold *prev;
+
+	while (i > 0 && hold_at(lw, i - 1)->req > now)
+		i--;
+	prev = i > 0 ? hold_at(lw, i - 1) : &lw->gone;
+	if (i == 0 && lw->gone.cpu >= 0 && now < lw->gone.req)
+		lw->too_old++;
+	*start = after_hold(prev, cpu);
+	if (*start < now)
+		*start = now;
+	if (i < lw->n) {
+		lw->reordered++;
+		if (lw->n - i > lw->max_depth)
+			lw->max_depth = lw->n - i;
+	}
+	if (*start < (prev->cpu >= 0 ? prev->end : 0))
+		lw->overlaps++;		/* cannot happen: checked anyway */
+	return i;
+}
+
+/* Insert hold x at place i, dropping the oldest if the ring is full. */
+static void lock_insert(struct lockword *lw, unsigned i, const struct hold *x)
+{
+	if (lw->n == LOCK_HOLDS) {
+		lw->gone = lw->h[lw->first];
+		lw->first = (lw->first + 1) % LOCK_HOLDS;
+		lw->n--;
+		if (i > 0)
+			i--;
+	}
+	for (unsigned j = lw->n; j > i; j--)
+		*hold_at(lw, j) = *hold_at(lw, j - 1);
+	*hold_at(lw, i) = *x;
+	lw->n++;
+}
+
+/*
+ * The hold at place i has ended: every later hold must start after it.
+ * A later hold that started too early moves later, and its CPU waits the
+ * difference (spin time; the acquisition counts as contended).  A CPU's
+ * later holds were in its own past by then, so they move with it
+ * uncharged, before being checked against the hold before them.
+ */
+static void lock_push_later(struct lockword *lw, unsigned i)
+{
+	static uint64_t moved[MAX_CPUS];	/* per CPU, this call */
+
+	for (unsigned j = i + 1; j < lw->n; j++)
+		moved[hold_at(lw, j)->cpu] = 0;
+	for (unsigned j = i + 1; j < lw->n; j++) {
+		struct hold *k = hold_at(lw, j);
+		uint64_t need = after_hold(hold_at(lw, j - 1), k->cpu), wait;
+
+		k->start += moved[k->cpu];
+		k->end += moved[k->cpu];
+		if (need <= k->start)
+			continue;
+		wait = need - k->start;
+		k->start += wait;
+		k->end += wait;
+		moved[k->cpu] += wait;
+		cm_stall(&model, (unsigned)k->cpu, CM_KERNEL, wait);
+		lockstats_wait(&lockm[k->cpu].s, k->contended, wait);
+		lockstats_wait(&lw->s, k->contended, wait);
+		k->contended = 1;
+	}
+}
 
 static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		       unsigned flags)
@@ -515,10 +638,15 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 	uint64_t now = model.cpu[cpu].now;
 
 	if (flags & CM_F_LOCKED) {		/* lock subl $1 or xchg: a try */
+		struct hold x = { .req = now, .end = UINT64_MAX,
+				  .cpu = (int)cpu };
+		unsigned i;
+
 		if (v != 0) {			/* subl found it held */
 			if (!lm->spinning)
 				lm->spin_since = now;
 			lm->spinning = 1;
+			park_update(cpu);
 			return;
 		}
 		if (lw->holder >= 0) {		/* xchg found it held: a failed
@@ -526,83 +654,36 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 			lw->trylock_failures++;
 			return;
 		}
-		if (lw->releaser >= 0 && lw->releaser != (int)cpu &&
-		    now < lw->release_t + cfg.t.hitm) {
-			/* Held in modelled time: wait for the release and
-			 * the lock line's transfer.  Unless this CPU asked
-			 * before that hold began: then it was first, and its
-			 * hold goes before that one (after the one before
-			 * it); the later holder waits for it at the
-			 * release. */
-			uint64_t until = lw->release_t + cfg.t.hitm;
-
-			if (now < lw->acquire_t) {
-				uint64_t start = now;
-
-				if (lw->prev_releaser >= 0 &&
-				    lw->prev_releaser != (int)cpu &&
-				    start < lw->prev_release_t + cfg.t.hitm)
-					start = lw->prev_release_t + cfg.t.hitm;
-				if (start < lw->acquire_t) {
-					lw->deferred = lw->releaser;
-					lw->def_contended = lw->last_contended;
-					lw->def_acquire_t = lw->acquire_t;
-					lw->def_release_t = lw->release_t;
-					lw->reordered++;
-					until = start;
-				}
-			}
-			if (until > now) {
-				cm_stall(&model, cpu, CM_KERNEL, until - now);
-				if (!lm->spinning)
-					lm->spin_since = now;
-				lm->spinning = 1;
-				now = model.cpu[cpu].now;
-			}
+		i = lock_place(lw, (int)cpu, now, &x.start);
+		if (x.start > now) {		/* held then in modelled time */
+			cm_stall(&model, cpu, CM_KERNEL, x.start - now);
+			if (!lm->spinning)
+				lm->spin_since = now;
+			lm->spinning = 1;
+			now = model.cpu[cpu].now;
 		}
-		if (lw->deferred >= 0 ? now < lw->prev_release_t &&
-					lw->prev_releaser >= 0
-				      : now < lw->release_t)
-			lw->overlaps++;
 		lockstats_acquire(&lm->s, lm->spinning, now - lm->spin_since);
 		lockstats_acquire(&lw->s, lm->spinning, now - lm->spin_since);
-		lw->last_contended = lm->spinning;
+		x.contended = lm->spinning;
+		x.start = now;
+		lock_insert(lw, i, &x);
 		lm->spinning = 0;
+		park_update(cpu);
 		lw->holder = (int)cpu;
-		lw->acquire_t = now;
 	} else if (v == 1 && lw->holder == (int)cpu) {	/* release */
-		uint64_t hold = now - lw->acquire_t;
+		unsigned i = lw->n;
+		struct hold *h;
 
-		lockstats_hold(&lm->s, hold);
-		lockstats_hold(&lw->s, hold);
+		while (i > 0 && hold_at(lw, i - 1)->end != UINT64_MAX)
+			i--;
+		if (i == 0)		/* its hold fell off the ring */
+			return;
+		h = hold_at(lw, i - 1);
+		lockstats_hold(&lm->s, now - h->start);
+		lockstats_hold(&lw->s, now - h->start);
+		h->end = now;
 		lw->holder = -1;
-		if (lw->deferred >= 0) {
-			/* This hold went before `deferred`'s, which now
-			 * starts after it: that CPU waits the difference. */
-			unsigned d = (unsigned)lw->deferred;
-			uint64_t end = now + cfg.t.hitm, wait = 0;
-
-			if (end > lw->def_acquire_t) {
-				wait = end - lw->def_acquire_t;
-				cm_stall(&model, d, CM_KERNEL, wait);
-				lockstats_wait(&lockm[d].s, lw->def_contended,
-					       wait);
-				lockstats_wait(&lw->s, lw->def_contended, wait);
-				lw->def_contended = 1;
-			}
-			lw->prev_release_t = now;
-			lw->prev_releaser = (int)cpu;
-			lw->acquire_t = lw->def_acquire_t + wait;
-			lw->release_t = lw->def_release_t + wait;
-			lw->releaser = (int)d;
-			lw->last_contended = lw->def_contended;
-			lw->deferred = -1;
-		} else {
-			lw->prev_release_t = lw->release_t;
-			lw->prev_releaser = lw->releaser;
-			lw->releaser = (int)cpu;
-			lw->release_t = now;
-		}
+		lock_push_later(lw, i - 1);
 	}
 }
 
@@ -618,7 +699,7 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	 * meaningful.  Nothing in the window is a cache access. */
 	if (vaddr - cfg.m5base < M5_WINDOW) {
 		if (!store && shift == 3)
-			m5op(((vaddr - cfg.m5base) >> 8) & 0xff);
+			m5op(((vaddr - cfg.m5base) >> 8) & 0xff, cpu_of(vcpu));
 		return;
 	}
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
@@ -917,6 +998,34 @@ static void stats_locks(FILE *f)
 	}
 }
 
+/* The bus in modelled time (cachemodel.h struct cm_busstats). */
+static void stats_bus_time(FILE *f)
+{
+	const struct cm_busstats *b = &model.bs;
+
+	stat_count(f, b->addr_cycles, "Address-bus cycles held (request phases)",
+		   "system.bus.addrBusyCycles");
+	stat_count(f, b->data_cycles, "Data-bus cycles held (data phases)",
+		   "system.bus.dataBusyCycles");
+	stat_count(f, b->wait_cycles, "Queueing of all transactions, posted too",
+		   "system.bus.waitCycles");
+	stat_count(f, b->late, "Requests from behind the bus's served time",
+		   "system.bus.lateRequests");
+	stat_count(f, b->forced, "Requests served before all clocks passed them",
+		   "system.bus.forcedRequests");
+	for (unsigned i = 0; i < model.nbuses; i++) {
+		stat_count(f, model.bus[i].transactions,
+			   "Transactions on this bus, crossing ones included",
+			   "system.bus%u.transactions", i);
+		stat_count(f, model.bus[i].crossing,
+			   "Of which from the other bus (coherency filter hits)",
+			   "system.bus%u.crossing", i);
+		stat_count(f, model.bus[i].data_cycles,
+			   "Data-bus cycles held on this bus",
+			   "system.bus%u.dataBusyCycles", i);
+	}
+}
+
 static void fill_stats(FILE *f)
 {
 	uint64_t insts = 0;
@@ -926,6 +1035,10 @@ static void fill_stats(FILE *f)
 		insts += ctr_all(c, IDX(insts));
 	fprintf(f, "\n---------- Begin Simulation Statistics ----------\n");
 	stat_count(f, insts, "Number of instructions simulated", "sim_insts");
+	if (cfg.timing)
+		stat_count(f, roi_elapsed,
+			   "Elapsed modelled cycles of the region, idle included",
+			   "system.elapsedCycles");
 	for (unsigned c = 0; c < model.ncpus; c++)
 		stats_cpu(f, c);
 	stats_locks(f);
@@ -934,6 +1047,8 @@ static void fill_stats(FILE *f)
 		snprintf(prefix, sizeof(prefix), "cpu%u.", c);
 		stats_bus_kinds(f, prefix, c, c + 1);
 	}
+	if (cfg.timing)
+		stats_bus_time(f);
 	stats_offsets(f, 0);
 	stats_offsets(f, 1);
 	fprintf(f, "\n---------- End Simulation Statistics   ----------\n");
@@ -1000,6 +1115,14 @@ static void fill_counters_csv(FILE *f)
 				fprintf(f, "%u,%u,kernel,%s,%" PRIu64 "\n", ndumps,
 					c, lock_names[i], v[i]);
 		}
+	}
+	if (cfg.timing) {	/* machine-wide: cpu -1, as the kernel's numbers */
+		fprintf(f, "%u,-1,all,elapsed_cycles,%" PRIu64 "\n", ndumps,
+			roi_elapsed);
+		fprintf(f, "%u,-1,all,max_skew_cycles,%" PRIu64 "\n", ndumps,
+			max_skew);
+		fprintf(f, "%u,-1,all,bus_max_lag_cycles,%" PRIu64 "\n", ndumps,
+			model.bs.max_lag);
 	}
 }
 
@@ -1079,12 +1202,34 @@ static void fill_json(FILE *f)
 		fprintf(f, "  \"publish\": \"0x%" PRIx64 "\",\n"
 			"  \"publish_errors\": %u,\n", cfg.publish,
 			publish_errors);
-	if (cfg.timing)
+	if (cfg.timing) {
+		const struct cm_busstats *b = &model.bs;
+
 		fprintf(f, "  \"timing\": {\"inst\": %" PRIu64 ", \"l2_hit\": %" PRIu64
 			", \"mem\": %" PRIu64 ", \"hitm\": %" PRIu64 ", \"inval\": %"
 			PRIu64 ", \"bus_line\": %" PRIu64 ", \"bus_addr\": %" PRIu64
 			"},\n", cfg.t.inst, cfg.t.l2_hit, cfg.t.mem, cfg.t.hitm,
 			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
+		fprintf(f, "  \"locked\": %" PRIu64 ",\n", cfg.t.locked);
+		fprintf(f, "  \"bus\": {\"depth\": %" PRIu64 ", \"transactions\": %"
+			PRIu64 ", \"addr_busy_cycles\": %" PRIu64
+			", \"data_busy_cycles\": %" PRIu64 ", \"wait_cycles\": %"
+			PRIu64 ", \"late\": %" PRIu64 ", \"forced\": %" PRIu64
+			", \"max_pending\": %" PRIu64 ", \"max_lag_cycles\": %" PRIu64
+			"},\n", cfg.t.bus_depth,
+			b->transactions, b->addr_cycles, b->data_cycles,
+			b->wait_cycles, b->late, b->forced, b->max_pending,
+			b->max_lag);
+		fprintf(f, "  \"buses\": [");
+		for (unsigned i = 0; i < model.nbuses; i++)
+			fprintf(f, "%s{\"cpus_from\": %u, \"transactions\": %" PRIu64
+				", \"crossing\": %" PRIu64 ", \"data_busy_cycles\": %"
+				PRIu64 "}", i ? ", " : "",
+				i * (unsigned)(model.nbuses > 1 ? cfg.t.bus_cpus : 0),
+				model.bus[i].transactions, model.bus[i].crossing,
+				model.bus[i].data_cycles);
+		fprintf(f, "],\n  \"cross_bus\": %" PRIu64 ",\n", cfg.t.cross_bus);
+	}
 	if (cfg.lock != 0) {
 		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n  \"locks\": [",
 			cfg.lock);
@@ -1097,11 +1242,12 @@ static void fill_json(FILE *f)
 				", \"hold_cycles\": %" PRIu64 ", \"hold_max_cycles\": %"
 				PRIu64 ", \"trylock_failures\": %" PRIu64
 				", \"hold_overlaps\": %" PRIu64
-				", \"reordered\": %" PRIu64 "}", i ? "," : "",
+				", \"reordered\": %" PRIu64 ", \"max_depth\": %" PRIu64
+				", \"too_old\": %" PRIu64 "}", i ? "," : "",
 				cfg.lock + i * cfg.lock_stride, lw->s.acquisitions,
 				lw->s.contended, lw->s.spin_cycles, lw->s.hold_cycles,
 				lw->s.hold_max, lw->trylock_failures, lw->overlaps,
-				lw->reordered);
+				lw->reordered, lw->max_depth, lw->too_old);
 		}
 		fprintf(f, "],\n");
 	}
@@ -1135,8 +1281,10 @@ static void write_json(void)
 
 /* ---- m5 ops and dumps ------------------------------------------------- */
 
-static void dump(void)
+static void dump(unsigned cpu)
 {
+	cm_bus_flush(&model);		/* every queueing charged, then counted */
+	roi_elapsed = model.cpu[cpu].now - roi_start;
 	write_atomically("stats.txt", 1, NULL, fill_stats);
 	write_atomically("bus_offsets.csv", 1,
 			 "dump,cpu,mode,kind,offset,count\n", fill_bus_csv);
@@ -1147,9 +1295,10 @@ static void dump(void)
 }
 
 /* Counters only: cache contents, clocks and the lock's state stay. */
-static void reset_stats(void)
+static void reset_stats(unsigned cpu)
 {
 	cm_reset_stats(&model);
+	roi_start = model.cpu[cpu].now;
 	max_skew = 0;			/* the region's own skew */
 	memset(work_units, 0, sizeof(work_units));
 	memset(sched_insts, 0, sizeof(sched_insts));
@@ -1169,21 +1318,27 @@ static void reset_stats(void)
 
 		memset(&lw->s, 0, sizeof(lw->s));
 		lw->overlaps = lw->trylock_failures = lw->reordered = 0;
+		lw->max_depth = lw->too_old = 0;
+		/* A hold taken before the reset that is pushed back after it
+		 * adds spin time but no contended acquisition: that
+		 * acquisition is not the region's. */
+		for (unsigned j = 0; j < lw->n; j++)
+			hold_at(lw, j)->contended = 1;
 	}
 }
 
-static void m5op(unsigned func)
+static void m5op(unsigned func, unsigned cpu)
 {
 	switch (func) {
 	case M5_RESETSTATS:
-		reset_stats();
+		reset_stats(cpu);
 		break;
 	case M5_DUMPSTATS:
-		dump();
+		dump(cpu);
 		break;
 	case M5_DUMPRESETSTATS:
-		dump();
-		reset_stats();
+		dump(cpu);
+		reset_stats(cpu);
 		break;
 	case M5_EXIT:
 		/* The guest exits next through isa-debug-exit; we only note
@@ -1328,6 +1483,22 @@ static int parse_option(const char *arg)
 			p = e + 1;
 		}
 		cfg.timing = 1;
+	} else if (KEY("locked")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
+			goto bad;
+		cfg.t.locked = v;
+	} else if (KEY("buscpus")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > MAX_CPUS)
+			goto bad;
+		cfg.t.bus_cpus = v;
+	} else if (KEY("crossbus")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
+			goto bad;
+		cfg.t.cross_bus = v;
+	} else if (KEY("busdepth")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v < 1 || v > CM_IOQ_MAX)
+			goto bad;
+		cfg.t.bus_depth = v;
 	} else if (KEY("unit")) {
 		if (parse_u64(val, &cfg.unit, NULL, 1) < 0 || cfg.unit == 0)
 			goto bad;
@@ -1357,7 +1528,8 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, sched, m5base, "
-			"publish, timing, lock, free, unit)\n", arg);
+			"publish, timing, busdepth, buscpus, crossbus, locked, lock, free, "
+			"unit)\n", arg);
 		return -1;
 	}
 	return 0;
@@ -1437,6 +1609,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	cfg.m5base = 0xffff0000u;
 	cfg.l1repl = cfg.l2repl = CM_REPL_LRU;
 	cfg.inclusive = 1;
+	cfg.t.bus_depth = 8;		/* the P6 in-order queue (facts section 2) */
 	cfg.smp_vcpus = info->system_emulation ? info->system.smp_vcpus : 1;
 	cfg.ncpus = cfg.smp_vcpus > 0 ? (unsigned)cfg.smp_vcpus : 1;
 	cfg.argc = argc;
@@ -1473,10 +1646,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	}
 	for (unsigned i = 0; i < MAX_LOCKS; i++)
-		lockw[i].holder = lockw[i].releaser =
-			lockw[i].prev_releaser = lockw[i].deferred = -1;
-	if (cfg.timing)
-		cm_enable_timing(&model, &cfg.t);
+		lockw[i].holder = lockw[i].gone.cpu = -1;
+	if (cfg.timing && cm_enable_timing(&model, &cfg.t, err, sizeof(err)) < 0) {
+		fprintf(stderr, "busmon: %s\n", err);
+		cm_free(&model);
+		return -1;
+	}
+	/* Every CPU is parked until it first runs (a halted CPU's first TB
+	 * wakes it), so CPUs not yet started do not hold the bus back. */
+	for (unsigned c = 0; cfg.timing && c < model.ncpus; c++) {
+		halted[c] = 1;
+		park_update(c);
+	}
 	cm_set_inclusive(&model, cfg.inclusive);
 	if (cm_set_repl(&model, CM_LEVEL_L1D, cfg.l1repl, err, sizeof(err)) < 0 ||
 	    (model.has_l1i && cm_set_repl(&model, CM_LEVEL_L1I, cfg.l1repl, err,

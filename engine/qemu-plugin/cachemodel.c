@@ -40,6 +40,7 @@
  */
 #include "cachemodel.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,50 +303,212 @@ static void bus_record(struct cm_model *m, unsigned cpu, unsigned mode,
 }
 
 /*
- * Put one transaction of `occ` cycles on the bus at cpu's time; returns
- * how long it queued.  The bus keeps one busy stretch [bus_busy_start,
- * bus_free).  A request at or after its start queues behind it; a request
- * from before it (a CPU behind in modelled time, which round-robin
- * interleaving allows up to the skew bound) is taken to fit in an earlier
- * idle gap, unqueued and unbooked: the model does not keep the gaps.
+ * The bus in modelled time.  Round-robin runs the CPUs in slices of
+ * instructions, not of modelled time, so a CPU may ask for the bus at a
+ * modelled time earlier than requests other CPUs made before it in host
+ * order.  Serving requests as they come would give the bus to whichever
+ * CPU ran first (a CPU behind in modelled time would queue behind the
+ * others' future).  So each CPU's requests wait in its own queue, and the
+ * bus serves them in modelled-time order, the earliest head first, once
+ * every CPU that is not parked has passed it: no request can come before
+ * it any more.  The CPU is charged the unloaded latency at once and its
+ * queueing when the request is served, at most a skew later.
+ *
+ * Serving one (P6 bus, p6-timing-facts.md section 2): the request phase
+ * takes the address bus for bus_addr cycles, as soon as it is free and
+ * fewer than bus_depth transactions are in flight (the in-order queue);
+ * a line's data phase takes the data bus for bus_line cycles, at the end
+ * of the latency or when the previous data phase ends (data phases follow
+ * request order).  The transaction completes at the end of its data
+ * phase, or latency after its request phase if it moves no data.
  */
-static uint64_t bus_book(struct cm_model *m, unsigned cpu, uint64_t occ)
-{
-	uint64_t t = m->cpu[cpu].now, start;
 
-	if (t < m->bus_busy_start)
-		return 0;
-	start = t > m->bus_free ? t : m->bus_free;
-	if (start > m->bus_free)
-		m->bus_busy_start = start;
-	m->bus_free = start + occ;
-	return start - t;
+/* The earliest time a request can still come from: the slowest clock of
+ * the CPUs that are not parked. */
+static uint64_t bus_floor(const struct cm_model *m)
+{
+	uint64_t f = UINT64_MAX;
+
+	for (unsigned c = 0; c < m->ncpus; c++)
+		if (!m->cpu[c].parked && m->cpu[c].now < f)
+			f = m->cpu[c].now;
+	return f;
 }
 
-/* The CPU stalls `lat` cycles for a bus transaction of `occ` cycles. */
-static void bus_time(struct cm_model *m, unsigned cpu, unsigned mode,
-		     uint64_t occ, uint64_t lat)
+/* When CPU p's oldest request counts as asked for (struct cm_busreq). */
+static uint64_t bus_arrival(const struct cm_cpu *p, const struct cm_busreq *r)
 {
-	uint64_t wait;
+	return r->t + (p->bus_charged - r->charged);
+}
+
+/* The CPU whose oldest waiting request came first (ties: lower CPU), or
+ * -1 if none waits; *t gets its arrival. */
+static int bus_head(const struct cm_model *m, uint64_t *t)
+{
+	int best = -1;
+
+	for (unsigned c = 0; c < m->ncpus; c++) {
+		const struct cm_cpu *p = &m->cpu[c];
+		uint64_t a;
+
+		if (p->qlen == 0)
+			continue;
+		a = bus_arrival(p, &p->q[p->qhead]);
+		if (best < 0 || a < *t) {
+			best = (int)c;
+			*t = a;
+		}
+	}
+	return best;
+}
+
+static unsigned bus_of(const struct cm_model *m, unsigned cpu)
+{
+	return m->nbuses > 1 ? cpu / (unsigned)m->t.bus_cpus : 0;
+}
+
+/* Serve CPU c's oldest request, arrived at t. */
+static void bus_serve(struct cm_model *m, unsigned c, uint64_t t)
+{
+	struct cm_cpu *p = &m->cpu[c];
+	struct cm_busreq *r = &p->q[p->qhead];
+	struct cm_bus *b = &m->bus[bus_of(m, c)];
+	struct cm_bus *x = r->cross ? &m->bus[1 - bus_of(m, c)] : NULL;
+	uint64_t *slot = &b->ioq_end[b->seq % m->t.bus_depth];
+	uint64_t a, end, wait, lat = r->lat + (x ? m->t.cross_bus : 0);
+
+	if (t < m->served_t) {
+		/* A CPU that was parked came back behind the bus: it is
+		 * served now, but not charged for the gap. */
+		t = m->served_t;
+		m->bs.late++;
+	}
+	m->served_t = t;
+	a = t > b->addr_free ? t : b->addr_free;
+	if (a < *slot)
+		a = *slot;		/* the in-order queue is full */
+	if (x != NULL && a < x->addr_free)
+		a = x->addr_free;	/* snooped on the other bus too */
+	b->addr_free = a + m->t.bus_addr;
+	if (x != NULL) {
+		x->addr_free = a + m->t.bus_addr;
+		x->transactions++;
+		x->crossing++;
+	}
+	if (r->occ != 0) {
+		uint64_t d = a + (lat > r->occ ? lat - r->occ : 0);
+
+		if (d < b->data_free)
+			d = b->data_free;
+		if (r->cross == 2 && d < x->data_free)
+			d = x->data_free;
+		b->data_free = d + r->occ;
+		b->data_cycles += r->occ;
+		if (r->cross == 2) {
+			x->data_free = d + r->occ;
+			x->data_cycles += r->occ;
+		}
+		end = d + r->occ;
+	} else {
+		end = a + lat;
+	}
+	*slot = end;
+	b->seq++;
+	b->transactions++;
+	wait = end - (t + lat);
+	m->bs.transactions++;
+	m->bs.addr_cycles += m->t.bus_addr;
+	m->bs.data_cycles += r->occ;
+	m->bs.wait_cycles += wait;
+	if (!r->posted && p->now - r->t > m->bs.max_lag)
+		m->bs.max_lag = p->now - r->t;
+	if (!r->posted && wait + (lat - r->lat) != 0) {
+		/* The queueing, and the crossing's cost (latency, not
+		 * queueing), both delay the CPU's later requests. */
+		p->now += wait + (lat - r->lat);
+		p->ctr[r->mode].cycles += wait + (lat - r->lat);
+		p->ctr[r->mode].bus_wait_cycles += wait;
+		p->bus_charged += wait + (lat - r->lat);
+	}
+	p->qhead = (p->qhead + 1) & (m->qcap - 1);
+	p->qlen--;
+}
+
+/* Serve, in arrival order, every request no CPU can come before or tie
+ * with (all clocks that are not parked are past it). */
+static void bus_settle(struct cm_model *m)
+{
+	uint64_t floor = bus_floor(m), t;
+	int c;
+
+	while ((c = bus_head(m, &t)) >= 0 && t < floor)
+		bus_serve(m, (unsigned)c, t);
+}
+
+void cm_bus_flush(struct cm_model *m)
+{
+	uint64_t t;
+	int c;
 
 	if (!m->timing)
 		return;
-	wait = bus_book(m, cpu, occ);
-	m->cpu[cpu].ctr[mode].bus_wait_cycles += wait;
-	cm_stall(m, cpu, mode, wait + lat);
+	while ((c = bus_head(m, &t)) >= 0)
+		bus_serve(m, (unsigned)c, t);
+}
+
+/* Queue one transaction asked for at cpu's clock; unless posted, the CPU
+ * stalls `lat` cycles now and its queueing when it is served. */
+static void bus_request(struct cm_model *m, unsigned cpu, unsigned mode,
+			uint64_t occ, uint64_t lat, int posted)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	struct cm_busreq *r;
+	uint64_t t;
+	int c;
+
+	if (!m->timing)
+		return;
+	while (p->qlen == m->qcap) {	/* full: serve the earliest anyway */
+		c = bus_head(m, &t);
+		bus_serve(m, (unsigned)c, t);
+		m->bs.forced++;
+	}
+	r = &p->q[(p->qhead + p->qlen) & (m->qcap - 1)];
+	r->t = p->now;
+	r->charged = p->bus_charged;
+	r->lat = (uint32_t)lat;
+	r->occ = (uint32_t)occ;
+	r->mode = (uint8_t)mode;
+	r->posted = (uint8_t)posted;
+	r->cross = posted ? 0 : (uint8_t)m->snoop_cross;
+	m->snoop_cross = 0;
+	if (++p->qlen > m->bs.max_pending)
+		m->bs.max_pending = p->qlen;
+	if (!posted)
+		cm_stall(m, cpu, mode, lat);
+	bus_settle(m);
+}
+
+/* The CPU stalls `lat` cycles plus its queueing for a bus transaction that
+ * holds the data bus `occ` cycles (0: address only). */
+static void bus_time(struct cm_model *m, unsigned cpu, unsigned mode,
+		     uint64_t occ, uint64_t lat)
+{
+	bus_request(m, cpu, mode, occ, lat, 0);
 }
 
 /*
- * Write-backs are posted (the P6 has write-back buffers): they occupy the
- * bus after the fill that caused them, and the CPU does not wait for them.
+ * Write-backs are posted (the P6 has write-back buffers): they go on the
+ * bus after the fill that caused them, their data right after their
+ * request, and the CPU does not wait for them.
  */
 static void wb_flush(struct cm_model *m, unsigned cpu)
 {
 	struct cm_cpu *p = &m->cpu[cpu];
 
 	for (; p->wb_pending > 0; p->wb_pending--)
-		if (m->timing)
-			(void)bus_book(m, cpu, m->t.bus_line);
+		bus_request(m, cpu, CM_KERNEL, m->t.bus_line,
+			    m->t.bus_addr + m->t.bus_line, 1);
 }
 
 /* Drop lineno from a CPU's L1I, if it has one and holds the line. */
@@ -381,12 +544,27 @@ static int snoop(struct cm_model *m, unsigned self, uint64_t lineno,
 	int shared = 0;
 
 	*hitm = 0;
+	m->snoop_cross = 0;
 	for (unsigned c = 0; c < m->ncpus; c++) {
 		struct cm_cpu *o = &m->cpu[c];
 		struct cm_line *l2, *l1;
+		int far = bus_of(m, c) != bus_of(m, self);
+		enum cm_state was = CM_I;
 
 		if (c == self)
 			continue;
+		if ((l2 = cache_find(&o->l2, lineno)) != NULL)
+			was = (enum cm_state)l2->state;
+		else if (!m->inclusive && (l1 = cache_find(&o->l1, lineno)) != NULL)
+			was = (enum cm_state)l1->state;
+		/* Another bus's coherency filter answers for its CPUs: it
+		 * forwards the snoop only for a copy that must change (any,
+		 * for a write; E or M, for a read). */
+		if (far && was == CM_M && m->snoop_cross < 2)
+			m->snoop_cross = 2;	/* the data come from there */
+		else if (far && (kind != CM_READ ? was != CM_I : was == CM_E) &&
+			 m->snoop_cross < 1)
+			m->snoop_cross = 1;
 		/* A remote write makes any copy of a loop line stale, held or
 		 * not: the next loop miss on it is a coherence miss. */
 		if (kind != CM_READ)
@@ -444,7 +622,7 @@ static void bus_upgrade(struct cm_model *m, unsigned cpu, unsigned mode,
 
 	snoop(m, cpu, lineno, CM_INVALIDATE, &hitm);
 	bus_record(m, cpu, mode, CM_INVALIDATE, lineno << m->line_shift);
-	bus_time(m, cpu, mode, m->t.bus_addr, m->t.inval);
+	bus_time(m, cpu, mode, 0, m->t.inval);
 }
 
 /* ---- the hierarchy of one CPU ------------------------------------------ */
@@ -590,6 +768,11 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 
 	if (own)
 		l1i_drop(p, lineno);	/* the P6 snoops its own L1I on stores */
+	/* A locked RMW waits for the CPU's earlier loads and stores to
+	 * complete (SDM vol. 3A 7.1.2): `locked` cycles on top of gaining
+	 * the line, charged once, at its load half. */
+	if ((flags & CM_F_LOCKED) && !store)
+		cm_stall(m, cpu, mode, m->t.locked);
 	if (store)
 		ctr->l1d_write_accesses++;
 	else
@@ -731,10 +914,39 @@ oom:
 	return -1;
 }
 
-void cm_enable_timing(struct cm_model *m, const struct cm_timing *t)
+int cm_enable_timing(struct cm_model *m, const struct cm_timing *t,
+		     char *err, size_t errlen)
 {
+	/* Room for the requests of a lead of some million cycles per CPU
+	 * (a web run on piii8 filled 4096), within 64 MiB over all CPUs; a
+	 * full queue is served early. */
+	unsigned cap = 32768;
+
+	if (t->bus_depth < 1 || t->bus_depth > CM_IOQ_MAX) {
+		snprintf(err, errlen, "The bus depth (%" PRIu64 ") must be "
+			 "1 to %d transactions.", t->bus_depth, CM_IOQ_MAX);
+		return -1;
+	}
+	while (cap > 64 && (uint64_t)cap * m->ncpus > 2097152)
+		cap /= 2;
+	m->nbuses = t->bus_cpus > 0 && t->bus_cpus < m->ncpus ? 2 : 1;
+	if (m->nbuses > 1 && t->bus_cpus * CM_MAX_BUSES < m->ncpus) {
+		snprintf(err, errlen, "%u CPUs at %" PRIu64 " per bus need more "
+			 "than %d buses.", m->ncpus, t->bus_cpus, CM_MAX_BUSES);
+		return -1;
+	}
+	for (unsigned c = 0; c < m->ncpus; c++) {
+		m->cpu[c].q = calloc(cap, sizeof(struct cm_busreq));
+		if (m->cpu[c].q == NULL) {
+			snprintf(err, errlen, "Out of memory allocating the "
+				 "bus queues.");
+			return -1;
+		}
+	}
+	m->qcap = cap;
 	m->timing = 1;
 	m->t = *t;
+	return 0;
 }
 
 void cm_set_inclusive(struct cm_model *m, int inclusive)
@@ -810,6 +1022,7 @@ void cm_free(struct cm_model *m)
 			cache_free(&m->cpu[c].l1i);
 			free(m->cpu[c].loop.key);
 			free(m->cpu[c].loop.gone);
+			free(m->cpu[c].q);
 		}
 	free(m->cpu);
 	free(m->hist);
@@ -822,6 +1035,10 @@ void cm_reset_stats(struct cm_model *m)
 	for (unsigned c = 0; c < m->ncpus; c++)
 		memset(m->cpu[c].ctr, 0, sizeof(m->cpu[c].ctr));
 	memset(m->hist, 0, sizeof(*m->hist) * m->ncpus);
+	memset(&m->bs, 0, sizeof(m->bs));
+	for (unsigned b = 0; b < CM_MAX_BUSES; b++)
+		m->bus[b].transactions = m->bus[b].crossing =
+			m->bus[b].data_cycles = 0;
 }
 
 void cm_offset_view(const struct cm_model *m, int line_view,

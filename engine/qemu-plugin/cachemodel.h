@@ -128,10 +128,14 @@ struct cm_cache {
 
 /*
  * Timing parameters, all in core cycles (machines.toml [x.timing] gives
- * them with their sources).  A miss stalls the CPU for its latency; the
- * bus is one resource: each transaction occupies it for bus_line (data)
- * or bus_addr (no data) cycles from the later of the CPU's time and the
- * bus's next-free time, and the CPU also stalls for that queueing.
+ * them with their sources).  A miss stalls the CPU for its latency plus
+ * its queueing on the bus.  The bus is pipelined as a P6 bus: every
+ * transaction holds the address bus for bus_addr cycles (request phase);
+ * a line transfer also holds the data bus for bus_line cycles (its data
+ * phase), placed at the end of its latency; at most bus_depth
+ * transactions are in flight (the in-order queue), and data phases
+ * follow request order.  Transactions are served in modelled-time order
+ * (README.md, "The bus").
  */
 struct cm_timing {
 	uint64_t inst;		/* base cost per instruction */
@@ -139,8 +143,63 @@ struct cm_timing {
 	uint64_t mem;		/* L2 miss filled from memory */
 	uint64_t hitm;		/* L2 miss filled by another cache (HITM) */
 	uint64_t inval;		/* INVALIDATE (upgrade, no data) */
-	uint64_t bus_line;	/* bus occupancy of a line transfer */
-	uint64_t bus_addr;	/* bus occupancy of an address-only transaction */
+	uint64_t bus_line;	/* data-bus occupancy of a line transfer */
+	uint64_t bus_addr;	/* address-bus occupancy of any transaction */
+	uint64_t bus_depth;	/* transactions in flight at most (1..CM_IOQ_MAX) */
+	uint64_t locked;	/* a locked RMW, beyond gaining its line */
+	/* Buses: CPU c sits on bus c / bus_cpus (0: all on one bus), at
+	 * most CM_MAX_BUSES.  A transaction whose line another bus holds
+	 * (any copy for RFO or INVALIDATE, a Modified one for READ) also
+	 * takes that bus's address phase, and a HITM fill from there its
+	 * data phase, and costs cross_bus cycles more (the chipset's
+	 * coherency filter and crossbar). */
+	uint64_t bus_cpus;
+	uint64_t cross_bus;
+};
+
+#define CM_IOQ_MAX	64
+#define CM_MAX_BUSES	2
+
+/* One bus's state, as served so far, and its totals since the reset. */
+struct cm_bus {
+	uint64_t addr_free;	/* the address bus's next free cycle */
+	uint64_t data_free;	/* the data bus's next free cycle */
+	uint64_t ioq_end[CM_IOQ_MAX];	/* completions, by sequence % depth */
+	uint64_t seq;		/* transactions started on it, ever */
+	uint64_t transactions;	/* since the reset: its own and crossing */
+	uint64_t crossing;	/* of which from the other bus */
+	uint64_t data_cycles;
+};
+
+/*
+ * One bus transaction waiting to be served in modelled-time order: asked
+ * for at the CPU's clock `t`, when `charged` bus waits had been charged to
+ * that CPU.  Waits charged to it later (for its earlier transactions)
+ * would have delayed this request by as much, so it is served as if
+ * asked for at t + (charged now - charged).
+ */
+struct cm_busreq {
+	uint64_t t;
+	uint64_t charged;
+	uint32_t lat;		/* latency with no queueing */
+	uint32_t occ;		/* data-bus cycles, 0 for an address-only one */
+	uint8_t mode;
+	uint8_t posted;		/* a write-back: the CPU does not wait */
+	uint8_t cross;		/* 1: the other bus's address phase too;
+				 * 2: its data phase as well (HITM there) */
+};
+
+/* Bus totals since the last reset (busmon.json "bus", stats.txt). */
+struct cm_busstats {
+	uint64_t transactions;	/* served */
+	uint64_t addr_cycles;	/* address-bus cycles held */
+	uint64_t data_cycles;	/* data-bus cycles held */
+	uint64_t wait_cycles;	/* queueing of all transactions, posted too */
+	uint64_t late;		/* asked for before the latest one served */
+	uint64_t forced;	/* served before every CPU's clock passed them */
+	uint64_t max_pending;	/* most requests waiting in one CPU's queue */
+	uint64_t max_lag;	/* longest a CPU ran on before its queueing
+				 * was charged: its clock then - the request */
 };
 
 /*
@@ -176,6 +235,14 @@ struct cm_cpu {
 	struct cm_counters ctr[CM_NMODES];
 	uint64_t now;		/* modelled time in cycles; never reset */
 	unsigned wb_pending;	/* write-backs to put on the bus after the fill */
+	/* Bus requests not yet served, oldest first (a ring of qcap), and
+	 * the bus waits charged to this CPU so far. */
+	struct cm_busreq *q;
+	unsigned qhead, qlen;
+	uint64_t bus_charged;	/* queueing and crossing costs charged */
+	/* Halted or waiting for a lock: its clock does not hold the bus
+	 * back (the caller sets it; see bus_floor()). */
+	int parked;
 } __attribute__((aligned(64)));
 
 /* hist[cpu][mode][kind][chunk] */
@@ -191,8 +258,13 @@ struct cm_model {
 	cm_hist_t *hist;	/* [ncpus] */
 	int timing;		/* cm_enable_timing() was called */
 	struct cm_timing t;
-	uint64_t bus_free;	/* the bus's next-free time (cycles) */
-	uint64_t bus_busy_start;	/* start of the busy stretch ending there */
+	/* The bus, as served so far in modelled-time order. */
+	unsigned qcap;		/* per-CPU request ring, a power of two */
+	uint64_t served_t;	/* arrival time of the latest one served */
+	unsigned nbuses;
+	struct cm_bus bus[CM_MAX_BUSES];
+	unsigned snoop_cross;	/* the last snoop's answer from the other bus */
+	struct cm_busstats bs;
 };
 
 /*
@@ -234,9 +306,20 @@ int cm_enable_l1i(struct cm_model *m, const struct cm_geom *g,
 
 /*
  * Turn on modelled time with these costs.  Every CPU's clock starts at 0;
- * cm_reset_stats() zeroes the cycle counters, never the clocks.
+ * cm_reset_stats() zeroes the cycle counters, never the clocks.  On error
+ * (no memory, bus_depth out of range) writes a sentence into err and
+ * returns -1.
  */
-void cm_enable_timing(struct cm_model *m, const struct cm_timing *t);
+int cm_enable_timing(struct cm_model *m, const struct cm_timing *t,
+		     char *err, size_t errlen);
+
+/*
+ * Serve every bus request still waiting, in modelled-time order, and
+ * charge its CPU the queueing.  Requests are otherwise served once every
+ * CPU that is not parked has passed them; call this before reading the
+ * counters (the plugin does at each dump).
+ */
+void cm_bus_flush(struct cm_model *m);
 
 /*
  * Advance cpu's clock by `cycles` of stall in `mode` (the lock model uses

@@ -122,6 +122,15 @@ class QemuEngine:
             mode["timing"] = True
         return mode
 
+    @staticmethod
+    def fetches(spec: RunSpec) -> bool:
+        """Whether busmon models instruction fetches: the machine's
+        caches.instruction_fetch, or with --timing its timing.fetch (code
+        competes with data in L2, and its misses cost time)."""
+        t = spec.machine.timing
+        return (spec.machine.cache_policy.instruction_fetch
+                or bool(spec.timing and t is not None and t.fetch))
+
     def plugin_args(self, spec: RunSpec, run_dir: Path, layout: dict) -> str:
         c, p = spec.machine.caches, spec.machine.cache_policy
         args = [f"out={run_dir}",
@@ -130,7 +139,7 @@ class QemuEngine:
                 f"l1repl={p.l1_replacement}", f"l2repl={p.l2_replacement}",
                 f"inclusive={int(p.inclusion == 'inclusive')}",
                 f"cpus={spec.cpus}"]
-        if p.instruction_fetch:
+        if self.fetches(spec):
             args.append(f"l1i={c.l1i.size}:{c.l1i.assoc}:{c.l1i.line}")
         if layout is None:       # --dry-run before the kernel is built
             if spec.timing:
@@ -147,7 +156,7 @@ class QemuEngine:
         for lo, hi in layout["ranges"].get("sched", []):
             args.append(f"sched={lo:#x}-{hi:#x}")
         if spec.timing:
-            args.append(f"timing={spec.machine.timing.plugin_arg()}")
+            args.extend(spec.machine.timing.plugin_args())
             sym = layout["symbols"]
             args.append(self.lock_arg(spec, layout))
             # The kernel is identity-mapped: a symbol's address is physical.
@@ -213,7 +222,7 @@ class QemuEngine:
                  f"L1D: {c.l1d.describe()}; L2: {c.l2.describe()} (private, MESI bus); "
                  f"{p.inclusion}, replacement L1 {p.l1_replacement} L2 {p.l2_replacement}"
                  + (f"; L1I {c.l1i.describe()} with instruction fetches"
-                    if p.instruction_fetch else ""),
+                    if self.fetches(spec) else ""),
                  f"kernel: {spec.kernel_multiboot}" + (
                      "" if layout is not None else
                      " (not built yet: the run builds it first, and its "

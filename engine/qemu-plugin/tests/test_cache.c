@@ -7,6 +7,7 @@
 #include "../cachemodel.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -901,6 +902,212 @@ static void test_geometry_errors(void)
 	EXPECT("line mismatch says equal", 1, strstr(err, "equal") != NULL);
 }
 
+/*
+ * The bus in modelled time.  Two CPUs stream misses: each thinks for an
+ * exponential time (mean Z cycles, its own random sequence), then misses
+ * in L2 and waits for the line, whose data phase holds the bus D cycles
+ * (mem = bus_line = D, bus_addr = 0: the bus is one FCFS server).  That
+ * is the finite-source queue M/D/1//2: each service starts with the other
+ * CPU thinking, which arrives during it with probability 1 - e^(-D/Z) and
+ * then waits out the rest, so the mean wait per miss is
+ * W = D - Z (1 - e^(-D/Z)).  The CPUs run as round-robin runs them, one
+ * slice of Q cycles each in turn, so CPU 1 asks for the bus at modelled
+ * times CPU 0 has already run past; the bus must still serve in modelled
+ * time order.  The same streams run in lockstep (always the CPU behind
+ * first) must give exactly the same waits.
+ */
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static uint64_t exp_cycles(uint64_t *s, double mean)
+{
+	double u = ((double)(xorshift(s) >> 11) + 0.5) / 9007199254740992.0;
+
+	return (uint64_t)llround(-mean * log(u));
+}
+
+static void stream_miss(struct cm_model *m, unsigned cpu, uint64_t *rng,
+			uint64_t *next, double z)
+{
+	cm_stall(m, cpu, K, exp_cycles(rng, z));
+	cm_access(m, cpu, ((uint64_t)(cpu + 1) << 28) + 32 * (*next)++, 8, 0, 0);
+}
+
+static double stream_wait(unsigned slice, uint64_t d, double z, uint64_t n)
+{
+	struct cm_model m;
+	struct cm_geom l1 = { 8192, 2, 32 }, l2 = { 524288, 4, 32 };
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = d, .hitm = d,
+			       .inval = 18, .bus_line = d, .bus_addr = 0,
+			       .bus_depth = 8 };
+	uint64_t rng[2] = { 0x9e3779b97f4a7c15ull, 0xd1b54a32d192ed03ull };
+	uint64_t next[2] = { 0, 0 }, wait = 0, misses = 0;
+	char err[128];
+
+	model(&m, 2, &l1, &l2);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0) {
+		printf("cm_enable_timing: %s\n", err);
+		exit(2);
+	}
+	if (slice == 0) {		/* lockstep: the CPU behind goes next */
+		while (next[0] < n || next[1] < n) {
+			unsigned c = next[0] == n ||
+				(next[1] < n && m.cpu[1].now < m.cpu[0].now);
+
+			stream_miss(&m, c, &rng[c], &next[c], z);
+		}
+	} else {			/* n misses each, in slices */
+		for (uint64_t end = slice; next[0] < n || next[1] < n;
+		     end += slice)
+			for (unsigned c = 0; c < 2; c++)
+				while (m.cpu[c].now < end && next[c] < n)
+					stream_miss(&m, c, &rng[c], &next[c], z);
+	}
+	cm_bus_flush(&m);
+	for (unsigned c = 0; c < 2; c++) {
+		wait += ctr(&m, c)->bus_wait_cycles;
+		misses += ctr(&m, c)->bus[CM_READ];
+	}
+	EXPECT("no write-backs", 0, ctr(&m, 0)->bus[CM_WRITEBACK]);
+	EXPECT("nothing late", 0, m.bs.late);
+	cm_free(&m);
+	return (double)wait / (double)misses;
+}
+
+static void test_bus_queueing(void)
+{
+	const uint64_t d = 100, n = 12000;
+	const double z = 200;
+	double theory = d - z * (1 - exp(-(double)d / z));
+	double lockstep = stream_wait(0, d, z, n);
+	double sliced = stream_wait(20000, d, z, n);
+
+	context = "bus queueing";
+	printf("bus: M/D/1//2 wait %.3f, lockstep %.3f, 20000-cycle slices "
+	       "%.3f cycles per miss\n", theory, lockstep, sliced);
+	EXPECT("slices wait as lockstep", 1, lockstep == sliced);
+	EXPECT("within 10 % of M/D/1//2", 1,
+	       fabs(sliced - theory) <= 0.1 * theory);
+}
+
+/*
+ * A locked RMW costs `locked` cycles beyond gaining its line: on a line
+ * the CPU already holds M exactly that much more than a plain load and
+ * store; on a line another CPU holds M, the HITM fill (with its bus
+ * phases) plus that.  Without the cost (locked = 0) they are the same.
+ */
+static uint64_t locked_rmw_cycles(uint64_t locked, unsigned flags, int remote)
+{
+	struct cm_model m;
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39, .hitm = 30,
+			       .inval = 18, .bus_line = 12, .bus_addr = 6,
+			       .bus_depth = 8, .locked = locked };
+	const uint64_t L = 0x70010;
+	char err[128];
+	uint64_t before, cyc;
+
+	model(&m, 2, &geoms[0], &geoms[1]);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0)
+		exit(2);
+	cm_access(&m, remote, L, 4, 1, 0);	/* someone holds it M */
+	cm_bus_flush(&m);
+	m.cpu[0].now = m.cpu[1].now = 1000;	/* both past every request */
+	before = m.cpu[0].now;
+	cm_access(&m, 0, L, 4, 0, flags);
+	cm_access(&m, 0, L, 4, 1, flags);
+	cm_bus_flush(&m);
+	cyc = m.cpu[0].now - before;
+	cm_free(&m);
+	return cyc;
+}
+
+static void test_locked_cost(void)
+{
+	context = "locked RMW cost";
+	EXPECT("owned line: plain RMW costs nothing", 0,
+	       locked_rmw_cycles(12, 0, 0));
+	EXPECT("owned line: locked RMW costs locked", 12,
+	       locked_rmw_cycles(12, CM_F_LOCKED, 0));
+	EXPECT("switched off", 0, locked_rmw_cycles(0, CM_F_LOCKED, 0));
+	EXPECT("remote M line: HITM fill + locked", 30 + 12,
+	       locked_rmw_cycles(12, CM_F_LOCKED, 1));
+}
+
+/*
+ * Two buses (bus_cpus = 4 of 8 CPUs, as a Profusion 8-way).  CPUs 0 and 4
+ * miss at the same modelled time: on separate buses neither waits; on
+ * one bus the second's request phase waits bus_addr and its data phase
+ * the first's, 12 cycles in all.  A HITM fill from a CPU on the other bus
+ * costs cross_bus more than from one on the same bus, and is counted on
+ * both buses.
+ */
+static struct cm_model two_bus_model(uint64_t bus_cpus)
+{
+	struct cm_model m;
+	struct cm_geom l1 = { 8192, 2, 32 }, l2 = { 524288, 4, 32 };
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39, .hitm = 30,
+			       .inval = 18, .bus_line = 12, .bus_addr = 6,
+			       .bus_depth = 8, .bus_cpus = bus_cpus,
+			       .cross_bus = 11 };
+	char err[128];
+
+	model(&m, 8, &l1, &l2);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0) {
+		printf("cm_enable_timing: %s\n", err);
+		exit(2);
+	}
+	return m;
+}
+
+static void at(struct cm_model *m, uint64_t t)
+{
+	cm_bus_flush(m);
+	for (unsigned c = 0; c < m->ncpus; c++)
+		m->cpu[c].now = t;
+}
+
+static void test_two_buses(void)
+{
+	uint64_t waits[2];
+
+	context = "two buses";
+	for (unsigned one = 0; one < 2; one++) {
+		struct cm_model m = two_bus_model(one ? 0 : 4);
+
+		EXPECT("buses", one ? 1 : 2, m.nbuses);
+		at(&m, 1000);
+		cm_access(&m, 0, 0x100000, 8, 0, 0);
+		cm_access(&m, 4, 0x200000, 8, 0, 0);
+		cm_bus_flush(&m);
+		waits[one] = ctr(&m, 0)->bus_wait_cycles +
+			     ctr(&m, 4)->bus_wait_cycles;
+		cm_free(&m);
+	}
+	EXPECT("separate buses: no queueing", 0, waits[0]);
+	EXPECT("one bus: request + data phase", 12, waits[1]);
+
+	for (unsigned owner = 1; owner <= 4; owner += 3) {
+		struct cm_model m = two_bus_model(4);
+
+		cm_access(&m, owner, 0x300000, 8, 1, 0);	/* owner: M */
+		at(&m, 1000);
+		cm_access(&m, 0, 0x300000, 8, 0, 0);
+		cm_bus_flush(&m);
+		EXPECT("HITM", 1, ctr(&m, 0)->hitm);
+		EXPECT(owner == 4 ? "HITM from the other bus" :
+		       "HITM on the same bus", owner == 4 ? 30 + 11 : 30,
+		       m.cpu[0].now - 1000);
+		EXPECT("crossing counted on bus 1", owner == 4,
+		       m.bus[1].crossing);
+		cm_free(&m);
+	}
+}
+
 int main(void)
 {
 	char name[64];
@@ -932,6 +1139,9 @@ int main(void)
 	test_plru();
 	test_non_inclusive();
 	test_geometry_errors();
+	test_bus_queueing();
+	test_locked_cost();
+	test_two_buses();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
