@@ -79,7 +79,7 @@ def test_throughput_is_over_elapsed_time(tmp_path):
     dumpstats, idle included (exactly CPU 0's cycles: it never idles),
     and the work per modelled second is the work over that, not over the
     mean CPU's busy cycles (0.75 of it here: 1.33x too high)."""
-    from colorsim.timing import timing_summary
+    from colorsim.orchestrate.timing import timing_summary
     elf, syms = build_guest(tmp_path, """
 \tm5 0x40                       /* resetstats */
 \tmov $tramp, %esi              /* AP trampoline to 0x8000 (vector 8) */
@@ -129,7 +129,7 @@ tramp_end:
     assert 0.7 < t["busy_fraction"] < 0.8
     # the catalog's columns (figures and report read those) say the same
     import pandas as pd
-    from colorsim.catalog import timing_columns
+    from colorsim.results.runrows import timing_columns
     cat = timing_columns(json.loads((out / "config.json").read_text()),
                          pd.read_csv(out / "counters.csv"),
                          out / "console.log", float("nan"))
@@ -351,7 +351,7 @@ def test_timing_option_errors(args, message, tmp_path):
 
 def test_machine_costs_reach_the_plugin():
     """Each [x.timing] cost is a busmon option, with its source's value."""
-    from colorsim.machine import get_machine
+    from colorsim.describe.machine import get_machine
     for name in ("ppro4", "piii8"):
         args = get_machine(name).timing.plugin_args()
         assert args[0].startswith("timing=")
@@ -359,7 +359,7 @@ def test_machine_costs_reach_the_plugin():
         assert "buscpus=4" in args
     assert "crossbus=11" in get_machine("piii8").timing.plugin_args()
     # instruction fetches: on with --timing (timing.fetch), off without
-    from colorsim.engines.qemu import QemuEngine
+    from colorsim.run.engines.qemu import QemuEngine
     timed, counted = _timing_spec("c32"), _timing_spec("c32")
     counted = type(counted)(counted.machine, counted.variant, counted.workload)
     assert QemuEngine.fetches(timed) and not QemuEngine.fetches(counted)

@@ -25,20 +25,10 @@ import sys
 from pathlib import Path
 
 from colorsim.errors import ConfigError
+from colorsim.results.runrows import modeled_seconds
 
 PPRO_L2 = ("256KiB", "512KiB", "1MiB")
 KERNELS = ("vanilla", "c32", "mq", "mq-c32")
-
-
-def modeled_seconds(elapsed_cycles, hz) -> float:
-    """The region's elapsed modelled time in seconds, idle time included
-    (busmon's ``elapsed_cycles``).  Not the CPUs' ``cycles``: those are
-    busy time, and a CPU that idles half the region would make the work
-    per second look twice as high on its share.  NaN for a run made before
-    busmon recorded the elapsed time."""
-    if elapsed_cycles is None or elapsed_cycles != elapsed_cycles:
-        return float("nan")
-    return float(elapsed_cycles) / hz
 
 
 def timing_summary(run: Path) -> dict:
