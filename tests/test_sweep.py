@@ -273,6 +273,9 @@ def test_catalog_parses_every_gem5_dump(tmp_path):
     st = cat.stats(row["run_id"])
     assert sorted(st["dump"].unique()) == list(range(blocks))
     assert row["schedule_calls"] > 0 and row["engine"] == "gem5"
+    # the coloring's way bits as config.json records them (eq. (1)'s b)
+    cfg = json.loads((src / "config.json").read_text())
+    assert row["way_bits"] == cfg["variant"]["way_bits"] > 0
 
 
 def test_dask_executor_on_a_real_local_cluster(exps, tmp_path):

@@ -72,7 +72,7 @@ def run_rows(run, root: Path) -> dict:
     row.update(run=run.path.name, path=rel, run_id=rid,
                engine_version=identity_dict(cfg)["engine_version"],
                warmup=w.get("warmup_ticks"), roi=w.get("roi_ticks"),
-               buffer=w.get("buffer"), color_bits=v.get("color_bits"),
+               buffer=w.get("buffer"), way_bits=v.get("way_bits"),
                build_id=v.get("build_id"),
                kernel_sha256=cfg.get("kernel_sha256"),
                plugin_sha256=cfg.get("plugin_sha256"),
