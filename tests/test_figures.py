@@ -185,3 +185,25 @@ def test_report_has_provenance_and_honest_states(swept, tmp_path):
                               str(tmp_path / "h")],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
+
+
+def test_large_deviations_are_flagged():
+    import pandas as pd
+
+    from colorsim.report.common import Item
+    from colorsim.report.html import large_deviations
+    t2 = pd.DataFrame([
+        {"kernel": "c32", "source": "ours (%)", "L2 512KiB": "60.0 [59.0-61.0]"},
+        {"kernel": "c32", "source": "paper (%)", "L2 512KiB": "35.8"},
+        {"kernel": "c32", "source": "deviation (pp)", "L2 512KiB": "+24.2"}])
+    f7 = pd.DataFrame([{"L2": "1MiB", "colored change % (ours)": "-97.0",
+                        "colored change % (paper)": "-73.0",
+                        "deviation (pp)": "-24.0"},
+                       {"L2": "512KiB", "colored change % (ours)": "-40.0",
+                        "colored change % (paper)": "-33.3",
+                        "deviation (pp)": "-6.7"}])
+    items = [Item("table2", "t", "table2", tables=[("c", t2)]),
+             Item("fig7", "f", "fig7", tables=[("c", f7)])]
+    got = large_deviations(items)
+    assert [(i, round(v, 1)) for i, _, v in got] == [("table2", 24.2), ("fig7", -24.0)]
+    assert "L2 512KiB" in got[0][1] and "1MiB" in got[1][1]

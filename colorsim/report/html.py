@@ -101,6 +101,54 @@ def provenance(used, items, root: Path) -> str:
             .replace("dataframe results", "dataframe provenance"))
 
 
+LARGE_DEVIATION_PP = 20.0     # flagged: ours and the paper's this far apart
+
+
+def _number(text):
+    try:
+        return float(str(text).split("[")[0].replace("+", "").strip())
+    except ValueError:
+        return None
+
+
+def large_deviations(items, limit: float = LARGE_DEVIATION_PP) -> list:
+    """(figure, what, deviation in points) wherever one of the report's
+    tables puts ours at least ``limit`` percentage points from the paper:
+    a "deviation" column, or a row whose ``source`` is the deviation."""
+    found = []
+    for it in items:
+        for _caption, df in it.tables:
+            cols = [c for c in df.columns if str(c).startswith("deviation")]
+            keys = [c for c in df.columns if c not in cols and not
+                    str(c).startswith(("paper", "ours"))][:2]
+            for _, row in df.iterrows():
+                label = ", ".join(str(row[k]) for k in keys)
+                for c in cols:
+                    v = _number(row[c])
+                    if v is not None and abs(v) >= limit:
+                        found.append((it.id, label, v))
+                if str(row.get("source", "")).startswith("deviation"):
+                    for c in df.columns:
+                        if c in ("kernel", "source"):
+                            continue
+                        v = _number(row[c])
+                        if v is not None and abs(v) >= limit:
+                            found.append((it.id, f"{row.get('kernel', '')}, {c}", v))
+    return found
+
+
+def _deviations_html(items) -> str:
+    dev = large_deviations(items)
+    if not dev:
+        return ("<p class=\"ok\">No table puts ours " f"{LARGE_DEVIATION_PP:g} "
+                "percentage points or more from the paper.</p>")
+    lis = "".join(f"<li><a href=\"#{html.escape(i)}\">{html.escape(i)}</a>: "
+                  f"{html.escape(w)}: {v:+.1f} pp</li>" for i, w, v in dev)
+    return (f"<p class=\"lacks\">{len(dev)} numbers lie {LARGE_DEVIATION_PP:g} "
+            f"percentage points or more from the paper's (each explained, or "
+            f"not yet, in its section):</p><ul class=\"deviations\">{lis}</ul>")
+
+
 def write_report(items, out: Path, cat, exps, used=None) -> Path:
     runs = cat.table("runs")
     pts = cat.table("points")
@@ -134,6 +182,8 @@ def write_report(items, out: Path, cat, exps, used=None) -> Path:
         "images": len(it.images) // 2,
         "lacks": _state(it)} for it in items])
     parts.append(_table(summary, "What each figure and table has, and lacks"))
+    parts.append("<h2 id=\"deviations\">Large deviations from the paper</h2>")
+    parts.append(_deviations_html(items))
     parts.append(provenance(used, items, cat.root))
     for it in items:
         parts.append(f"<section id=\"{html.escape(it.id)}\">")
