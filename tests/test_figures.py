@@ -207,3 +207,15 @@ def test_large_deviations_are_flagged():
     got = large_deviations(items)
     assert [(i, round(v, 1)) for i, _, v in got] == [("table2", 24.2), ("fig7", -24.0)]
     assert "L2 512KiB" in got[0][1] and "1MiB" in got[1][1]
+
+
+def test_report_prints_to_pdf(swept, tmp_path):
+    out = tmp_path / "f"
+    lines = []
+    make_figures("all", root=swept, out=out, log=lines.append, pdf=True)
+    pdf = out / "report.pdf"
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF-") and b"%%EOF" in data[-64:]
+    assert len(re.findall(rb"/Type\s*/Page[^s]", data)) >= 2   # every section, not a blank page
+    assert any("report (PDF)" in l for l in lines)
+    assert not list(out.glob(".report.tmp*"))

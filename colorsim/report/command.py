@@ -9,7 +9,7 @@ from pathlib import Path
 def cmd_figures(a):
     from colorsim.report.figures import make_figures
     make_figures(a.experiment, root=a.runs, out=a.out, quick=a.quick,
-                 require_points=True)
+                 require_points=True, pdf=a.pdf)
 
 
 def add_parser(subparsers):
@@ -25,5 +25,8 @@ def add_parser(subparsers):
                    help="runs folder holding the catalog (default runs/)")
     p.add_argument("--out", type=Path, default=None,
                    help="output folder (default RUNS/figures)")
+    p.add_argument("--pdf", action="store_true",
+                   help="also print the report to report.pdf (headless "
+                        "chromium)")
     p.set_defaults(func=cmd_figures)
     return p

@@ -41,12 +41,13 @@ BUILDERS = {"fig1": fig1, "fig3": fig3, "fig6": fig6, "fig7": fig7,
 
 
 def make_figures(name: str, root=None, out=None, quick=None, log=print,
-                 require_points=False) -> Path:
+                 require_points=False, pdf=False) -> Path:
     """Every figure of ``name`` ("all" or one experiment) and the report.
 
     With ``require_points`` the report is still written, and then a
     ResultsError names every asked-for figure or table that has no done
-    point (the command line's exit status says so)."""
+    point (the command line's exit status says so).  With ``pdf`` the
+    report is printed to report.pdf too."""
     from colorsim.results.catalog import Catalog
     from colorsim.describe.experiments import load_experiments, select
     from colorsim.run.rundir import runs_root
@@ -99,6 +100,9 @@ def make_figures(name: str, root=None, out=None, quick=None, log=print,
             f"{it.counts.get('missing', 0)} missing, "
             f"{it.counts.get('lacks', 0)} not runnable{lack}")
     log(f"report: {report}")
+    if pdf:
+        from colorsim.report.html import write_pdf
+        log(f"report (PDF): {write_pdf(report)}")
     empty = [it.id for it in items if not it.counts.get("done")]
     if require_points and empty:
         raise ResultsError(

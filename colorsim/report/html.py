@@ -233,3 +233,33 @@ def write_report(items, out: Path, cat, exps, used=None) -> Path:
     tmp.write_text("\n".join(parts))
     tmp.replace(path)
     return path
+
+
+def write_pdf(report: Path) -> Path:
+    """The report as PDF beside it (``report.pdf``), printed by headless
+    Chromium (Debian's ``chromium``, which set-up installs), for people who
+    print papers.  Written in one step; a PDF carries its print date, so
+    unlike the HTML it is not the same bytes twice."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from colorsim.errors import ConfigError, ResultsError
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        raise ConfigError("--pdf needs chromium (scripts/setup.sh installs it)")
+    report = Path(report).resolve()
+    pdf = report.with_suffix(".pdf")
+    tmp = report.with_name(f".report.tmp{os.getpid()}.pdf")
+    with tempfile.TemporaryDirectory() as profile:
+        p = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                            "--allow-file-access-from-files",
+                            f"--user-data-dir={profile}", "--no-pdf-header-footer",
+                            f"--print-to-pdf={tmp}", report.as_uri()],
+                           capture_output=True, text=True, timeout=300)
+    if p.returncode != 0 or not tmp.is_file() or tmp.stat().st_size == 0:
+        tmp.unlink(missing_ok=True)
+        raise ResultsError(f"chromium could not print {report} to PDF "
+                           f"(exit status {p.returncode})")
+    tmp.replace(pdf)
+    return pdf
