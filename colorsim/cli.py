@@ -271,23 +271,26 @@ def cmd_verify(a):
     damaged and unverified ones (not at the first)."""
     from colorsim.results.rundata import find_run_paths, load_run
     paths = find_run_paths(a.runs, notice=lambda m: print(m, file=sys.stderr))
-    bad = []
+    damaged, unverified = [], []
     for p in paths:
         try:
             r = load_run(p)
         except ResultsError as e:
-            bad.append(str(e))
+            damaged.append(str(e))
             print(f"damaged: {e}")
             continue
         if r.verified:
             print(f"ok: {r.path}: {len(r.config['results'])} files and "
                   f"config.json match the run's record")
         else:              # a run that cannot be checked does not pass
-            bad.append(f"{r.path}: {r.unverified}")
+            unverified.append(f"{r.path}: {r.unverified}")
             print(f"unverified: {r.path}: {r.unverified}")
-    if bad:
-        raise ResultsError(f"{len(bad)} of {len(paths)} runs are damaged or "
-                           f"unverified (listed above); the first: {bad[0]}")
+    n = len(paths)
+    says = ([f"{len(damaged)} of {n} runs are damaged"] if damaged else []) + \
+        ([f"{len(unverified)} of {n} runs cannot be verified"] if unverified else [])
+    if says:
+        raise ResultsError(f"{'; '.join(says)} (listed above); the first: "
+                           f"{(damaged + unverified)[0]}")
 
 
 def cmd_figure1(a):

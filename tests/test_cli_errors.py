@@ -98,7 +98,7 @@ BAD_PROGRAMS = [
     (["--workload", "web", "--httpd", "-5"], "must be a whole number"),
     (["--workload", "web", "--httpd", "100000"], "between 1 and 4096"),
     (["--workload", "web", "--httpd", "4000", "--clients", "200"], "more than the 4096"),
-    (["--workload", "web", "--accept", "bogus"], "--accept must be one of none, pipe"),
+    (["--workload", "web", "--accept", "bogus"], "--accept: invalid choice: 'bogus'"),
     (["--workload", "web", "--keepalive", "0"], "--keepalive must be between 1"),
     (["--workload", "web", "--clients", "1", "--requests", "1"], "region of interest"),
     (["--workload", "web", "--args=--port,70000"], "--port must be between 1 and 65535"),
@@ -496,8 +496,10 @@ def test_sweep_force_replaces_a_damaged_run(capsys, tmp_path, monkeypatch):
 def test_figure1_takes_the_name_its_refusal_asks_for(capsys, tmp_path):
     small = ["figure1", "--tasks", "16", "--roi", "2", "--warmup", "2",
              "--cpus", "2", "--colored", "c8", "--out", str(tmp_path)]
-    assert cli_main(small) == 0
-    assert cli_main(small + ["--seed", "2"]) == 2      # same names, other seed
+    assert cli_main(small) == 0                       # default names: seeds apart
+    assert cli_main(small + ["--seed", "2"]) == 0
+    assert cli_main(small + ["--name", "s1"]) == 0
+    assert cli_main(small + ["--seed", "2", "--name", "s1"]) == 2   # same names, other seed
     assert "choose another --name" in capsys.readouterr().err
     assert cli_main(small + ["--seed", "2", "--name", "s2"]) == 0
     assert (tmp_path / "s2-vanilla").is_dir() and (tmp_path / "s2-c8").is_dir()
