@@ -25,3 +25,13 @@ def positive_seconds(text):
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive, finite "
                                          f"number of seconds")
     return v
+
+
+def nonnegative_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return v

@@ -36,3 +36,15 @@ def not_utf8(path, e: UnicodeDecodeError) -> ConfigError:
     line = e.object[:e.start].count(b"\n") + 1
     return ConfigError(f"{path} is not UTF-8 text: byte 0x{bad} on line "
                        f"{line}; save it as UTF-8")
+
+
+def read_user_text(path) -> str:
+    """A text file the user wrote (machines, experiments): its text, or a
+    one-line ConfigError saying why it cannot be read."""
+    from pathlib import Path
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise not_utf8(path, e) from None

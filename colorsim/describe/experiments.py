@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from colorsim import ROOT
-from colorsim.errors import ConfigError, not_utf8
+from colorsim.errors import ConfigError, read_user_text
 
 EXPERIMENTS_FILE = ROOT / "configs" / "experiments.toml"
 EXPERIMENTS_ENV = "COLORSIM_EXPERIMENTS"
@@ -311,12 +311,7 @@ def load_experiments(path: Path = None, check_points: bool = True) -> dict:
     """{name: Experiment} of the experiments file, or a one-line
     ConfigError naming the file, the experiment and the key."""
     path = Path(path or experiments_file())
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise not_utf8(path, e) from None
+    text = read_user_text(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from colorsim import ROOT
-from colorsim.errors import ConfigError, not_utf8
+from colorsim.errors import ConfigError, read_user_text
 from colorsim.units import format_size, is_pow2, parse_freq, parse_size, parse_time_ns
 
 MACHINES_FILE = ROOT / "configs" / "machines.toml"
@@ -347,12 +347,7 @@ def read_machines(path: Path = None) -> tuple:
     error, is reported by name without hiding the others.
     """
     path = Path(path or machines_file())
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise not_utf8(path, e) from None
+    text = read_user_text(path)
     try:
         tables = {n: (1, t) for n, t in tomllib.loads(text).items()}
         broken = {}

@@ -465,19 +465,9 @@ def _jobs(text):
     return _positive_int(text)
 
 
-def _retries(text):
-    import argparse
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
-    return v
-
-
 def add_parser(subparsers):
     """Register ``sweep`` on the command line's subparsers."""
+    from colorsim.argtypes import nonnegative_int
     from colorsim.argtypes import positive_seconds as _positive_seconds
     p = subparsers.add_parser(
         "sweep", help="run an experiment's missing points "
@@ -494,7 +484,7 @@ def add_parser(subparsers):
     p.add_argument("--jobs", type=_jobs, default=None,
                    help="runs at a time (default: every core)")
     p.add_argument("--executor", choices=EXECUTORS, default="local")
-    p.add_argument("--retries", type=_retries, default=2,
+    p.add_argument("--retries", type=nonnegative_int, default=2,
                    help="extra attempts for a run whose process crashed "
                         "(default 2)")
     p.add_argument("--timeout", type=_positive_seconds, default=None,
