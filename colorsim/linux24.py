@@ -1,0 +1,307 @@
+"""Real Linux 2.4 (x86_64) from the user's own source tree.
+
+The user brings a Linux 2.4.37.x tree (LINUX24_SRC); no Linux code is in
+this repository.  What is ours: kernels/linux24/patches (build fixes for
+gcc-12, and the task-structure coloring of the paper's Fig. 4b), the
+configs for the ppro4 and piii8 machines, and this wrapper, which copies
+the tree out of place into build/linux24/<build id>/, patches, configures
+and builds it with the compiler flags gcc-12 needs, and checks the result.
+
+Why x86_64 and not i386: the image's user programs are x86_64 musl static
+executables, the bus monitor, QEMU machine and gem5 are x86_64, and 2.4's
+x86_64 port brings all CPUs up in QEMU's deterministic mode (-icount)
+without changes, where the i386 port lost an AP.
+
+    python3 -m colorsim.linux24 build --machine ppro4 --kernel c32
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import BUILD, ROOT
+from .errors import ConfigError, RunError
+
+HERE = ROOT / "kernels" / "linux24"
+PATCHES = HERE / "patches"
+BUILD_FIXES = "0001-gcc12-x86_64-build.patch"
+COLORING = "0002-task-coloring.patch"
+SRC_ENV = "LINUX24_SRC"
+THREAD_SIZE = 8192
+LINE = 32
+VERSION = re.compile(r"^2\.4\.37(\.\d+)?$")
+
+# gcc-12 on a 2.4 tree (../shared facts): no PIE, GNU89 inline semantics,
+# no library calls for copy loops, no sibling calls (they overwrite the
+# caller's stack arguments), no SSE before the kernel enables it, and the
+# opt-out of 2.4's "new gcc" check in our build-fix patch.
+CC = ("gcc -fno-pie -fgnu89-inline -fno-tree-loop-distribute-patterns "
+      "-fno-optimize-sibling-calls -mno-sse -mno-mmx -mno-sse2 -mno-3dnow "
+      "-mno-avx -DCOLORSIM_NEWER_GCC")
+# Line tables for the scheduler only: where the run-queue loop's code is.
+# -g does not change the code gcc generates.
+DEBUG_SCHED = "CFLAGS_sched.o=-g"
+
+
+def source_tree() -> Path:
+    """$LINUX24_SRC, checked, or a one-line ConfigError."""
+    text = os.environ.get(SRC_ENV, "")
+    if not text:
+        raise ConfigError(f"{SRC_ENV} is not set: point it at a Linux 2.4.37.x "
+                          f"source tree (e.g. the kernel.org linux-2.4.37.11 "
+                          f"tarball, unpacked)")
+    src = Path(text).resolve()
+    check_version(src)
+    return src
+
+
+def source_version(src: Path) -> str:
+    """The tree's version from its top-level Makefile, e.g. '2.4.37.11'."""
+    mk = src / "Makefile"
+    if not mk.is_file():
+        raise ConfigError(f"{SRC_ENV}={src} has no Makefile: not a Linux "
+                          f"source tree")
+    fields = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)"
+                             r"\s*=[ \t]*(\S*)", mk.read_text(errors="replace"),
+                             re.M))
+    if not all(k in fields for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL")):
+        raise ConfigError(f"{SRC_ENV}={src}: its Makefile names no kernel "
+                          f"version: not a Linux source tree")
+    return (f"{fields['VERSION']}.{fields['PATCHLEVEL']}.{fields['SUBLEVEL']}"
+            f"{fields.get('EXTRAVERSION', '')}")
+
+
+def check_version(src: Path) -> str:
+    v = source_version(src)
+    if not VERSION.match(v):
+        raise ConfigError(f"{SRC_ENV}={src} is Linux {v}; the suite's patches "
+                          f"are for 2.4.37.x only")
+    if not (src / "arch" / "x86_64").is_dir():
+        raise ConfigError(f"{SRC_ENV}={src} has no arch/x86_64")
+    return v
+
+
+@dataclass(frozen=True)
+class Linux24Build:
+    """One image: a machine's config and a coloring (colors=1: vanilla)."""
+    config: str          # ppro4 or piii8 (kernels/linux24/configs/)
+    colors: int = 1
+    way_bits: int = 17   # b = log2(L2 size / associativity)
+
+    @property
+    def name(self) -> str:
+        return "vanilla" if self.colors == 1 else f"c{self.colors}"
+
+    @property
+    def build_id(self) -> str:
+        if self.colors == 1:
+            return f"{self.config}-vanilla"
+        return f"{self.config}-c{self.colors}-b{self.way_bits}"
+
+    @property
+    def color_shift(self) -> int:
+        """Eq. (1): bring block address bit b down to the line bit."""
+        return self.way_bits - (LINE.bit_length() - 1)
+
+    @property
+    def color_mask(self) -> int:
+        return (self.colors - 1) * LINE
+
+    def color_offset(self, block: int) -> int:
+        return (block >> self.color_shift) & self.color_mask
+
+    @property
+    def patches(self) -> list:
+        names = [BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
+        return [PATCHES / n for n in names]
+
+    @property
+    def config_file(self) -> Path:
+        return HERE / "configs" / f"{self.config}.config"
+
+    def make_args(self) -> list:
+        args = [f"CC={CC}", DEBUG_SCHED]
+        if self.colors > 1:
+            args += [f"COLORSIM_COLOR_SHIFT={self.color_shift}",
+                     f"COLORSIM_COLOR_MASK={self.color_mask:#x}"]
+        return args
+
+    @property
+    def dir(self) -> Path:
+        return BUILD / "linux24" / self.build_id
+
+    @property
+    def bzimage(self) -> Path:
+        return self.dir / "bzImage"
+
+
+def variant_for(machine, kernel: str) -> Linux24Build:
+    """``vanilla`` or ``cN`` on ``machine`` (its L2 decides b, eq. (1))."""
+    m = re.fullmatch(r"vanilla|c(\d+)", kernel)
+    if not m:
+        raise ConfigError(f"unknown linux24 kernel {kernel!r}: use "
+                          f"linux24:vanilla or linux24:cN (N colors, a power of two)")
+    colors = int(m.group(1) or 1)
+    if colors < 2 and m.group(1):
+        raise ConfigError(f"kernel linux24:{kernel}: a colored kernel needs at "
+                          f"least 2 colors (use linux24:vanilla for one)")
+    if colors & (colors - 1):
+        raise ConfigError(f"number of colors must be a power of two, got {colors}")
+    if (colors - 1) * LINE > 1024:
+        raise ConfigError(f"linux24:c{colors} would move the task structure "
+                          f"{(colors - 1) * LINE} B into its block; at most c32 "
+                          f"keeps 2.4's kernel stack its room")
+    if machine.name not in ("ppro4", "piii8"):
+        raise ConfigError(f"linux24 kernels have configs for ppro4 and piii8, "
+                          f"not {machine.name}")
+    l2 = machine.caches.l2
+    if l2.line != LINE:
+        raise ConfigError(f"linux24 kernels color by {LINE} B lines; machine "
+                          f"{machine.name} has {l2.line} B")
+    return Linux24Build(machine.name, colors, l2.way_bits)
+
+
+def stamp(b: Linux24Build, version: str) -> str:
+    """What the image depends on: our patches, config and flags, the version."""
+    h = hashlib.sha256()
+    for p in b.patches + [b.config_file]:
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    h.update("\0".join(b.make_args() + [version]).encode())
+    return h.hexdigest()
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    """The x86_64 part of the user's tree, copied: the build writes into
+    its tree (.config, .depend, objects), and the user's stays untouched."""
+    dst.mkdir(parents=True)
+    excl = ["--exclude=./arch/*", "--exclude=./include/asm-*", "--exclude=.git"]
+    a = subprocess.Popen(["tar", "-C", str(src), "-c", *excl, "."],
+                         stdout=subprocess.PIPE)
+    b = subprocess.run(["tar", "-C", str(dst), "-x"], stdin=a.stdout)
+    a.stdout.close()
+    if a.wait() or b.returncode:
+        raise RunError(f"copying {src} into {dst} failed")
+    a = subprocess.Popen(["tar", "-C", str(src), "-c", "arch/x86_64",
+                          "include/asm-x86_64", "include/asm-generic"],
+                         stdout=subprocess.PIPE)
+    b = subprocess.run(["tar", "-C", str(dst), "-x"], stdin=a.stdout)
+    a.stdout.close()
+    if a.wait() or b.returncode:
+        raise RunError(f"copying the x86_64 parts of {src} failed")
+
+
+def apply_patches(tree: Path, patches) -> None:
+    for p in patches:
+        r = subprocess.run(["patch", "-p1", "--forward", "--batch", "-s",
+                            "-i", str(p)], cwd=tree, capture_output=True,
+                           text=True)
+        if r.returncode:
+            first = (r.stdout + r.stderr).strip().splitlines()[:1]
+            raise RunError(f"{p.name} does not apply to {tree}: "
+                           f"{first[0] if first else 'patch failed'}")
+
+
+def _make(tree: Path, args: list, log: Path) -> None:
+    with open(log, "a") as f:
+        r = subprocess.run(["make", *args], cwd=tree, stdout=f,
+                           stderr=subprocess.STDOUT, input=b"\n" * 2000)
+    if r.returncode:
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+        raise RunError(f"make {' '.join(a for a in args if '=' not in a)} "
+                       f"failed in {tree} (log {log}):\n{tail}")
+
+
+def build(b: Linux24Build, src: Path = None, progress=print) -> Path:
+    """Build ``b`` (if its stamp changed); return its directory."""
+    src = src or source_tree()
+    version = check_version(src)
+    want = stamp(b, version)
+    st = b.dir / "stamp"
+    if not (st.is_file() and st.read_text().strip() == want and b.bzimage.is_file()):
+        _build(b, src, version, want, progress)
+    bad = sys_tail_calls(disassemble(b.dir / "vmlinux"))
+    if bad:
+        raise RunError(f"{b.build_id}: {len(bad)} sys_* functions end in a "
+                       f"sibling call (e.g. {bad[0]}): gcc may have "
+                       f"overwritten their stack arguments")
+    return b.dir
+
+
+def _build(b: Linux24Build, src: Path, version: str, want: str, progress) -> None:
+    progress(f"build: Linux {version} {b.build_id} (out of tree, ~2 min)")
+    if b.dir.exists():
+        shutil.rmtree(b.dir)
+    tree = b.dir / "src"
+    _copy_tree(src, tree)
+    apply_patches(tree, b.patches)
+    shutil.copy(b.config_file, tree / ".config")
+    log = b.dir / "build.log"
+    args = b.make_args()
+    _make(tree, ["oldconfig"], log)      # a full config: asks nothing
+    _make(tree, [*args, "dep"], log)
+    _make(tree, ["-j2", *args, "bzImage"], log)
+    for f in ("vmlinux", "System.map", "arch/x86_64/boot/bzImage"):
+        shutil.copy(tree / f, b.dir / Path(f).name)
+    (b.dir / "stamp").write_text(want + "\n")
+
+
+def disassemble(elf: Path) -> str:
+    r = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(elf)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RunError(f"objdump -d {elf} failed: {r.stderr.strip()[:200]}")
+    return r.stdout
+
+
+_FUNC = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
+# A direct jump to a symbol (+ offset).  Not "<_text-0x...>": those are
+# BUG()'s line/file words after a ud2, decoded as a jump outside the kernel.
+_JMP = re.compile(r"\sjmp[a-z]*\s+[0-9a-f]+ <([A-Za-z_.][\w.]*)(\+0x[0-9a-f]+)?>")
+
+
+def sys_tail_calls(disasm: str) -> list:
+    """``sys_x -> target`` for each system-call function (sys_*) that jumps
+    into another function: a sibling call, which reuses the caller's
+    stack-argument area (the miscompile 2.4's gcc check warned about)."""
+    bad, func = [], None
+    for line in disasm.splitlines():
+        m = _FUNC.match(line)
+        if m:
+            func = m.group(1)
+            continue
+        if func and func.startswith("sys_"):
+            j = _JMP.search(line)
+            if j and j.group(1) != func:
+                bad.append(f"{func} -> {j.group(1)}")
+    return bad
+
+
+def main(argv=None) -> int:
+    from .machine import get_machine
+    p = argparse.ArgumentParser(prog="python3 -m colorsim.linux24",
+                                description="build Linux 2.4.37 images from "
+                                f"${SRC_ENV} (vanilla and colored)")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    bp = sub.add_parser("build", help="build one image into build/linux24/")
+    bp.add_argument("--machine", default="ppro4")
+    bp.add_argument("--kernel", default="vanilla", help="vanilla or cN")
+    a = p.parse_args(argv)
+    try:
+        b = variant_for(get_machine(a.machine), a.kernel)
+        print(build(b, progress=lambda m: print(m, file=sys.stderr)))
+    except (ConfigError, RunError) as e:
+        print(f"colorsim: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

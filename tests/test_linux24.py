@@ -1,0 +1,99 @@
+"""Real Linux 2.4 from the user's source tree (colorsim/linux24.py).
+
+The tests marked requires_linux24 build from $LINUX24_SRC and skip by
+name without it (CI has no Linux source); the others check the wrapper's
+own logic on inputs they make."""
+
+import subprocess
+
+import pytest
+
+from colorsim import linux24
+from colorsim.errors import ConfigError
+from colorsim.machine import get_machine
+
+
+def _tree(tmp_path, version, extra):
+    (tmp_path / "arch" / "x86_64").mkdir(parents=True)
+    (tmp_path / "Makefile").write_text(
+        f"VERSION = 2\nPATCHLEVEL = 4\nSUBLEVEL = {version}\n"
+        f"EXTRAVERSION = {extra}\nNAME=x\n")
+    return tmp_path
+
+
+def test_other_versions_are_refused_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINUX24_SRC", str(_tree(tmp_path, 4, "")))
+    with pytest.raises(ConfigError) as e:
+        linux24.source_tree()
+    assert "is Linux 2.4.4" in str(e.value) and "2.4.37.x" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_2_4_37_x_is_accepted(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINUX24_SRC", str(_tree(tmp_path, 37, ".11")))
+    assert linux24.source_tree() == tmp_path.resolve()
+
+
+def test_unset_source_is_one_clear_line(monkeypatch):
+    monkeypatch.delenv("LINUX24_SRC", raising=False)
+    with pytest.raises(ConfigError, match="LINUX24_SRC is not set"):
+        linux24.source_tree()
+
+
+SIBLING = """
+ffffffff80120000 <sys_foo>:
+ffffffff80120000:	mov    %rdi,%rax
+ffffffff80120003:	jmp    ffffffff80120040 <do_foo>
+
+ffffffff80120010 <sys_bar>:
+ffffffff80120010:	test   %rdi,%rdi
+ffffffff80120013:	jne    ffffffff80120018 <sys_bar+0x8>
+ffffffff80120015:	jmp    ffffffff80120018 <sys_bar+0x8>
+ffffffff80120018:	ret
+ffffffff80120019:	ud2
+ffffffff8012001b:	jmp    ffffffff7fa25912 <_text-0x6da6ee>
+
+ffffffff80120040 <do_foo>:
+ffffffff80120040:	jmp    ffffffff80120010 <sys_bar>
+"""
+
+
+def test_tail_call_check_finds_sys_sibling_calls_only():
+    # sys_foo's jump into do_foo is a sibling call; sys_bar's jumps stay
+    # inside sys_bar; do_foo is not a system call.
+    assert linux24.sys_tail_calls(SIBLING) == ["sys_foo -> do_foo"]
+
+
+@pytest.mark.requires_linux24
+def test_our_patches_apply_to_the_users_tree():
+    src = linux24.source_tree()
+    for p in sorted(linux24.PATCHES.glob("*.patch")):
+        r = subprocess.run(["patch", "-p1", "--dry-run", "--forward", "--batch",
+                            "-s", "-i", str(p)], cwd=src, capture_output=True,
+                           text=True)
+        assert r.returncode == 0, (p.name, r.stdout, r.stderr)
+
+
+@pytest.fixture(scope="module")
+def built():
+    out = {}
+    for k in ("vanilla",):
+        b = linux24.variant_for(get_machine("ppro4"), k)
+        linux24.build(b, progress=lambda *_: None)
+        out[k] = b
+    return out
+
+
+def _symbols(b):
+    syms = {}
+    for line in (b.dir / "System.map").read_text().splitlines():
+        addr, _, name = line.split()
+        syms[name] = int(addr, 16)
+    return syms
+
+
+@pytest.mark.requires_linux24
+def test_build_has_no_sys_tail_calls(built):
+    for b in built.values():
+        assert b.bzimage.is_file()
+        assert linux24.sys_tail_calls(linux24.disassemble(b.dir / "vmlinux")) == []
