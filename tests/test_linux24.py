@@ -64,6 +64,17 @@ def test_tail_call_check_finds_sys_sibling_calls_only():
     assert linux24.sys_tail_calls(SIBLING) == ["sys_foo -> do_foo"]
 
 
+def test_coloring_follows_eq1():
+    b = linux24.variant_for(get_machine("ppro4"), "c32")   # 512 KiB 4-way
+    assert (b.way_bits, b.color_shift, b.color_mask) == (17, 12, 0x3e0)
+    assert b.color_offset(0x3f2000) == 0x3e0
+    assert b.color_offset(0x12000) == 0x0 and b.color_offset(0x20000) == 0x20
+    v = linux24.variant_for(get_machine("ppro4"), "vanilla")
+    assert v.patches == [linux24.PATCHES / linux24.BUILD_FIXES]
+    with pytest.raises(ConfigError, match="power of two"):
+        linux24.variant_for(get_machine("ppro4"), "c12")
+
+
 @pytest.mark.requires_linux24
 def test_our_patches_apply_to_the_users_tree():
     src = linux24.source_tree()
@@ -77,7 +88,7 @@ def test_our_patches_apply_to_the_users_tree():
 @pytest.fixture(scope="module")
 def built():
     out = {}
-    for k in ("vanilla",):
+    for k in ("vanilla", "c32"):
         b = linux24.variant_for(get_machine("ppro4"), k)
         linux24.build(b, progress=lambda *_: None)
         out[k] = b
@@ -97,3 +108,13 @@ def test_build_has_no_sys_tail_calls(built):
     for b in built.values():
         assert b.bzimage.is_file()
         assert linux24.sys_tail_calls(linux24.disassemble(b.dir / "vmlinux")) == []
+
+
+@pytest.mark.requires_linux24
+def test_init_task_sits_at_its_color(built):
+    for k, b in built.items():
+        init = _symbols(b)["init_task_union"]
+        block = init & ~(linux24.THREAD_SIZE - 1)
+        want = b.color_offset(block) if b.colors > 1 else 0
+        assert init - block == want, k
+    assert init - block != 0     # c32's init block has a nonzero color
