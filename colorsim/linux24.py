@@ -305,3 +305,80 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# ---- the image's init and the machine ----------------------------------
+
+INIT_SOURCE = ROOT / "workloads" / "linux24" / "l24tasks.c"
+FIXED_TIME = 1023667200            # 2002-06-10, every file and the image
+QEMU_CPU = "qemu64,vendor=GenuineIntel"   # AMD vendor adds an e820 range 2.4 cannot map
+
+
+def initrd(progress=print) -> Path:
+    """build/linux24/initrd.ext2: /init (workloads/linux24/l24tasks.c, musl,
+    static) and the device nodes it needs, as an ext2 RAM-disk image that is
+    byte-identical for the same program (fixed times, UUID, hash seed)."""
+    out = BUILD / "linux24" / "initrd.ext2"
+    key = hashlib.sha256(INIT_SOURCE.read_bytes()).hexdigest()
+    st = out.with_suffix(".stamp")
+    if out.is_file() and st.is_file() and st.read_text().strip() == key:
+        return out
+    for tool in ("musl-gcc", "mke2fs"):
+        if not shutil.which(tool):
+            raise ConfigError(f"{tool} is not installed (Debian's "
+                              f"{'musl-tools' if tool == 'musl-gcc' else 'e2fsprogs'})")
+    progress("build: the linux24 initrd (init = l24tasks)")
+    stage = out.parent / "initrd.d"
+    if stage.exists():
+        shutil.rmtree(stage)
+    (stage / "dev").mkdir(parents=True)
+    (stage / "proc").mkdir()
+    subprocess.run(["musl-gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static",
+                    "-Wl,--build-id=none", "-o", str(stage / "init"),
+                    str(INIT_SOURCE)], check=True)
+    # char devices: console, mem (the m5-op page), null
+    for name, major, minor in (("console", 5, 1), ("mem", 1, 1), ("null", 1, 3)):
+        os.mknod(stage / "dev" / name, 0o20600, os.makedev(major, minor))
+    for p in [stage, *stage.rglob("*")]:
+        os.utime(p, (FIXED_TIME, FIXED_TIME), follow_symlinks=False)
+    tmp = out.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)
+    env = dict(os.environ, E2FSPROGS_FAKE_TIME=str(FIXED_TIME))
+    r = subprocess.run(["mke2fs", "-q", "-t", "ext2", "-b", "1024", "-I", "128",
+                        "-O", "^dir_index,^resize_inode,^ext_attr",
+                        "-U", "00000000-0000-0000-0000-000000000001",
+                        "-E", "hash_seed=00000000-0000-0000-0000-000000000002,"
+                              "root_owner=0:0",
+                        "-m", "0", "-N", "64", "-d", str(stage), str(tmp), "2048"],
+                       env=env, capture_output=True, text=True)
+    if r.returncode:
+        raise RunError(f"mke2fs failed: {r.stderr.strip()[:200]}")
+    tmp.replace(out)
+    st.write_text(key + "\n")
+    return out
+
+
+def cmdline(tasks: int, burst: int, warmup: int, roi: int, buffer: int = 256) -> str:
+    """2.4's command line; the name=value words it does not know reach init
+    as environment variables (l24tasks reads them)."""
+    return (f"console=ttyS0 root=/dev/ram0 init=/init nmi_watchdog=0 "
+            f"tasks={tasks} burst={burst} buffer={buffer} warmup={warmup} roi={roi}")
+
+
+def qemu_args(b: Linux24Build, machine, initrd_path: Path, console: Path,
+              append: str) -> list:
+    """QEMU's options for a deterministic run (as the suite's runner: one
+    thread round robin, -icount), with paths relative to the image's
+    directory, where QEMU runs."""
+    m = machine
+    return ["-display", "none", "-nodefaults", "-machine", "pc",
+            "-cpu", QEMU_CPU,
+            "-m", f"{m.memory.size // 2**20}M", "-smp", f"{m.processor.cpus}",
+            "-accel", "tcg,thread=single",
+            "-icount", f"shift={m.emulation.icount_shift},sleep=off",
+            "-rtc", "base=2002-06-10T00:00:00,clock=vm", "-no-reboot",
+            "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+            "-serial", f"file:{console}",
+            "-kernel", b.bzimage.name,
+            "-initrd", os.path.relpath(initrd_path, b.dir),
+            "-append", append]
