@@ -265,7 +265,8 @@ def cmd_figure1(a):
 
     from . import runner
     out = check_out_dir(a.out or (runner.RUNS / "figure1"))
-    specs = [spec_from_args(a, kernel=k) for k in ("vanilla", a.colored)]
+    family = "linux24:" if a.colored.startswith("linux24:") else ""
+    specs = [spec_from_args(a, kernel=k) for k in (family + "vanilla", a.colored)]
     runs = [load_run(runner.run(s, out=out, force=a.force)) for s in specs]
     s = specs[1]
     tag = (f"{s.machine.name}-{s.cpus}cpu-l2_{s.machine.caches.l2.size // 1024}k-"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -96,9 +97,12 @@ class Linux24Build:
     colors: int = 1
     way_bits: int = 17   # b = log2(L2 size / associativity)
 
+    scheduler = "linux-2.4.37"     # the real one (KernelVariant's are the testbed's)
+    line = LINE
+
     @property
     def name(self) -> str:
-        return "vanilla" if self.colors == 1 else f"c{self.colors}"
+        return "linux24-vanilla" if self.colors == 1 else f"linux24-c{self.colors}"
 
     @property
     def build_id(self) -> str:
@@ -217,6 +221,21 @@ def _make(tree: Path, args: list, log: Path) -> None:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
         raise RunError(f"make {' '.join(a for a in args if '=' not in a)} "
                        f"failed in {tree} (log {log}):\n{tail}")
+
+
+def is_linux24(variant) -> bool:
+    return isinstance(variant, Linux24Build)
+
+
+def prepare(b: Linux24Build, progress=print) -> Path:
+    """Everything a run of ``b`` needs: the image, its layout.json, the
+    initrd (the bus-monitor plugin is the runner's)."""
+    build(b, progress=progress)
+    initrd(progress)
+    lay = b.dir / "layout.json"
+    if not lay.is_file() or lay.stat().st_mtime < (b.dir / "stamp").stat().st_mtime:
+        write_layout(b)
+    return lay
 
 
 def build(b: Linux24Build, src: Path = None, progress=print) -> Path:
@@ -382,3 +401,154 @@ def qemu_args(b: Linux24Build, machine, initrd_path: Path, console: Path,
             "-kernel", b.bzimage.name,
             "-initrd", os.path.relpath(initrd_path, b.dir),
             "-append", append]
+
+
+# ---- layout.json: what the bus monitor and the analysis need -----------
+
+# The run-queue walk reads these task_struct fields per task: the list
+# link first (list_for_each's prefetch(pos->next) loads it), then
+# can_schedule's masks and goodness's fields.
+WALK_FIELDS = ("run_list", "cpus_runnable", "cpus_allowed", "policy",
+               "counter", "processor", "mm", "nice")
+FIRST_TOUCHED = "run_list"
+USER_HALF = (0, 0x800000000000)       # x86_64 user addresses: PCs there are user mode
+SYMBOLS = ("schedule", "runqueue_lock", "init_tasks", "aligned_data",
+           "init_task_union")
+
+
+def task_fields(vmlinux: Path, names) -> dict:
+    """Offsets and sizes of task_struct fields, from the -g sched.o's DWARF
+    (gdb reads them; no copy of the structure is kept here)."""
+    cmds = ["print sizeof(struct task_struct)"]
+    for n in names:
+        cmds += [f"print (unsigned long)&((struct task_struct *)0)->{n}",
+                 f"print sizeof(((struct task_struct *)0)->{n})"]
+    r = subprocess.run(["gdb", "-nx", "-batch", *sum((["-ex", c] for c in cmds), []),
+                        str(vmlinux)], capture_output=True, text=True)
+    vals = [int(v) for v in re.findall(r"^\$\d+ = (\d+)$", r.stdout, re.M)]
+    if len(vals) != 1 + 2 * len(names):
+        raise RunError(f"gdb could not read struct task_struct from {vmlinux} "
+                       f"(is gdb installed?): {r.stderr.strip()[:200]}")
+    return vals[0], {n: {"offset": vals[1 + 2 * i], "size": vals[2 + 2 * i]}
+                     for i, n in enumerate(names)}
+
+
+def _block_lines(lines: list, first: int) -> range:
+    """Line numbers (1-based) from ``first`` to the brace that closes the
+    block opened on or after it."""
+    depth, opened = 0, False
+    for i in range(first - 1, len(lines)):
+        depth += lines[i].count("{") - lines[i].count("}")
+        opened = opened or "{" in lines[i]
+        if opened and depth == 0:
+            return range(first, i + 2)
+    raise RunError(f"no end of the block at kernel/sched.c:{first}")
+
+
+def walk_lines(sched_c: str) -> set:
+    """kernel/sched.c lines of the run-queue walk: the list_for_each loop
+    in schedule(), goodness() (inlined into it) and can_schedule()."""
+    lines = sched_c.splitlines()
+    def find(pattern):
+        for i, l in enumerate(lines):
+            if re.search(pattern, l):
+                return i + 1
+        raise RunError(f"kernel/sched.c has no line matching {pattern!r}")
+    loop = find(r"^\s*list_for_each\(tmp, &runqueue_head\)")
+    good = find(r"^static inline int goodness\(")
+    can = find(r"^#define can_schedule\(p,cpu\) \\$")
+    return (set(_block_lines(lines, loop)) | set(_block_lines(lines, good))
+            | {can, can + 1})
+
+
+def loop_ranges(decoded: str, wanted: set, lo: int, hi: int) -> list:
+    """[start, end) address ranges in [lo, hi) whose line-table rows are
+    sched.c lines in ``wanted`` (objdump --dwarf=decodedline output)."""
+    rows = []
+    for m in re.finditer(r"^(\S+)\s+(\d+)\s+0x([0-9a-f]+)", decoded, re.M):
+        addr = int(m.group(3), 16)
+        if lo <= addr < hi:
+            rows.append((addr, m.group(1) == "sched.c" and int(m.group(2)) in wanted))
+    rows.sort(key=lambda r: r[0])
+    # one row per address: the last row at an address says which line it is
+    by_addr = {}
+    for addr, hit in rows:
+        by_addr[addr] = hit
+    addrs = sorted(by_addr) + [hi]
+    ranges = []
+    for a, b in zip(addrs, addrs[1:]):
+        if not by_addr[a]:
+            continue
+        if ranges and ranges[-1][1] == a:
+            ranges[-1][1] = b
+        else:
+            ranges.append([a, b])
+    return ranges
+
+
+def _nm(vmlinux: Path) -> dict:
+    r = subprocess.run(["nm", "-S", str(vmlinux)], capture_output=True, text=True)
+    syms = {}
+    for line in r.stdout.splitlines():
+        p = line.split()
+        if len(p) == 4:
+            syms[p[3]] = {"addr": int(p[0], 16), "size": int(p[1], 16), "kind": p[2]}
+        elif len(p) == 3:
+            syms.setdefault(p[2], {"addr": int(p[0], 16), "size": 0, "kind": p[1]})
+    return syms
+
+
+def write_layout(b: Linux24Build) -> Path:
+    """b.dir/layout.json, in the shape of the testbed kernel's."""
+    vmlinux = b.dir / "vmlinux"
+    syms = _nm(vmlinux)
+    missing = [s for s in SYMBOLS if s not in syms]
+    if missing:
+        raise RunError(f"{b.build_id}: symbols missing from vmlinux: {missing}")
+    size, fields = task_fields(vmlinux, WALK_FIELDS + ("state", "need_resched"))
+    walk = [fields[f] for f in WALK_FIELDS]
+    first = fields[FIRST_TOUCHED]["offset"]
+    lo_line = min(f["offset"] for f in walk) & ~(LINE - 1)
+    # the words read: run_list.next, not .prev
+    hi_word = max(f["offset"] + min(f["size"], 8) for f in walk)
+    sched = syms["schedule"]
+    decoded = subprocess.run(["objdump", "--dwarf=decodedline", str(vmlinux)],
+                             capture_output=True, text=True).stdout
+    wanted = walk_lines((b.dir / "src" / "kernel" / "sched.c").read_text())
+    rq = loop_ranges(decoded, wanted, sched["addr"], sched["addr"] + sched["size"])
+    if len(rq) > 16:          # busmon's MAX_RANGES
+        raise RunError(f"{b.build_id}: the run-queue loop is {len(rq)} address "
+                       f"ranges; the bus monitor takes at most 16")
+    if not rq:
+        raise RunError(f"{b.build_id}: no run-queue loop code found in "
+                       f"schedule()'s line table (was sched.o built with -g?)")
+    layout = {
+        "variant": {"name": b.name, "build_id": b.build_id, "colors": b.colors,
+                    "line": LINE, "way_bits": b.way_bits,
+                    "color_shift": b.color_shift if b.colors > 1 else 0,
+                    "color_mask": b.color_mask, "scheduler": "linux-2.4.37"},
+        "thread_size": THREAD_SIZE,
+        "page_size": 4096,
+        "task_struct": {"size": size, "fields": fields},
+        "scheduler_hot": {
+            # x86_64's 8-byte fields spread the walk over more than one
+            # line (2.4.37: counter..mm in one, processor..run_list.next in
+            # the next): line_offset is the first, lines_per_task how many
+            "line_offset": lo_line, "line_size": LINE,
+            "lines_per_task": (hi_word - lo_line + LINE - 1) // LINE,
+            "fields_read_per_task": list(WALK_FIELDS),
+            "first_touched": FIRST_TOUCHED, "first_touched_offset": first,
+            "walk_span": [min(f["offset"] for f in walk),
+                          max(f["offset"] + f["size"] for f in walk)]},
+        "symbols": {k: syms[k] for k in SYMBOLS},
+        "ranges": {"rqloop": rq, "user": [list(USER_HALF)],
+                   "schedule": [sched["addr"], sched["addr"] + sched["size"]]},
+        "lockmeter": {"addr": syms["runqueue_lock"]["addr"], "stride": 4,
+                      "count": 1, "what": "runqueue_lock, the global lock"},
+        "images": {"bzimage": "bzImage", "vmlinux": "vmlinux"},
+    }
+    out = b.dir / "layout.json"
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(layout, indent=2) + "\n")
+    tmp.replace(out)
+    return out

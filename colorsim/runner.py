@@ -22,7 +22,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import ROOT
+from . import ROOT, linux24
 from .build import PLUGIN, ensure_built
 from .engines import get_engine
 from .errors import ConfigError, Interrupted, ResultsError, RunError
@@ -154,6 +154,10 @@ def prepare(spec: RunSpec, progress=print) -> dict:
     """Check the engine, build what is missing, return the kernel layout."""
     engine = get_engine(spec.engine)
     engine.check_available()
+    if linux24.is_linux24(spec.variant):
+        ensure_built([], plugin=True, progress=progress)
+        linux24.prepare(spec.variant, progress)
+        return json.loads(spec.layout_file.read_text())
     ensure_built([spec.variant.build_id], plugin=spec.engine == "qemu",
                  progress=progress, image=bool(spec.workload.program))
     return json.loads(spec.layout_file.read_text())
@@ -166,7 +170,7 @@ def identity(spec: RunSpec) -> dict:
              "engine_version": engine_version(spec.engine)}
     if spec.engine == "qemu":
         ident["plugin_sha256"] = file_sha256(PLUGIN)
-    if spec.workload.program:
+    if spec.workload.program or linux24.is_linux24(spec.variant):
         ident["rootfs_sha256"] = file_sha256(spec.rootfs_image)
     return ident
 

@@ -98,6 +98,11 @@ class RunSpec:
             raise ConfigError("user programs (--workload init:...) run on QEMU "
                               "only for now: the gem5 path has no root-file-"
                               "system loader yet (disk-images/README.md)")
+        if _linux24(self.variant) and (self.engine != "qemu" or self.timing
+                                       or self.workload.program):
+            raise ConfigError("linux24 kernels run on QEMU, counting only, with "
+                              "their own init (the tasks workload) for now: no "
+                              "--engine gem5, --timing or --workload")
         if not 0 < self.timeout_s < float("inf"):
             raise ConfigError(f"timeout must be a positive number of seconds, "
                               f"got {self.timeout_s}")
@@ -108,11 +113,16 @@ class RunSpec:
 
     @property
     def kernel_dir(self) -> Path:
+        if _linux24(self.variant):
+            return self.variant.dir
         return BUILD / "kernels" / self.variant.build_id
 
     @property
     def kernel_elf64(self) -> Path:
-        """ELF64 image with the 64-bit entry point (gem5's loader)."""
+        """ELF64 image with the 64-bit entry point (gem5's loader); for a
+        linux24 kernel its bzImage, the file the run's identity hashes."""
+        if _linux24(self.variant):
+            return self.variant.bzimage
         return self.kernel_dir / "kernel.elf"
 
     @property
@@ -122,7 +132,10 @@ class RunSpec:
 
     @property
     def rootfs_image(self) -> Path:
-        """The root-file-system image (QEMU -initrd) for user programs."""
+        """The root-file-system image (QEMU -initrd) for user programs; a
+        linux24 kernel's ext2 initrd."""
+        if _linux24(self.variant):
+            return BUILD / "linux24" / "initrd.ext2"
         return BUILD / "disk-images" / "rootfs.img"
 
     @property
@@ -131,6 +144,9 @@ class RunSpec:
 
     def kernel_cmdline(self, lapic_hz: int) -> str:
         w = self.workload
+        if _linux24(self.variant):
+            from .linux24 import cmdline
+            return cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer)
         line = (f"tasks={w.tasks} burst={w.burst} buffer={w.buffer} "
                 f"warmup={w.warmup_ticks} roi={w.roi_ticks} seed={w.seed} "
                 f"lapic_hz={lapic_hz}")
@@ -165,6 +181,11 @@ class RunSpec:
         return (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
                 f"{self.variant.name}-{what}-{self.engine}"
                 + ("-timing" if self.timing else ""))
+
+
+def _linux24(variant) -> bool:
+    from .linux24 import is_linux24
+    return is_linux24(variant)
 
 
 def file_sha256(path: Path) -> str:

@@ -154,3 +154,70 @@ def test_boot_is_deterministic_with_all_cpus(built, tmp_path):
     assert "roi: exit requested by pid 1" in text
     for f in ("console.log", "stats.txt", "bus_offsets.csv", "counters.csv"):
         assert (runs[0] / f).read_bytes() == (runs[1] / f).read_bytes(), f
+
+
+def test_linux24_kernels_are_a_family_on_the_command_line():
+    from colorsim.runspec import RunSpec
+    from colorsim.variants import parse_variant
+    m = get_machine("ppro4")
+    v = parse_variant("linux24:c32", m)
+    assert linux24.is_linux24(v) and v.name == "linux24-c32"
+    assert RunSpec(m, v).kernel_dir == linux24.BUILD / "linux24" / "ppro4-c32-b17"
+    with pytest.raises(ConfigError, match="linux24 kernels run on QEMU"):
+        RunSpec(m, v, engine="gem5")
+    with pytest.raises(ConfigError, match="power of two"):
+        parse_variant("linux24:c3", m)
+    with pytest.raises(ConfigError, match="unknown linux24 kernel"):
+        parse_variant("linux24:mq", m)
+
+
+FAKE_SCHED = """\
+#define can_schedule(p,cpu) \\
+	((p)->cpus_runnable & (1UL << cpu))
+static inline int goodness(struct task_struct * p)
+{
+	return p->counter;
+}
+void schedule(void)
+{
+	list_for_each(tmp, &runqueue_head) {
+		p = list_entry(tmp, struct task_struct, run_list);
+	}
+	done();
+}
+"""
+
+DECODED = """\
+sched.c                                        8  0x1000               x
+sched.c                                        9  0x1004               x
+sched.c                                       10  0x1010               x
+sched.c                                        5  0x1020               x
+list.h                                        40  0x1028               x
+sched.c                                       12  0x1030               x
+"""
+
+
+def test_loop_pcs_come_from_the_walks_lines():
+    lines = linux24.walk_lines(FAKE_SCHED)
+    assert lines == {1, 2, 3, 4, 5, 6, 9, 10, 11}
+    # line 8 (schedule's brace) and 12 (done) are not the walk; list.h's
+    # row at 0x1028 breaks the range
+    assert linux24.loop_ranges(DECODED, lines, 0x1000, 0x1040) == [
+        [0x1004, 0x1028]]
+
+
+@pytest.mark.requires_linux24
+def test_layout_names_the_walk_and_the_lock(built):
+    import json
+    for k, b in built.items():
+        linux24.prepare(b, progress=lambda *_: None)
+        lay = json.loads((b.dir / "layout.json").read_text())
+        lo, hi = lay["ranges"]["schedule"]
+        rq = lay["ranges"]["rqloop"]
+        assert 1 <= len(rq) <= 16 and all(lo <= a < z <= hi for a, z in rq)
+        assert lay["symbols"]["runqueue_lock"]["addr"] == _symbols(b)["runqueue_lock"]
+        hot = lay["scheduler_hot"]
+        assert hot["first_touched_offset"] == lay["task_struct"]["fields"]["run_list"]["offset"]
+        assert hot["line_offset"] <= hot["first_touched_offset"] < \
+            hot["line_offset"] + hot["lines_per_task"] * 32
+        assert lay["variant"]["colors"] == b.colors
