@@ -255,6 +255,11 @@ def build(b: Linux24Build, src: Path = None, progress=print) -> Path:
 
 
 def _build(b: Linux24Build, src: Path, version: str, want: str, progress) -> None:
+    for tool, pkg in (("make", "make"), ("patch", "patch"), ("gdb", "gdb"),
+                      ("objdump", "binutils"), ("gcc", "gcc-12")):
+        if not shutil.which(tool):
+            raise ConfigError(f"{tool} is not installed: apt-get install {pkg} "
+                              f"(the linux24 build needs it)")
     progress(f"build: Linux {version} {b.build_id} (out of tree, ~2 min)")
     if b.dir.exists():
         shutil.rmtree(b.dir)

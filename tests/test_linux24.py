@@ -221,3 +221,30 @@ def test_layout_names_the_walk_and_the_lock(built):
         assert hot["line_offset"] <= hot["first_touched_offset"] < \
             hot["line_offset"] + hot["lines_per_task"] * 32
         assert lay["variant"]["colors"] == b.colors
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_measured_c32_below_vanilla(tmp_path):
+    """Figure 1 on real Linux: the vanilla peak is on a word the walk reads;
+    c32 spreads the hot lines: fewer bus transactions on them and fewer
+    L2 misses in the run-queue loop."""
+    from analysis.results import load_run, offset_summary
+    from colorsim import runner
+    from colorsim.runspec import RunSpec, Workload
+    from colorsim.variants import parse_variant
+    m = get_machine("ppro4")
+    runs = []
+    for k in ("linux24:vanilla", "linux24:c32"):
+        spec = RunSpec(m, parse_variant(k, m), Workload(tasks=128, warmup_ticks=5,
+                                                        roi_ticks=5))
+        runs.append(load_run(runner.run(spec, out=tmp_path, progress=lambda *_: None)))
+    df = offset_summary(runs)
+    v, c = df.iloc[0], df.iloc[1]
+    fields = runs[0].layout["task_struct"]["fields"]
+    walk = runs[0].layout["scheduler_hot"]["fields_read_per_task"]
+    assert any(fields[f]["offset"] <= v.peak_offset < fields[f]["offset"] + fields[f]["size"]
+               for f in walk), hex(v.peak_offset)
+    assert c.colored_lines_sum < v.colored_lines_sum / 4
+    assert c.rqloop_l2_miss_ratio < v.rqloop_l2_miss_ratio / 2
+    assert v.rqloop_l2_miss_ratio > 0.9
