@@ -248,3 +248,15 @@ def test_measured_c32_below_vanilla(tmp_path):
     assert c.colored_lines_sum < v.colored_lines_sum / 4
     assert c.rqloop_l2_miss_ratio < v.rqloop_l2_miss_ratio / 2
     assert v.rqloop_l2_miss_ratio > 0.9
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_piii8_boots_eight_cpus_deterministically(tmp_path):
+    m = get_machine("piii8")
+    b = linux24.variant_for(m, "vanilla")
+    linux24.build(b, progress=lambda *_: None)
+    runs = [_boot(b, m, tmp_path / f"r{i}") for i in (1, 2)]
+    assert "Total of 8 processors activated" in (runs[0] / "console.log").read_text()
+    for f in ("console.log", "stats.txt", "bus_offsets.csv"):
+        assert (runs[0] / f).read_bytes() == (runs[1] / f).read_bytes(), f
