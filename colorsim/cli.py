@@ -299,7 +299,8 @@ def cmd_figure1(a):
     from colorsim.results.rundata import load_run, offset_summary
 
     from colorsim.run import runner
-    specs = [spec_from_args(a, kernel=k) for k in ("vanilla", a.colored)]
+    family = "linux24:" if a.colored.startswith("linux24:") else ""
+    specs = [spec_from_args(a, kernel=k) for k in (family + "vanilla", a.colored)]
     # --name NAME: runs NAME-vanilla and NAME-<colored>, files figure1-NAME*
     names = ([check_run_name(f"{a.name}-{s.variant.name}") for s in specs]
              if a.name is not None else [None, None])

@@ -119,6 +119,11 @@ class RunSpec:
             warnings.warn(f"L1D {format_size(l1.size)} is larger than L2 "
                           f"{format_size(l2.size)}: the L2 can hold only part "
                           f"of what the L1 does", stacklevel=3)
+        if _linux24(self.variant) and (self.engine != "qemu" or self.timing
+                                       or self.workload.program):
+            raise ConfigError("linux24 kernels run on QEMU, counting only, with "
+                              "their own init (the tasks workload) for now: no "
+                              "--engine gem5, --timing or --workload")
         if not 0 < self.timeout_s < float("inf"):
             raise ConfigError(f"timeout must be a positive number of seconds, "
                               f"got {self.timeout_s}")
@@ -129,11 +134,16 @@ class RunSpec:
 
     @property
     def kernel_dir(self) -> Path:
+        if _linux24(self.variant):
+            return self.variant.dir
         return BUILD / "kernels" / self.variant.build_id
 
     @property
     def kernel_elf64(self) -> Path:
-        """ELF64 image with the 64-bit entry point (gem5's loader)."""
+        """ELF64 image with the 64-bit entry point (gem5's loader); for a
+        linux24 kernel its bzImage, the file the run's identity hashes."""
+        if _linux24(self.variant):
+            return self.variant.bzimage
         return self.kernel_dir / "kernel.elf"
 
     @property
@@ -143,7 +153,10 @@ class RunSpec:
 
     @property
     def rootfs_image(self) -> Path:
-        """The root-file-system image (QEMU -initrd) for user programs."""
+        """The root-file-system image (QEMU -initrd) for user programs; a
+        linux24 kernel's ext2 initrd."""
+        if _linux24(self.variant):
+            return BUILD / "linux24" / "initrd.ext2"
         return BUILD / "disk-images" / "rootfs.img"
 
     @property
@@ -152,6 +165,9 @@ class RunSpec:
 
     def kernel_cmdline(self, lapic_hz: int) -> str:
         w = self.workload
+        if _linux24(self.variant):
+            from colorsim.describe.linux24 import cmdline
+            return cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer)
         line = (f"tasks={w.tasks} burst={w.burst} buffer={w.buffer} "
                 f"warmup={w.warmup_ticks} roi={w.roi_ticks} seed={w.seed} "
                 f"lapic_hz={lapic_hz}")
@@ -200,6 +216,11 @@ class RunSpec:
                     f"r{w.roi_ticks}-b{w.burst}-{self.engine}"
                     + ("-timing" if self.timing else ""))
         return f"{readable[:NAME_MAX - 9]}-{self.settings_digest()}"
+
+
+def _linux24(variant) -> bool:
+    from colorsim.describe.linux24 import is_linux24
+    return is_linux24(variant)
 
 
 def file_sha256(path: Path) -> str:

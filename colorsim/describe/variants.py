@@ -133,11 +133,14 @@ class KernelVariant:
         return flags
 
 
-KERNEL_NAMES = "'vanilla', 'cN', 'mq' or 'mq-cN'"
+KERNEL_NAMES = "'vanilla', 'cN', 'mq', 'mq-cN' or 'linux24:vanilla', 'linux24:cN'"
 _NAME = re.compile(r"^(?:(mq)(?:-c(\d+))?|vanilla|c(\d+))$")
 
 
 def parse_variant(name: str, machine: Machine) -> KernelVariant:
+    if name.startswith("linux24:"):      # real Linux 2.4 from $LINUX24_SRC
+        from colorsim.describe.linux24 import variant_for
+        return variant_for(machine, name[len("linux24:"):])
     m = _NAME.match(name)
     if not m:
         raise ConfigError(f"unknown kernel {name!r}: use {KERNEL_NAMES} "

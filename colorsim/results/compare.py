@@ -28,6 +28,7 @@ def colored_lines_span(layout: dict, span_colors: int = SPAN_COLORS) -> tuple:
     from colorsim.results.rundata import hot_offsets
     h = hot_offsets(layout)
     colors = max(layout["variant"]["colors"], span_colors)
+    colors += layout["scheduler_hot"].get("lines_per_task", 1) - 1
     page = layout.get("page_size", 4096)
     return h["line_offset"], min(page, h["line_offset"] + colors * h["line"])
 

@@ -186,7 +186,10 @@ def hot_offsets(layout: dict) -> dict:
     hot = layout["scheduler_hot"]
     v = layout["variant"]
     step = v["line"]
-    lines = [hot["line_offset"] + k * step for k in range(v["colors"])]
+    # a kernel whose walk reads more than one line per task (real Linux on
+    # x86_64: 8-byte fields) names how many; its colored lines run on
+    per_task = hot.get("lines_per_task", 1)
+    lines = [hot["line_offset"] + k * step for k in range(v["colors"] + per_task - 1)]
     return {"first_touched": hot["first_touched_offset"],
             "line_offset": hot["line_offset"], "line": step,
             "lines": lines}

@@ -28,6 +28,8 @@ from pathlib import Path
 
 from colorsim.run.build import PLUGIN
 from colorsim.errors import ConfigError
+from colorsim.describe.linux24 import is_linux24
+from colorsim.run.linux24 import qemu_args as linux24_qemu_args
 from colorsim.run.rundir import MANIFEST_FILES
 from colorsim.describe.runspec import RunSpec
 
@@ -148,8 +150,9 @@ class QemuEngine:
                                              if spec.timing else "")
                         + " from layout.json of the built kernel>")
             return ",".join([str(PLUGIN)] + args)
-        lo, hi = layout["ranges"]["rqloop"]
-        args.append(f"rqloop={lo:#x}-{hi:#x}")
+        rq = layout["ranges"]["rqloop"]     # one [lo, hi), or a list of them
+        for lo, hi in (rq if isinstance(rq[0], list) else [rq]):
+            args.append(f"rqloop={lo:#x}-{hi:#x}")
         for lo, hi in layout["ranges"]["user"]:
             args.append(f"user={lo:#x}-{hi:#x}")
         # the scheduler's code: its share of instructions and cycles
@@ -193,10 +196,17 @@ class QemuEngine:
         # timer interrupt.  So QEMU runs in the kernel's directory and is
         # given file names relative to it: the same build gives the same
         # run wherever the checkout lives (env -C keeps the command whole).
-        kdir = spec.kernel_multiboot.parent
+        kdir = spec.kernel_dir
         cmd = ["env", "-C", str(kdir), str(binary)]
         for d in firmware_dirs(binary):
             cmd += ["-L", str(d)]
+        if is_linux24(spec.variant):        # real Linux: bzImage + ext2 initrd
+            cmd += linux24_qemu_args(spec.variant, m, spec.rootfs_image,
+                                     run_dir / "console.log",
+                                     spec.kernel_cmdline(self.lapic_hz(spec)))
+            if plugin:
+                cmd += ["-plugin", self.plugin_args(spec, run_dir, layout)]
+            return cmd
         cmd += ["-display", "none", "-nodefaults", "-machine", "pc",
                "-m", f"{m.memory.size // 2**20}M",
                "-smp", f"{spec.cpus}",
@@ -223,7 +233,7 @@ class QemuEngine:
                  f"{p.inclusion}, replacement L1 {p.l1_replacement} L2 {p.l2_replacement}"
                  + (f"; L1I {c.l1i.describe()} with instruction fetches"
                     if self.fetches(spec) else ""),
-                 f"kernel: {spec.kernel_multiboot}" + (
+                 f"kernel: {spec.kernel_elf64 if is_linux24(spec.variant) else spec.kernel_multiboot}" + (
                      "" if layout is not None else
                      " (not built yet: the run builds it first, and its "
                      "layout gives the plugin's PC ranges)"),

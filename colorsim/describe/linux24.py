@@ -1,0 +1,187 @@
+"""Real Linux 2.4 (x86_64) kernels as a kernel family: what they are.
+
+The user brings a Linux 2.4.37.x tree (``LINUX24_SRC``); no Linux code is
+in this repository.  ``--kernel linux24:vanilla`` or ``linux24:cN`` names
+one of our builds of it for a machine: its build id, the patches it takes
+(kernels/linux24/patches: build fixes for gcc-12, and the task-structure
+coloring of the paper's Fig. 4b), the config and the coloring bits of
+eq. (1).  Building it, its image's init and its layout are in
+:mod:`colorsim.run.linux24`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from colorsim import BUILD, ROOT
+from colorsim.errors import ConfigError
+
+HERE = ROOT / "kernels" / "linux24"
+
+
+PATCHES = HERE / "patches"
+
+
+BUILD_FIXES = "0001-gcc12-x86_64-build.patch"
+
+
+COLORING = "0002-task-coloring.patch"
+
+
+SRC_ENV = "LINUX24_SRC"
+
+
+THREAD_SIZE = 8192
+
+
+LINE = 32
+
+
+VERSION = re.compile(r"^2\.4\.37(\.\d+)?$")
+
+
+# gcc-12 on a 2.4 tree (../shared facts): no PIE, GNU89 inline semantics,
+# no library calls for copy loops, no sibling calls (they overwrite the
+# caller's stack arguments), no SSE before the kernel enables it, and the
+# opt-out of 2.4's "new gcc" check in our build-fix patch.
+CC = ("gcc -fno-pie -fgnu89-inline -fno-tree-loop-distribute-patterns "
+      "-fno-optimize-sibling-calls -mno-sse -mno-mmx -mno-sse2 -mno-3dnow "
+      "-mno-avx -DCOLORSIM_NEWER_GCC")
+# Line tables for the scheduler only: where the run-queue loop's code is.
+# -g does not change the code gcc generates.
+DEBUG_SCHED = "CFLAGS_sched.o=-g"
+
+
+def source_tree() -> Path:
+    """$LINUX24_SRC, checked, or a one-line ConfigError."""
+    text = os.environ.get(SRC_ENV, "")
+    if not text:
+        raise ConfigError(f"{SRC_ENV} is not set: point it at a Linux 2.4.37.x "
+                          f"source tree (e.g. the kernel.org linux-2.4.37.11 "
+                          f"tarball, unpacked)")
+    src = Path(text).resolve()
+    check_version(src)
+    return src
+
+
+def source_version(src: Path) -> str:
+    """The tree's version from its top-level Makefile, e.g. '2.4.37.11'."""
+    mk = src / "Makefile"
+    if not mk.is_file():
+        raise ConfigError(f"{SRC_ENV}={src} has no Makefile: not a Linux "
+                          f"source tree")
+    fields = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)"
+                             r"\s*=[ \t]*(\S*)", mk.read_text(errors="replace"),
+                             re.M))
+    if not all(k in fields for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL")):
+        raise ConfigError(f"{SRC_ENV}={src}: its Makefile names no kernel "
+                          f"version: not a Linux source tree")
+    return (f"{fields['VERSION']}.{fields['PATCHLEVEL']}.{fields['SUBLEVEL']}"
+            f"{fields.get('EXTRAVERSION', '')}")
+
+
+def check_version(src: Path) -> str:
+    v = source_version(src)
+    if not VERSION.match(v):
+        raise ConfigError(f"{SRC_ENV}={src} is Linux {v}; the suite's patches "
+                          f"are for 2.4.37.x only")
+    if not (src / "arch" / "x86_64").is_dir():
+        raise ConfigError(f"{SRC_ENV}={src} has no arch/x86_64")
+    return v
+
+
+@dataclass(frozen=True)
+class Linux24Build:
+    """One image: a machine's config and a coloring (colors=1: vanilla)."""
+    config: str          # ppro4 or piii8 (kernels/linux24/configs/)
+    colors: int = 1
+    way_bits: int = 17   # b = log2(L2 size / associativity)
+
+    scheduler = "linux-2.4.37"     # the real one (KernelVariant's are the testbed's)
+    line = LINE
+
+    @property
+    def name(self) -> str:
+        return "linux24-vanilla" if self.colors == 1 else f"linux24-c{self.colors}"
+
+    @property
+    def build_id(self) -> str:
+        if self.colors == 1:
+            return f"{self.config}-vanilla"
+        return f"{self.config}-c{self.colors}-b{self.way_bits}"
+
+    @property
+    def color_shift(self) -> int:
+        """Eq. (1): bring block address bit b down to the line bit."""
+        return self.way_bits - (LINE.bit_length() - 1)
+
+    @property
+    def color_mask(self) -> int:
+        return (self.colors - 1) * LINE
+
+    def color_offset(self, block: int) -> int:
+        return (block >> self.color_shift) & self.color_mask
+
+    @property
+    def patches(self) -> list:
+        names = [BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
+        return [PATCHES / n for n in names]
+
+    @property
+    def config_file(self) -> Path:
+        return HERE / "configs" / f"{self.config}.config"
+
+    def make_args(self) -> list:
+        args = [f"CC={CC}", DEBUG_SCHED]
+        if self.colors > 1:
+            args += [f"COLORSIM_COLOR_SHIFT={self.color_shift}",
+                     f"COLORSIM_COLOR_MASK={self.color_mask:#x}"]
+        return args
+
+    @property
+    def dir(self) -> Path:
+        return BUILD / "linux24" / self.build_id
+
+    @property
+    def bzimage(self) -> Path:
+        return self.dir / "bzImage"
+
+
+def variant_for(machine, kernel: str) -> Linux24Build:
+    """``vanilla`` or ``cN`` on ``machine`` (its L2 decides b, eq. (1))."""
+    m = re.fullmatch(r"vanilla|c(\d+)", kernel)
+    if not m:
+        raise ConfigError(f"unknown linux24 kernel {kernel!r}: use "
+                          f"linux24:vanilla or linux24:cN (N colors, a power of two)")
+    colors = int(m.group(1) or 1)
+    if colors < 2 and m.group(1):
+        raise ConfigError(f"kernel linux24:{kernel}: a colored kernel needs at "
+                          f"least 2 colors (use linux24:vanilla for one)")
+    if colors & (colors - 1):
+        raise ConfigError(f"number of colors must be a power of two, got {colors}")
+    if (colors - 1) * LINE > 1024:
+        raise ConfigError(f"linux24:c{colors} would move the task structure "
+                          f"{(colors - 1) * LINE} B into its block; at most c32 "
+                          f"keeps 2.4's kernel stack its room")
+    if machine.name not in ("ppro4", "piii8"):
+        raise ConfigError(f"linux24 kernels have configs for ppro4 and piii8, "
+                          f"not {machine.name}")
+    l2 = machine.caches.l2
+    if l2.line != LINE:
+        raise ConfigError(f"linux24 kernels color by {LINE} B lines; machine "
+                          f"{machine.name} has {l2.line} B")
+    return Linux24Build(machine.name, colors, l2.way_bits)
+
+
+def is_linux24(variant) -> bool:
+    return isinstance(variant, Linux24Build)
+
+
+def cmdline(tasks: int, burst: int, warmup: int, roi: int, buffer: int = 256) -> str:
+    """2.4's command line; the name=value words it does not know reach init
+    as environment variables (l24tasks reads them)."""
+    return (f"console=ttyS0 root=/dev/ram0 init=/init nmi_watchdog=0 "
+            f"tasks={tasks} burst={burst} buffer={buffer} warmup={warmup} roi={roi}")

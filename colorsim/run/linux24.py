@@ -1,0 +1,420 @@
+"""Real Linux 2.4 (x86_64) from the user's own source tree.
+
+The user brings a Linux 2.4.37.x tree (LINUX24_SRC); no Linux code is in
+this repository.  What is ours: kernels/linux24/patches (build fixes for
+gcc-12, and the task-structure coloring of the paper's Fig. 4b), the
+configs for the ppro4 and piii8 machines, and this wrapper, which copies
+the tree out of place into build/linux24/<build id>/, patches, configures
+and builds it with the compiler flags gcc-12 needs, and checks the result.
+
+Why x86_64 and not i386: the image's user programs are x86_64 musl static
+executables, the bus monitor, QEMU machine and gem5 are x86_64, and 2.4's
+x86_64 port brings all CPUs up in QEMU's deterministic mode (-icount)
+without changes, where the i386 port lost an AP.
+
+    python3 -m colorsim.run.linux24 build --machine ppro4 --kernel c32
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from colorsim import BUILD, ROOT
+from colorsim.describe.linux24 import (LINE, SRC_ENV, THREAD_SIZE, Linux24Build,
+                                       check_version, source_tree, variant_for)
+from colorsim.errors import ConfigError, RunError
+
+
+
+
+
+
+
+
+
+
+def stamp(b: Linux24Build, version: str) -> str:
+    """What the image depends on: our patches, config and flags, the version."""
+    h = hashlib.sha256()
+    for p in b.patches + [b.config_file]:
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    h.update("\0".join(b.make_args() + [version]).encode())
+    return h.hexdigest()
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    """The x86_64 part of the user's tree, copied: the build writes into
+    its tree (.config, .depend, objects), and the user's stays untouched."""
+    dst.mkdir(parents=True)
+    excl = ["--exclude=./arch/*", "--exclude=./include/asm-*", "--exclude=.git"]
+    a = subprocess.Popen(["tar", "-C", str(src), "-c", *excl, "."],
+                         stdout=subprocess.PIPE)
+    b = subprocess.run(["tar", "-C", str(dst), "-x"], stdin=a.stdout)
+    a.stdout.close()
+    if a.wait() or b.returncode:
+        raise RunError(f"copying {src} into {dst} failed")
+    a = subprocess.Popen(["tar", "-C", str(src), "-c", "arch/x86_64",
+                          "include/asm-x86_64", "include/asm-generic"],
+                         stdout=subprocess.PIPE)
+    b = subprocess.run(["tar", "-C", str(dst), "-x"], stdin=a.stdout)
+    a.stdout.close()
+    if a.wait() or b.returncode:
+        raise RunError(f"copying the x86_64 parts of {src} failed")
+
+
+def apply_patches(tree: Path, patches) -> None:
+    for p in patches:
+        r = subprocess.run(["patch", "-p1", "--forward", "--batch", "-s",
+                            "-i", str(p)], cwd=tree, capture_output=True,
+                           text=True)
+        if r.returncode:
+            first = (r.stdout + r.stderr).strip().splitlines()[:1]
+            raise RunError(f"{p.name} does not apply to {tree}: "
+                           f"{first[0] if first else 'patch failed'}")
+
+
+def _make(tree: Path, args: list, log: Path) -> None:
+    with open(log, "a") as f:
+        r = subprocess.run(["make", *args], cwd=tree, stdout=f,
+                           stderr=subprocess.STDOUT, input=b"\n" * 2000)
+    if r.returncode:
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+        raise RunError(f"make {' '.join(a for a in args if '=' not in a)} "
+                       f"failed in {tree} (log {log}):\n{tail}")
+
+
+
+
+def prepare(b: Linux24Build, progress=print) -> Path:
+    """Everything a run of ``b`` needs: the image, its layout.json, the
+    initrd (the bus-monitor plugin is the runner's)."""
+    build(b, progress=progress)
+    initrd(progress)
+    lay = b.dir / "layout.json"
+    if not lay.is_file() or lay.stat().st_mtime < (b.dir / "stamp").stat().st_mtime:
+        write_layout(b)
+    return lay
+
+
+def build(b: Linux24Build, src: Path = None, progress=print) -> Path:
+    """Build ``b`` (if its stamp changed); return its directory."""
+    src = src or source_tree()
+    version = check_version(src)
+    want = stamp(b, version)
+    st = b.dir / "stamp"
+    if not (st.is_file() and st.read_text().strip() == want and b.bzimage.is_file()):
+        _build(b, src, version, want, progress)
+    bad = sys_tail_calls(disassemble(b.dir / "vmlinux"))
+    if bad:
+        raise RunError(f"{b.build_id}: {len(bad)} sys_* functions end in a "
+                       f"sibling call (e.g. {bad[0]}): gcc may have "
+                       f"overwritten their stack arguments")
+    return b.dir
+
+
+def _build(b: Linux24Build, src: Path, version: str, want: str, progress) -> None:
+    for tool, pkg in (("make", "make"), ("patch", "patch"), ("gdb", "gdb"),
+                      ("objdump", "binutils"), ("gcc", "gcc-12")):
+        if not shutil.which(tool):
+            raise ConfigError(f"{tool} is not installed: apt-get install {pkg} "
+                              f"(the linux24 build needs it)")
+    progress(f"build: Linux {version} {b.build_id} (out of tree, ~2 min)")
+    if b.dir.exists():
+        shutil.rmtree(b.dir)
+    tree = b.dir / "src"
+    _copy_tree(src, tree)
+    apply_patches(tree, b.patches)
+    shutil.copy(b.config_file, tree / ".config")
+    log = b.dir / "build.log"
+    args = b.make_args()
+    _make(tree, ["oldconfig"], log)      # a full config: asks nothing
+    _make(tree, [*args, "dep"], log)
+    _make(tree, ["-j2", *args, "bzImage"], log)
+    for f in ("vmlinux", "System.map", "arch/x86_64/boot/bzImage"):
+        shutil.copy(tree / f, b.dir / Path(f).name)
+    (b.dir / "stamp").write_text(want + "\n")
+
+
+def disassemble(elf: Path) -> str:
+    r = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(elf)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RunError(f"objdump -d {elf} failed: {r.stderr.strip()[:200]}")
+    return r.stdout
+
+
+_FUNC = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
+# A direct jump to a symbol (+ offset).  Not "<_text-0x...>": those are
+# BUG()'s line/file words after a ud2, decoded as a jump outside the kernel.
+_JMP = re.compile(r"\sjmp[a-z]*\s+[0-9a-f]+ <([A-Za-z_.][\w.]*)(\+0x[0-9a-f]+)?>")
+
+
+def sys_tail_calls(disasm: str) -> list:
+    """``sys_x -> target`` for each system-call function (sys_*) that jumps
+    into another function: a sibling call, which reuses the caller's
+    stack-argument area (the miscompile 2.4's gcc check warned about)."""
+    bad, func = [], None
+    for line in disasm.splitlines():
+        m = _FUNC.match(line)
+        if m:
+            func = m.group(1)
+            continue
+        if func and func.startswith("sys_"):
+            j = _JMP.search(line)
+            if j and j.group(1) != func:
+                bad.append(f"{func} -> {j.group(1)}")
+    return bad
+
+
+def main(argv=None) -> int:
+    from colorsim.describe.machine import get_machine
+    p = argparse.ArgumentParser(prog="python3 -m colorsim.run.linux24",
+                                description="build Linux 2.4.37 images from "
+                                f"${SRC_ENV} (vanilla and colored)")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    bp = sub.add_parser("build", help="build one image into build/linux24/")
+    bp.add_argument("--machine", default="ppro4")
+    bp.add_argument("--kernel", default="vanilla", help="vanilla or cN")
+    a = p.parse_args(argv)
+    try:
+        b = variant_for(get_machine(a.machine), a.kernel)
+        print(build(b, progress=lambda m: print(m, file=sys.stderr)))
+    except (ConfigError, RunError) as e:
+        print(f"colorsim: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+# ---- the image's init and the machine ----------------------------------
+
+INIT_SOURCE = ROOT / "workloads" / "linux24" / "l24tasks.c"
+FIXED_TIME = 1023667200            # 2002-06-10, every file and the image
+QEMU_CPU = "qemu64,vendor=GenuineIntel"   # AMD vendor adds an e820 range 2.4 cannot map
+
+
+def initrd(progress=print) -> Path:
+    """build/linux24/initrd.ext2: /init (workloads/linux24/l24tasks.c, musl,
+    static) and the device nodes it needs, as an ext2 RAM-disk image that is
+    byte-identical for the same program (fixed times, UUID, hash seed)."""
+    out = BUILD / "linux24" / "initrd.ext2"
+    key = hashlib.sha256(INIT_SOURCE.read_bytes()).hexdigest()
+    st = out.with_suffix(".stamp")
+    if out.is_file() and st.is_file() and st.read_text().strip() == key:
+        return out
+    for tool in ("musl-gcc", "mke2fs"):
+        if not shutil.which(tool):
+            raise ConfigError(f"{tool} is not installed (Debian's "
+                              f"{'musl-tools' if tool == 'musl-gcc' else 'e2fsprogs'})")
+    progress("build: the linux24 initrd (init = l24tasks)")
+    stage = out.parent / "initrd.d"
+    if stage.exists():
+        shutil.rmtree(stage)
+    (stage / "dev").mkdir(parents=True)
+    (stage / "proc").mkdir()
+    subprocess.run(["musl-gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static",
+                    "-Wl,--build-id=none", "-o", str(stage / "init"),
+                    str(INIT_SOURCE)], check=True)
+    # char devices: console, mem (the m5-op page), null
+    for name, major, minor in (("console", 5, 1), ("mem", 1, 1), ("null", 1, 3)):
+        os.mknod(stage / "dev" / name, 0o20600, os.makedev(major, minor))
+    for p in [stage, *stage.rglob("*")]:
+        os.utime(p, (FIXED_TIME, FIXED_TIME), follow_symlinks=False)
+    tmp = out.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)
+    env = dict(os.environ, E2FSPROGS_FAKE_TIME=str(FIXED_TIME))
+    r = subprocess.run(["mke2fs", "-q", "-t", "ext2", "-b", "1024", "-I", "128",
+                        "-O", "^dir_index,^resize_inode,^ext_attr",
+                        "-U", "00000000-0000-0000-0000-000000000001",
+                        "-E", "hash_seed=00000000-0000-0000-0000-000000000002,"
+                              "root_owner=0:0",
+                        "-m", "0", "-N", "64", "-d", str(stage), str(tmp), "2048"],
+                       env=env, capture_output=True, text=True)
+    if r.returncode:
+        raise RunError(f"mke2fs failed: {r.stderr.strip()[:200]}")
+    tmp.replace(out)
+    st.write_text(key + "\n")
+    return out
+
+
+
+
+def qemu_args(b: Linux24Build, machine, initrd_path: Path, console: Path,
+              append: str) -> list:
+    """QEMU's options for a deterministic run (as the suite's runner: one
+    thread round robin, -icount), with paths relative to the image's
+    directory, where QEMU runs."""
+    m = machine
+    return ["-display", "none", "-nodefaults", "-machine", "pc",
+            "-cpu", QEMU_CPU,
+            "-m", f"{m.memory.size // 2**20}M", "-smp", f"{m.processor.cpus}",
+            "-accel", "tcg,thread=single",
+            "-icount", f"shift={m.emulation.icount_shift},sleep=off",
+            "-rtc", "base=2002-06-10T00:00:00,clock=vm", "-no-reboot",
+            "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+            "-serial", f"file:{console}",
+            "-kernel", b.bzimage.name,
+            "-initrd", os.path.relpath(initrd_path, b.dir),
+            "-append", append]
+
+
+# ---- layout.json: what the bus monitor and the analysis need -----------
+
+# The run-queue walk reads these task_struct fields per task: the list
+# link first (list_for_each's prefetch(pos->next) loads it), then
+# can_schedule's masks and goodness's fields.
+WALK_FIELDS = ("run_list", "cpus_runnable", "cpus_allowed", "policy",
+               "counter", "processor", "mm", "nice")
+FIRST_TOUCHED = "run_list"
+USER_HALF = (0, 0x800000000000)       # x86_64 user addresses: PCs there are user mode
+SYMBOLS = ("schedule", "runqueue_lock", "init_tasks", "aligned_data",
+           "init_task_union")
+
+
+def task_fields(vmlinux: Path, names) -> dict:
+    """Offsets and sizes of task_struct fields, from the -g sched.o's DWARF
+    (gdb reads them; no copy of the structure is kept here)."""
+    cmds = ["print sizeof(struct task_struct)"]
+    for n in names:
+        cmds += [f"print (unsigned long)&((struct task_struct *)0)->{n}",
+                 f"print sizeof(((struct task_struct *)0)->{n})"]
+    r = subprocess.run(["gdb", "-nx", "-batch", *sum((["-ex", c] for c in cmds), []),
+                        str(vmlinux)], capture_output=True, text=True)
+    vals = [int(v) for v in re.findall(r"^\$\d+ = (\d+)$", r.stdout, re.M)]
+    if len(vals) != 1 + 2 * len(names):
+        raise RunError(f"gdb could not read struct task_struct from {vmlinux} "
+                       f"(is gdb installed?): {r.stderr.strip()[:200]}")
+    return vals[0], {n: {"offset": vals[1 + 2 * i], "size": vals[2 + 2 * i]}
+                     for i, n in enumerate(names)}
+
+
+def _block_lines(lines: list, first: int) -> range:
+    """Line numbers (1-based) from ``first`` to the brace that closes the
+    block opened on or after it."""
+    depth, opened = 0, False
+    for i in range(first - 1, len(lines)):
+        depth += lines[i].count("{") - lines[i].count("}")
+        opened = opened or "{" in lines[i]
+        if opened and depth == 0:
+            return range(first, i + 2)
+    raise RunError(f"no end of the block at kernel/sched.c:{first}")
+
+
+def walk_lines(sched_c: str) -> set:
+    """kernel/sched.c lines of the run-queue walk: the list_for_each loop
+    in schedule(), goodness() (inlined into it) and can_schedule()."""
+    lines = sched_c.splitlines()
+    def find(pattern):
+        for i, l in enumerate(lines):
+            if re.search(pattern, l):
+                return i + 1
+        raise RunError(f"kernel/sched.c has no line matching {pattern!r}")
+    loop = find(r"^\s*list_for_each\(tmp, &runqueue_head\)")
+    good = find(r"^static inline int goodness\(")
+    can = find(r"^#define can_schedule\(p,cpu\) \\$")
+    return (set(_block_lines(lines, loop)) | set(_block_lines(lines, good))
+            | {can, can + 1})
+
+
+def loop_ranges(decoded: str, wanted: set, lo: int, hi: int) -> list:
+    """[start, end) address ranges in [lo, hi) whose line-table rows are
+    sched.c lines in ``wanted`` (objdump --dwarf=decodedline output)."""
+    rows = []
+    for m in re.finditer(r"^(\S+)\s+(\d+)\s+0x([0-9a-f]+)", decoded, re.M):
+        addr = int(m.group(3), 16)
+        if lo <= addr < hi:
+            rows.append((addr, m.group(1) == "sched.c" and int(m.group(2)) in wanted))
+    rows.sort(key=lambda r: r[0])
+    # one row per address: the last row at an address says which line it is
+    by_addr = {}
+    for addr, hit in rows:
+        by_addr[addr] = hit
+    addrs = sorted(by_addr) + [hi]
+    ranges = []
+    for a, b in zip(addrs, addrs[1:]):
+        if not by_addr[a]:
+            continue
+        if ranges and ranges[-1][1] == a:
+            ranges[-1][1] = b
+        else:
+            ranges.append([a, b])
+    return ranges
+
+
+def _nm(vmlinux: Path) -> dict:
+    r = subprocess.run(["nm", "-S", str(vmlinux)], capture_output=True, text=True)
+    syms = {}
+    for line in r.stdout.splitlines():
+        p = line.split()
+        if len(p) == 4:
+            syms[p[3]] = {"addr": int(p[0], 16), "size": int(p[1], 16), "kind": p[2]}
+        elif len(p) == 3:
+            syms.setdefault(p[2], {"addr": int(p[0], 16), "size": 0, "kind": p[1]})
+    return syms
+
+
+def write_layout(b: Linux24Build) -> Path:
+    """b.dir/layout.json, in the shape of the testbed kernel's."""
+    vmlinux = b.dir / "vmlinux"
+    syms = _nm(vmlinux)
+    missing = [s for s in SYMBOLS if s not in syms]
+    if missing:
+        raise RunError(f"{b.build_id}: symbols missing from vmlinux: {missing}")
+    size, fields = task_fields(vmlinux, WALK_FIELDS + ("state", "need_resched"))
+    walk = [fields[f] for f in WALK_FIELDS]
+    first = fields[FIRST_TOUCHED]["offset"]
+    lo_line = min(f["offset"] for f in walk) & ~(LINE - 1)
+    # the words read: run_list.next, not .prev
+    hi_word = max(f["offset"] + min(f["size"], 8) for f in walk)
+    sched = syms["schedule"]
+    decoded = subprocess.run(["objdump", "--dwarf=decodedline", str(vmlinux)],
+                             capture_output=True, text=True).stdout
+    wanted = walk_lines((b.dir / "src" / "kernel" / "sched.c").read_text())
+    rq = loop_ranges(decoded, wanted, sched["addr"], sched["addr"] + sched["size"])
+    if len(rq) > 16:          # busmon's MAX_RANGES
+        raise RunError(f"{b.build_id}: the run-queue loop is {len(rq)} address "
+                       f"ranges; the bus monitor takes at most 16")
+    if not rq:
+        raise RunError(f"{b.build_id}: no run-queue loop code found in "
+                       f"schedule()'s line table (was sched.o built with -g?)")
+    layout = {
+        "variant": {"name": b.name, "build_id": b.build_id, "colors": b.colors,
+                    "line": LINE, "way_bits": b.way_bits,
+                    "color_shift": b.color_shift if b.colors > 1 else 0,
+                    "color_mask": b.color_mask, "scheduler": "linux-2.4.37"},
+        "thread_size": THREAD_SIZE,
+        "page_size": 4096,
+        "task_struct": {"size": size, "fields": fields},
+        "scheduler_hot": {
+            # x86_64's 8-byte fields spread the walk over more than one
+            # line (2.4.37: counter..mm in one, processor..run_list.next in
+            # the next): line_offset is the first, lines_per_task how many
+            "line_offset": lo_line, "line_size": LINE,
+            "lines_per_task": (hi_word - lo_line + LINE - 1) // LINE,
+            "fields_read_per_task": list(WALK_FIELDS),
+            "first_touched": FIRST_TOUCHED, "first_touched_offset": first,
+            "walk_span": [min(f["offset"] for f in walk),
+                          max(f["offset"] + f["size"] for f in walk)]},
+        "symbols": {k: syms[k] for k in SYMBOLS},
+        "ranges": {"rqloop": rq, "user": [list(USER_HALF)],
+                   "schedule": [sched["addr"], sched["addr"] + sched["size"]]},
+        "lockmeter": {"addr": syms["runqueue_lock"]["addr"], "stride": 4,
+                      "count": 1, "what": "runqueue_lock, the global lock"},
+        "images": {"bzimage": "bzImage", "vmlinux": "vmlinux"},
+    }
+    out = b.dir / "layout.json"
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(layout, indent=2) + "\n")
+    tmp.replace(out)
+    return out

@@ -1,0 +1,263 @@
+"""Real Linux 2.4 from the user's source tree (colorsim/describe/linux24.py, colorsim/run/linux24.py).
+
+The tests marked requires_linux24 build from $LINUX24_SRC and skip by
+name without it (CI has no Linux source); the others check the wrapper's
+own logic on inputs they make."""
+
+import subprocess
+
+import pytest
+
+from colorsim.describe import linux24 as described
+from colorsim.run import linux24
+from colorsim.errors import ConfigError
+from colorsim.describe.machine import get_machine
+
+
+def _tree(tmp_path, version, extra):
+    (tmp_path / "arch" / "x86_64").mkdir(parents=True)
+    (tmp_path / "Makefile").write_text(
+        f"VERSION = 2\nPATCHLEVEL = 4\nSUBLEVEL = {version}\n"
+        f"EXTRAVERSION = {extra}\nNAME=x\n")
+    return tmp_path
+
+
+def test_other_versions_are_refused_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINUX24_SRC", str(_tree(tmp_path, 4, "")))
+    with pytest.raises(ConfigError) as e:
+        described.source_tree()
+    assert "is Linux 2.4.4" in str(e.value) and "2.4.37.x" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_2_4_37_x_is_accepted(tmp_path, monkeypatch):
+    monkeypatch.setenv("LINUX24_SRC", str(_tree(tmp_path, 37, ".11")))
+    assert described.source_tree() == tmp_path.resolve()
+
+
+def test_unset_source_is_one_clear_line(monkeypatch):
+    monkeypatch.delenv("LINUX24_SRC", raising=False)
+    with pytest.raises(ConfigError, match="LINUX24_SRC is not set"):
+        described.source_tree()
+
+
+SIBLING = """
+ffffffff80120000 <sys_foo>:
+ffffffff80120000:	mov    %rdi,%rax
+ffffffff80120003:	jmp    ffffffff80120040 <do_foo>
+
+ffffffff80120010 <sys_bar>:
+ffffffff80120010:	test   %rdi,%rdi
+ffffffff80120013:	jne    ffffffff80120018 <sys_bar+0x8>
+ffffffff80120015:	jmp    ffffffff80120018 <sys_bar+0x8>
+ffffffff80120018:	ret
+ffffffff80120019:	ud2
+ffffffff8012001b:	jmp    ffffffff7fa25912 <_text-0x6da6ee>
+
+ffffffff80120040 <do_foo>:
+ffffffff80120040:	jmp    ffffffff80120010 <sys_bar>
+"""
+
+
+def test_tail_call_check_finds_sys_sibling_calls_only():
+    # sys_foo's jump into do_foo is a sibling call; sys_bar's jumps stay
+    # inside sys_bar; do_foo is not a system call.
+    assert linux24.sys_tail_calls(SIBLING) == ["sys_foo -> do_foo"]
+
+
+def test_coloring_follows_eq1():
+    b = described.variant_for(get_machine("ppro4"), "c32")   # 512 KiB 4-way
+    assert (b.way_bits, b.color_shift, b.color_mask) == (17, 12, 0x3e0)
+    assert b.color_offset(0x3f2000) == 0x3e0
+    assert b.color_offset(0x12000) == 0x0 and b.color_offset(0x20000) == 0x20
+    v = described.variant_for(get_machine("ppro4"), "vanilla")
+    assert v.patches == [described.PATCHES / described.BUILD_FIXES]
+    with pytest.raises(ConfigError, match="power of two"):
+        described.variant_for(get_machine("ppro4"), "c12")
+
+
+@pytest.mark.requires_linux24
+def test_our_patches_apply_to_the_users_tree():
+    src = described.source_tree()
+    for p in sorted(described.PATCHES.glob("*.patch")):
+        r = subprocess.run(["patch", "-p1", "--dry-run", "--forward", "--batch",
+                            "-s", "-i", str(p)], cwd=src, capture_output=True,
+                           text=True)
+        assert r.returncode == 0, (p.name, r.stdout, r.stderr)
+
+
+@pytest.fixture(scope="module")
+def built():
+    out = {}
+    for k in ("vanilla", "c32"):
+        b = described.variant_for(get_machine("ppro4"), k)
+        linux24.build(b, progress=lambda *_: None)
+        out[k] = b
+    return out
+
+
+def _symbols(b):
+    syms = {}
+    for line in (b.dir / "System.map").read_text().splitlines():
+        addr, _, name = line.split()
+        syms[name] = int(addr, 16)
+    return syms
+
+
+@pytest.mark.requires_linux24
+def test_build_has_no_sys_tail_calls(built):
+    for b in built.values():
+        assert b.bzimage.is_file()
+        assert linux24.sys_tail_calls(linux24.disassemble(b.dir / "vmlinux")) == []
+
+
+@pytest.mark.requires_linux24
+def test_init_task_sits_at_its_color(built):
+    for k, b in built.items():
+        init = _symbols(b)["init_task_union"]
+        block = init & ~(linux24.THREAD_SIZE - 1)
+        want = b.color_offset(block) if b.colors > 1 else 0
+        assert init - block == want, k
+    assert init - block != 0     # c32's init block has a nonzero color
+
+
+def _boot(b, machine, out, tasks=16):
+    """One deterministic boot of ``b`` with busmon; returns the run dir."""
+    from colorsim.run.build import PLUGIN, ensure_built
+    from colorsim.run.engines.qemu import firmware_dirs, qemu_binary
+    ensure_built([], plugin=True, progress=lambda *_: None)
+    out.mkdir()
+    rd = linux24.initrd(progress=lambda *_: None)
+    c = machine.caches
+    plugin = (f"{PLUGIN},out={out},l1d={c.l1d.size}:{c.l1d.assoc}:{c.l1d.line},"
+              f"l2={c.l2.size}:{c.l2.assoc}:{c.l2.line},cpus={machine.processor.cpus},"
+              f"user=0x0-0x800000000000")
+    q = qemu_binary()
+    cmd = ["env", "-C", str(b.dir), str(q)]
+    for d in firmware_dirs(q):
+        cmd += ["-L", str(d)]
+    cmd += linux24.qemu_args(b, machine, rd, out / "console.log",
+                             described.cmdline(tasks, 2000, 5, 5))
+    cmd += ["-plugin", plugin]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1, (r.returncode, r.stderr[-500:])   # debug-exit 0
+    return out
+
+
+@pytest.mark.requires_linux24
+def test_boot_is_deterministic_with_all_cpus(built, tmp_path):
+    """Two boots of the vanilla image under -icount with busmon: every CPU
+    comes up, init marks its region, and the runs repeat byte for byte."""
+    m = get_machine("ppro4")
+    runs = [_boot(built["vanilla"], m, tmp_path / f"r{i}") for i in (1, 2)]
+    text = (runs[0] / "console.log").read_text()
+    assert "Total of 4 processors activated" in text
+    assert "roi: exit requested by pid 1" in text
+    for f in ("console.log", "stats.txt", "bus_offsets.csv", "counters.csv"):
+        assert (runs[0] / f).read_bytes() == (runs[1] / f).read_bytes(), f
+
+
+def test_linux24_kernels_are_a_family_on_the_command_line():
+    from colorsim.describe.runspec import RunSpec
+    from colorsim.describe.variants import parse_variant
+    m = get_machine("ppro4")
+    v = parse_variant("linux24:c32", m)
+    assert described.is_linux24(v) and v.name == "linux24-c32"
+    assert RunSpec(m, v).kernel_dir == linux24.BUILD / "linux24" / "ppro4-c32-b17"
+    with pytest.raises(ConfigError, match="linux24 kernels run on QEMU"):
+        RunSpec(m, v, engine="gem5")
+    with pytest.raises(ConfigError, match="power of two"):
+        parse_variant("linux24:c3", m)
+    with pytest.raises(ConfigError, match="unknown linux24 kernel"):
+        parse_variant("linux24:mq", m)
+
+
+FAKE_SCHED = """\
+#define can_schedule(p,cpu) \\
+	((p)->cpus_runnable & (1UL << cpu))
+static inline int goodness(struct task_struct * p)
+{
+	return p->counter;
+}
+void schedule(void)
+{
+	list_for_each(tmp, &runqueue_head) {
+		p = list_entry(tmp, struct task_struct, run_list);
+	}
+	done();
+}
+"""
+
+DECODED = """\
+sched.c                                        8  0x1000               x
+sched.c                                        9  0x1004               x
+sched.c                                       10  0x1010               x
+sched.c                                        5  0x1020               x
+list.h                                        40  0x1028               x
+sched.c                                       12  0x1030               x
+"""
+
+
+def test_loop_pcs_come_from_the_walks_lines():
+    lines = linux24.walk_lines(FAKE_SCHED)
+    assert lines == {1, 2, 3, 4, 5, 6, 9, 10, 11}
+    # line 8 (schedule's brace) and 12 (done) are not the walk; list.h's
+    # row at 0x1028 breaks the range
+    assert linux24.loop_ranges(DECODED, lines, 0x1000, 0x1040) == [
+        [0x1004, 0x1028]]
+
+
+@pytest.mark.requires_linux24
+def test_layout_names_the_walk_and_the_lock(built):
+    import json
+    for k, b in built.items():
+        linux24.prepare(b, progress=lambda *_: None)
+        lay = json.loads((b.dir / "layout.json").read_text())
+        lo, hi = lay["ranges"]["schedule"]
+        rq = lay["ranges"]["rqloop"]
+        assert 1 <= len(rq) <= 16 and all(lo <= a < z <= hi for a, z in rq)
+        assert lay["symbols"]["runqueue_lock"]["addr"] == _symbols(b)["runqueue_lock"]
+        hot = lay["scheduler_hot"]
+        assert hot["first_touched_offset"] == lay["task_struct"]["fields"]["run_list"]["offset"]
+        assert hot["line_offset"] <= hot["first_touched_offset"] < \
+            hot["line_offset"] + hot["lines_per_task"] * 32
+        assert lay["variant"]["colors"] == b.colors
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_measured_c32_below_vanilla(tmp_path):
+    """Figure 1 on real Linux: the vanilla peak is on a word the walk reads;
+    c32 spreads the hot lines: fewer bus transactions on them and fewer
+    L2 misses in the run-queue loop."""
+    from colorsim.results.rundata import load_run, offset_summary
+    from colorsim.run import runner
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    m = get_machine("ppro4")
+    runs = []
+    for k in ("linux24:vanilla", "linux24:c32"):
+        spec = RunSpec(m, parse_variant(k, m), Workload(tasks=128, warmup_ticks=5,
+                                                        roi_ticks=5))
+        runs.append(load_run(runner.run(spec, out=tmp_path, progress=lambda *_: None)))
+    df = offset_summary(runs)
+    v, c = df.iloc[0], df.iloc[1]
+    fields = runs[0].layout["task_struct"]["fields"]
+    walk = runs[0].layout["scheduler_hot"]["fields_read_per_task"]
+    assert any(fields[f]["offset"] <= v.peak_offset < fields[f]["offset"] + fields[f]["size"]
+               for f in walk), hex(v.peak_offset)
+    assert c.colored_lines_sum < v.colored_lines_sum / 4
+    assert c.rqloop_l2_miss_ratio < v.rqloop_l2_miss_ratio / 2
+    assert v.rqloop_l2_miss_ratio > 0.9
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_piii8_boots_eight_cpus_deterministically(tmp_path):
+    m = get_machine("piii8")
+    b = described.variant_for(m, "vanilla")
+    linux24.build(b, progress=lambda *_: None)
+    runs = [_boot(b, m, tmp_path / f"r{i}") for i in (1, 2)]
+    assert "Total of 8 processors activated" in (runs[0] / "console.log").read_text()
+    for f in ("console.log", "stats.txt", "bus_offsets.csv"):
+        assert (runs[0] / f).read_bytes() == (runs[1] / f).read_bytes(), f

@@ -1,0 +1,121 @@
+/* l24tasks: /init for real Linux 2.4 (kernels/linux24/).  The built-in
+ * workload's shape in user space: N processes that compute a burst over
+ * their own small buffer and yield, so the run queue stays about N long,
+ * while init marks the region of interest with gem5's address-form m5 ops.
+ *
+ * Settings come from the kernel command line: Linux hands init every
+ * "name=value" word it does not know as an environment variable.
+ *   tasks=N burst=N buffer=BYTES warmup=TICKS roi=TICKS   (ticks of 10 ms)
+ *
+ * The m5 ops: /dev/mem's page at physical 0xFFFF0000 (BIOS ROM) is mapped
+ * at the same virtual address, which lies in user space on x86_64; the bus
+ * monitor recognises an 8-byte load from 0xFFFF0000 + (func << 8) by that
+ * virtual address.  The run ends through QEMU's isa-debug-exit port 0xf4
+ * (ioperm: init runs as root). */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/io.h>
+#include <sys/mman.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define M5_BASE 0xFFFF0000ul
+#define M5_EXIT 0x21
+#define M5_RESET_STATS 0x40
+#define M5_DUMP_STATS 0x41
+#define DEBUG_EXIT_PORT 0xf4
+
+static volatile uint64_t *m5page;
+
+static long setting(const char *name, long dflt, long lo, long hi)
+{
+  const char *v = getenv(name);
+  long x = v ? strtol(v, NULL, 0) : dflt;
+  if (x < lo || x > hi) {
+    printf("init: %s=%ld out of range %ld..%ld\n", name, x, lo, hi);
+    exit(2);
+  }
+  return x;
+}
+
+static void m5_op(unsigned func)
+{
+  (void)m5page[(func << 8) / sizeof *m5page];
+}
+
+static void sleep_ticks(long ticks)
+{
+  struct timespec ts = {ticks / 100, (ticks % 100) * 10000000L};
+  while (nanosleep(&ts, &ts) != 0)
+    ;
+}
+
+/* One task: compute over a private buffer, then give the CPU away. */
+static void task(long burst, long bytes)
+{
+  unsigned char *buf = malloc(bytes);
+  unsigned sum = 0;
+  memset(buf, 1, bytes);
+  for (;;) {
+    for (long i = 0; i < burst; i++)
+      sum += buf[i % bytes] += (unsigned char)sum;
+    sched_yield();
+  }
+}
+
+/* Stop the machine: isa-debug-exit with code 0 (QEMU's status 1). */
+static void machine_exit(void)
+{
+  fflush(stdout);
+  tcdrain(STDOUT_FILENO);   /* the console's last lines, before QEMU stops */
+  if (ioperm(DEBUG_EXIT_PORT, 4, 1) == 0)
+    outl(0, DEBUG_EXIT_PORT);
+  printf("init: could not reach the exit port\n");
+  for (;;)
+    pause();
+}
+
+int main(void)
+{
+  long tasks = setting("tasks", 64, 1, 4000);
+  long burst = setting("burst", 2000, 1, 100000000);
+  long bytes = setting("buffer", 256, 8, 4096);
+  long warmup = setting("warmup", 10, 1, 100000);
+  long roi = setting("roi", 10, 1, 100000);
+  setvbuf(stdout, NULL, _IONBF, 0);
+
+  int fd = open("/dev/mem", O_RDONLY);
+  void *p = fd < 0 ? MAP_FAILED :
+      mmap((void *)M5_BASE, 0x10000, PROT_READ, MAP_SHARED | MAP_FIXED, fd, M5_BASE);
+  if (p != (void *)M5_BASE) {
+    printf("init: cannot map the m5-op page from /dev/mem\n");
+    machine_exit();
+  }
+  m5page = p;
+
+  printf("workload: %ld tasks, burst %ld, buffer %ld B\n", tasks, burst, bytes);
+  for (long i = 0; i < tasks; i++) {
+    pid_t pid = fork();
+    if (pid == 0)
+      task(burst, bytes);
+    if (pid < 0) {
+      printf("init: fork %ld failed\n", i);
+      machine_exit();
+    }
+  }
+  sleep_ticks(warmup);
+  printf("roi: resetstats\n");
+  m5_op(M5_RESET_STATS);
+  sleep_ticks(roi);
+  m5_op(M5_DUMP_STATS);
+  printf("roi: dumpstats\n");
+  printf("roi: exit requested by pid %d\n", (int)getpid());
+  m5_op(M5_EXIT);
+  machine_exit();
+}
