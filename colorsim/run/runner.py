@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from colorsim import ROOT
+from colorsim.describe.linux24 import is_linux24
 from colorsim.run import linux24
 from colorsim.run.build import PLUGIN, ensure_built
 from colorsim.run.engines import get_engine
@@ -188,7 +189,7 @@ def prepare(spec: RunSpec, progress=print) -> dict:
     """Check the engine, build what is missing, return the kernel layout."""
     engine = get_engine(spec.engine)
     engine.check_available()
-    if linux24.is_linux24(spec.variant):
+    if is_linux24(spec.variant):
         ensure_built([], plugin=True, progress=progress)
         linux24.prepare(spec.variant, progress)
         return json.loads(spec.layout_file.read_text())
@@ -206,7 +207,7 @@ def identity(spec: RunSpec) -> dict:
         ident["plugin_sha256"] = file_sha256(PLUGIN)
     if spec.engine == "gem5":           # its binary, scripts and parameters
         ident.update(get_engine("gem5").identity(spec))
-    if spec.workload.program or linux24.is_linux24(spec.variant):
+    if spec.workload.program or is_linux24(spec.variant):
         ident["rootfs_sha256"] = file_sha256(spec.rootfs_image)
     return ident
 
