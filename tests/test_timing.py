@@ -72,15 +72,9 @@ def test_counting_only_has_no_cycles(tmp_path):
                    k[3].startswith("lock_") for k in c)
 
 
-@needs_qemu
-def test_throughput_is_over_elapsed_time(tmp_path):
-    """The AP works about half the region, then halts; CPU 0 works all of
-    it.  busmon's elapsed_cycles is CPU 0's clock from resetstats to
-    dumpstats, idle included (exactly CPU 0's cycles: it never idles),
-    and the work per modelled second is the work over that, not over the
-    mean CPU's busy cycles (0.75 of it here: 1.33x too high)."""
-    from colorsim.orchestrate.timing import timing_summary
-    elf, syms = build_guest(tmp_path, """
+# resetstats, then the AP started at the trampoline copied to 0x8000
+# (INIT, then SIPI with vector 8): the two-CPU guests' common opening.
+RESET_AND_START_AP = """
 \tm5 0x40                       /* resetstats */
 \tmov $tramp, %esi              /* AP trampoline to 0x8000 (vector 8) */
 \tmov $0x8000, %edi
@@ -89,7 +83,18 @@ def test_throughput_is_over_elapsed_time(tmp_path):
 \tmovl $0, 0xFEE00310
 \tmovl $0xC4500, 0xFEE00300     /* INIT, all excluding self */
 \tmovl $0xC4608, 0xFEE00300     /* SIPI, vector 8 */
-\tmov $20000, %ecx
+"""
+
+
+@needs_qemu
+def test_throughput_is_over_elapsed_time(tmp_path):
+    """The AP works about half the region, then halts; CPU 0 works all of
+    it.  busmon's elapsed_cycles is CPU 0's clock from resetstats to
+    dumpstats, idle included (exactly CPU 0's cycles: it never idles),
+    and the work per modelled second is the work over that, not over the
+    mean CPU's busy cycles (0.75 of it here: 1.33x too high)."""
+    from colorsim.orchestrate.timing import timing_summary
+    elf, syms = build_guest(tmp_path, RESET_AND_START_AP + """\tmov $20000, %ecx
 work:\tdec %ecx                   /* a unit of work per iteration */
 \tpause                         /* round-robin: let the AP run too */
 \tjnz work
@@ -164,15 +169,7 @@ def pingpong_guest(tmp_path, crit, outside=200, rounds=50,
 {flag_done}"""
     body = """
 \tmovl $1, 0x50000             /* the lock, free */
-\tm5 0x40                       /* resetstats */
-\tmov $tramp, %esi              /* AP trampoline to 0x8000 (vector 8) */
-\tmov $0x8000, %edi
-\tmov $(tramp_end - tramp), %ecx
-\trep movsb
-\tmovl $0, 0xFEE00310
-\tmovl $0xC4500, 0xFEE00300     /* INIT, all excluding self */
-\tmovl $0xC4608, 0xFEE00300     /* SIPI, vector 8 */
-""" + loop("0x50000", "") + """
+""" + RESET_AND_START_AP + loop("0x50000", "") + """
 20:\tpause
 \tcmpl $1, 0x50800              /* the AP is done */
 \tjne 20b

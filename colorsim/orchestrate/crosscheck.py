@@ -187,15 +187,15 @@ def plot(rows, path: Path) -> Path:
     a.set_ylabel("more schedule() calls than vanilla (%)")
     a.set_title("Work in the same modelled region: colored over vanilla")
     a.legend(fontsize=8, loc="upper left")
-    marks = {("gem5", "vanilla"): ("#7a3e9d", "o", "-"), ("gem5", "c"): ("#7a3e9d", "s", "--"),
-             ("qemu", "vanilla"): ("#1b9e77", "o", "-"), ("qemu", "c"): ("#1b9e77", "s", "--")}
+    marks = {("gem5", "vanilla"): ("#7a3e9d", "o"), ("gem5", "c"): ("#7a3e9d", "s"),
+             ("qemu", "vanilla"): ("#1b9e77", "o"), ("qemu", "c"): ("#1b9e77", "s")}
     for kern in sorted({r["kernel"] for r in rows}, key=lambda k: k != "vanilla"):
         for eng, clock in (("gem5", "modelled"), ("qemu", "icount")):
             pts = {r["config"]: r["colored_per_schedule"] for r in rows
                    if r["kernel"] == kern and r["engine"] == eng and r["clock"].startswith(clock)}
             if not pts:
                 continue
-            color, marker, _ = marks[(eng, "vanilla" if kern == "vanilla" else "c")]
+            color, marker = marks[(eng, "vanilla" if kern == "vanilla" else "c")]
             # configurations are categories: points side by side, not joined
             dx = -0.1 if eng == "gem5" else 0.1
             b.plot([configs.index(c) + dx for c in configs if c in pts],
