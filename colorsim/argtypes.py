@@ -35,3 +35,22 @@ def nonnegative_int(text):
     if v < 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
     return v
+
+
+def directory(text):
+    """A folder name.  An empty one is refused: Path("") is the current
+    directory, which nobody means by ``--out ""`` (an unset variable)."""
+    from pathlib import Path
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty folder name (give a path, "
+                                         "or leave the option out)")
+    return Path(text)
+
+
+def name_list(text):
+    """Comma-separated names, none empty: ``--kernels ""`` or ``a,,b`` is a
+    mistake, not a request for the defaults."""
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{text!r}: an empty name in the list")
+    return tuple(names)

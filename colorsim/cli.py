@@ -28,6 +28,7 @@ from colorsim.errors import ConfigError, Interrupted, ResultsError, RunError
 from colorsim.describe.machine import get_machine, read_machines
 from colorsim.run.rundir import check_out_dir, check_run_name, partial_dir
 from colorsim.describe.runspec import RunSpec, Workload, parse_workload
+from colorsim.argtypes import directory
 from colorsim.argtypes import positive_int as _positive_int
 from colorsim.argtypes import positive_seconds as _positive_seconds
 from colorsim.units import format_size
@@ -108,7 +109,7 @@ def add_run_options(p, kernel_required=True):
     p.add_argument("--engine", default="qemu", help="qemu (default) or gem5 (needs GEM5=path/to/gem5.opt)")
     p.add_argument("--timeout", type=_positive_seconds, default=900.0,
                    help="seconds a run may take before it is stopped as hung (default 900)")
-    p.add_argument("--out", type=Path, default=None, help="directory for run directories (default runs/)")
+    p.add_argument("--out", type=directory, default=None, help="directory for run directories (default runs/)")
     p.add_argument("--force", action="store_true", help="run again even if a complete run exists")
     p.add_argument("--timing", action="store_true",
                    help="modelled time: cycles, lockmeter, throughput (QEMU; machines.toml [x.timing])")

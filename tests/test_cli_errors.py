@@ -66,6 +66,7 @@ BAD_RUNS = [
     (["--kernel", "c32", "--name", ".hidden"], "may hold only"),
     (["--kernel", "c32", "--name", "x" * 300], "characters long"),
     (["--kernel", "c32", "--name", ""], "empty"),
+    (["--kernel", "c32", "--out", ""], "empty folder name"),
     (["--kernel", "c32", "--name", "r.failed"], "suffix"),
     (["--machine", "ppro4"], "--kernel"),
     (["--kernel", "c32", "--bogus"], "unrecognized arguments"),
@@ -354,6 +355,11 @@ def test_sweep_catalog_and_figure_commands_refuse(capsys, tmp_path, monkeypatch)
         (["figures", "nosuch", "--runs", str(runs)], "unknown experiment"),
         (["catalog", "rebuild", "--runs", str(tmp_path / "nope")], "does not exist"),
         (["catalog"], "required"),
+        (["sweep", "tiny", "--runs", ""], "empty folder name"),
+        (["figures", "all", "--out", " "], "empty folder name"),
+        (["timing-table", "--kernels", ""], "an empty name in the list"),
+        (["timing-table", "--l2", "256KiB,,512KiB"], "an empty name in the list"),
+        (["crosscheck", "--out", ""], "empty folder name"),
     ]
     for argv, expect in cases:
         check_refused(argv, expect, capsys, tmp_path)
@@ -372,6 +378,8 @@ def test_runs_and_show_refuse_bad_queries(one_run, capsys, tmp_path):
         (["runs", "--runs", str(runs), "--where", "=x"], "use key=value"),
         (["runs", "--runs", str(runs), "--where", "l2_size=12XB"], "unknown size unit"),
         (["runs", "--runs", str(runs), "--columns", "nosuch"], "no column 'nosuch'"),
+        (["runs", "--runs", str(runs), "--where", "tasks=abc"], "tasks holds numbers"),
+        (["runs", "--runs", ""], "empty folder name"),
         (["show", "0000ffff", "--runs", str(runs)], "no run '0000ffff'"),
         (["figures", "all", "--runs", str(runs), "--out", str(afile)], "is a file"),
     ]

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from colorsim import ROOT
 from colorsim.errors import ConfigError
+from colorsim.argtypes import directory
 
 RECORDED = ROOT / "recorded" / "gem5"
 FIELDS = ("config", "machine", "l2", "cpus", "kernel", "tasks", "engine", "clock",
@@ -215,7 +216,7 @@ def add_parser(sub):
                        "traffic and the colored gain")
     p.add_argument("gem5_runs", nargs="*", type=Path, metavar="GEM5_RUN",
                    help=f"gem5 run directories or folders of them (default {RECORDED})")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=directory, default=None,
                    help="where the QEMU runs, crosscheck.csv and crosscheck.png go "
                         "(default runs/crosscheck)")
     p.set_defaults(func=cmd_crosscheck)

@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 
 from colorsim.errors import ConfigError, ResultsError
+from colorsim.argtypes import directory
 
 L2S = ("256KiB", "512KiB", "1MiB")
 KERNELS = ("vanilla", "c32")
@@ -161,7 +162,7 @@ def cmd_headline(a):
 def add_parser(sub):
     p = sub.add_parser("headline", help="the README's headline table, from the "
                        "catalog")
-    p.add_argument("--runs", type=Path, default=None,
+    p.add_argument("--runs", type=directory, default=None,
                    help="runs folder with its catalog (default runs/headline)")
     p.add_argument("--run", action="store_true",
                    help="make the six runs first and rebuild the catalog")

@@ -32,6 +32,7 @@ from colorsim.errors import ConfigError
 from colorsim.orchestrate.executors import EXECUTORS, make_executor
 from colorsim.orchestrate.process import stop_all
 from colorsim.run.rundir import runs_root
+from colorsim.argtypes import directory
 
 BY_ID = "by-id"
 SWEEPS = "sweeps"
@@ -489,7 +490,7 @@ def add_parser(subparsers):
                         "(default 2)")
     p.add_argument("--timeout", type=_positive_seconds, default=None,
                    help="seconds per run (default: the experiment's)")
-    p.add_argument("--runs", type=Path, default=None,
+    p.add_argument("--runs", type=directory, default=None,
                    help="runs folder (default runs/)")
     p.add_argument("--force", action="store_true",
                    help="replace a point's run directory that is damaged "

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from colorsim.errors import ConfigError
 from colorsim.results.runrows import modeled_seconds
+from colorsim.argtypes import directory, name_list
 
 PPRO_L2 = ("256KiB", "512KiB", "1MiB")
 KERNELS = ("vanilla", "c32", "mq", "mq-c32")
@@ -130,8 +131,8 @@ def _make(p, out: Path, force: bool) -> Path:
 def cmd_timing_table(a):
     out = a.out or Path("runs") / "timing"
     rows = []
-    kernels = tuple(a.kernels.split(",")) if a.kernels else KERNELS
-    l2s = tuple(a.l2.split(",")) if a.l2 else PPRO_L2
+    kernels = a.kernels or KERNELS
+    l2s = a.l2 or PPRO_L2
     for k in kernels:
         from colorsim.describe.machine import get_machine
         from colorsim.describe.variants import parse_variant
@@ -178,11 +179,11 @@ def add_parser(sub):
                        "lockmeter, as a table")
     t.add_argument("--run", action="store_true", help="make missing runs first")
     t.add_argument("--force", action="store_true", help="redo the runs")
-    t.add_argument("--out", type=Path, help="run directory (default runs/timing)")
-    t.add_argument("--kernels", help="comma-separated kernels (default "
+    t.add_argument("--out", type=directory, help="run directory (default runs/timing)")
+    t.add_argument("--kernels", type=name_list, help="comma-separated kernels (default "
                    + ",".join(KERNELS) + ")")
     t.add_argument("--machine", help="ppro4 or piii8 only (default both)")
-    t.add_argument("--l2", help="ppro4's L2 sizes, comma-separated (default "
+    t.add_argument("--l2", type=name_list, help="ppro4's L2 sizes, comma-separated (default "
                    + ",".join(PPRO_L2) + ")")
     t.add_argument("--per-cpu", action="store_true",
                    help="also the lockmeter per CPU (the paper's Tables 6 and 8)")

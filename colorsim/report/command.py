@@ -3,7 +3,7 @@ from the catalog (colorsim/report/figures.py, colorsim/report/html.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from colorsim.argtypes import directory
 
 
 def cmd_figures(a):
@@ -21,9 +21,9 @@ def add_parser(subparsers):
                    help="use the --quick sweep's points (default: the "
                         "paper-scale points where the catalog has any, "
                         "else the quick ones)")
-    p.add_argument("--runs", type=Path, default=None,
+    p.add_argument("--runs", type=directory, default=None,
                    help="runs folder holding the catalog (default runs/)")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=directory, default=None,
                    help="output folder (default RUNS/figures)")
     p.add_argument("--pdf", action="store_true",
                    help="also print the report to report.pdf (headless "

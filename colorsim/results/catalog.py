@@ -38,6 +38,7 @@ import shutil
 from pathlib import Path
 
 from colorsim.errors import ConfigError, ResultsError
+from colorsim.argtypes import directory
 from colorsim.results.runrows import (CATALOG, TIMING_COLUMNS, find_run_dirs,
                                       run_rows)
 
@@ -352,11 +353,26 @@ def filter_frame(df, where: dict):
                 want = str(parse_size(want))
             except ConfigError as e:
                 raise ConfigError(f"--where {key}={want}: {e}") from None
+        if _numeric(col) and not _is_number(want):
+            raise ConfigError(f"--where {key}={want}: {key} holds numbers")
         text = col.map(lambda x: "" if x is None else
                        (str(int(x)) if isinstance(x, float) and x == x
                         and x == int(x) else str(x)))
         df = df[text == want]
     return df
+
+
+def _numeric(col) -> bool:
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+    return is_numeric_dtype(col) and not is_bool_dtype(col)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_where(items) -> dict:
@@ -445,18 +461,18 @@ def add_parsers(subparsers):
                             parser_class=subparsers._parser_class)
     r = csub.add_parser("rebuild", help="rebuild runs/catalog from the run "
                                         "directories")
-    r.add_argument("--runs", type=Path, default=None)
+    r.add_argument("--runs", type=directory, default=None)
     r.set_defaults(func=cmd_catalog)
 
     p = subparsers.add_parser("runs", help="list and filter catalogued runs")
     p.add_argument("--where", action="append", metavar="KEY=VALUE",
                    help="keep runs whose column KEY equals VALUE (repeatable)")
     p.add_argument("--columns", help="comma-separated columns to print")
-    p.add_argument("--runs", type=Path, default=None)
+    p.add_argument("--runs", type=directory, default=None)
     p.set_defaults(func=cmd_runs)
 
     s = subparsers.add_parser("show", help="one run's key stats and every "
                                            "stats dump")
     s.add_argument("run", help="run id (prefix), name or path")
-    s.add_argument("--runs", type=Path, default=None)
+    s.add_argument("--runs", type=directory, default=None)
     s.set_defaults(func=cmd_show)
