@@ -376,40 +376,88 @@ static int insn_is_locked(const struct qemu_plugin_insn *insn)
 }
 
 static void vcpu_tb_exec(unsigned int vcpu, void *udata);
+static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata);
 static void vcpu_hlt(unsigned int vcpu, void *udata);
-static void vcpu_fetch(unsigned int vcpu, void *udata);
 static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		     uint64_t vaddr, void *udata);
 
 /*
  * Instruction fetches, per TB execution: every line the TB's code touches
- * is fetched once when the TB starts.  A fetch callback's userdata packs
- * one physically contiguous code range: physical address (bits 0-39),
- * length (bits 40-62) and user mode (bit 63).  QEMU finds TBs by physical
- * PC, so the translation-time physical address stays right for every
- * execution of the TB.
+ * is fetched once when the TB starts, right after the TB's instructions
+ * are counted.  One fetch packs one physically contiguous code range:
+ * physical address (bits 0-39), length (bits 40-62) and user mode (bit
+ * 63).  QEMU finds TBs by physical PC, so the translation-time physical
+ * address stays right for every execution of the TB.
+ *
+ * With l1i= the TB's one exec callback (vcpu_tb_exec_fetch) gets a struct
+ * tbinfo, made here: the packed counts and the TB's fetch ranges.  One
+ * callback per TB instead of one more per range: the call into the plugin
+ * is a good part of a TB's cost.  The structs live in an arena that grows
+ * by chunks and is freed at exit (a retranslated TB gets a new one).
  */
 #define FETCH_ADDR_BITS	40
 #define FETCH_LEN_MAX	((1u << 23) - 1)
 #define FETCH_USER	(1ull << 63)
 
-static void fetch_range(struct qemu_plugin_tb *tb, uint64_t pa, uint64_t len,
-			int user)
+struct tbinfo {
+	uint64_t packed;		/* as vcpu_tb_exec's userdata */
+	uint64_t nfetch;
+	uint64_t fetch[];		/* packed ranges, in code order */
+};
+
+#define ARENA_CHUNK	(1u << 20)
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used;
+	uint64_t mem[ARENA_CHUNK / 8];
+};
+static struct arena_chunk *arena;
+
+/* size bytes (a multiple of 8, at most ARENA_CHUNK) for the plugin's
+ * lifetime, or NULL when out of memory. */
+static void *arena_alloc(size_t size)
 {
-	if (len == 0 || len > FETCH_LEN_MAX || pa >> FETCH_ADDR_BITS)
-		return;
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_fetch,
-		QEMU_PLUGIN_CB_NO_REGS,
-		(void *)(uintptr_t)(pa | len << FETCH_ADDR_BITS |
-				    (user ? FETCH_USER : 0)));
+	void *p;
+
+	if (arena == NULL || ARENA_CHUNK - arena->used < size) {
+		struct arena_chunk *c = malloc(sizeof(*c));
+
+		if (c == NULL)
+			return NULL;
+		c->next = arena;
+		c->used = 0;
+		arena = c;
+	}
+	p = (char *)arena->mem + arena->used;
+	arena->used += size;
+	return p;
 }
 
-/* One callback per physically contiguous run of the TB's code (usually
- * one; two when the TB crosses into another page). */
-static void tb_fetches(struct qemu_plugin_tb *tb, size_t n)
+static void arena_free(void)
+{
+	while (arena != NULL) {
+		struct arena_chunk *next = arena->next;
+
+		free(arena);
+		arena = next;
+	}
+}
+
+static int fetch_range(uint64_t *out, uint64_t pa, uint64_t len, int user)
+{
+	if (len == 0 || len > FETCH_LEN_MAX || pa >> FETCH_ADDR_BITS)
+		return 0;
+	*out = pa | len << FETCH_ADDR_BITS | (user ? FETCH_USER : 0);
+	return 1;
+}
+
+/* The TB's physically contiguous runs of code (usually one; two when the
+ * TB crosses into another page) into out[], at most n; returns how many. */
+static unsigned tb_fetches(struct qemu_plugin_tb *tb, size_t n, uint64_t *out)
 {
 	uint64_t start = 0, end = 0;
 	int user = 0, open = 0;
+	unsigned k = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -423,14 +471,41 @@ static void tb_fetches(struct qemu_plugin_tb *tb, size_t n)
 			continue;
 		}
 		if (open)
-			fetch_range(tb, start, end - start, user);
+			k += fetch_range(&out[k], start, end - start, user);
 		start = pa;
 		end = pa + len;
 		user = (pc_flags(va) & CM_F_USER) != 0;
 		open = 1;
 	}
 	if (open)
-		fetch_range(tb, start, end - start, user);
+		k += fetch_range(&out[k], start, end - start, user);
+	return k;
+}
+
+/* Register the TB's exec callback: with l1i=, one that also fetches. */
+static void tb_register_exec(struct qemu_plugin_tb *tb, size_t n,
+			     uint64_t packed)
+{
+	uint64_t ranges[n > 0 ? n : 1];
+	struct tbinfo *ti;
+	unsigned k;
+
+	if (!model.has_l1i) {
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
+			QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)packed);
+		return;
+	}
+	k = tb_fetches(tb, n, ranges);
+	ti = arena_alloc(sizeof(*ti) + k * sizeof(ti->fetch[0]));
+	if (ti == NULL) {
+		fprintf(stderr, "busmon: out of memory for a TB's fetches\n");
+		abort();
+	}
+	ti->packed = packed;
+	ti->nfetch = k;
+	memcpy(ti->fetch, ranges, k * sizeof(ti->fetch[0]));
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec_fetch,
+		QEMU_PLUGIN_CB_NO_REGS, ti);
 }
 
 /*
@@ -469,11 +544,7 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (n > 0 && in_ranges(cfg.sched, cfg.nsched,
 			       qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0))))
 		count[CM_KERNEL] |= TB_SCHED;
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
-		QEMU_PLUGIN_CB_NO_REGS,
-		(void *)(uintptr_t)(count[CM_KERNEL] | count[CM_USER] << 32));
-	if (model.has_l1i)
-		tb_fetches(tb, n);
+	tb_register_exec(tb, n, count[CM_KERNEL] | count[CM_USER] << 32);
 }
 
 /* ---- execution time ---------------------------------------------------- */
@@ -484,10 +555,8 @@ static unsigned cpu_of(unsigned int vcpu)
 }
 
 /* Counts a whole TB when it starts (a TB cut short still counts). */
-static void vcpu_tb_exec(unsigned int vcpu, void *udata)
+static inline void tb_start(unsigned cpu, uint64_t packed)
 {
-	uint64_t packed = (uintptr_t)udata;
-	unsigned cpu = cpu_of(vcpu);
 	uint64_t kn = packed & (TB_SCHED - 1), un = packed >> 32;
 	uint64_t n = kn + un;
 
@@ -525,14 +594,27 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 	}
 }
 
-static void vcpu_fetch(unsigned int vcpu, void *udata)
+static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 {
-	uint64_t packed = (uintptr_t)udata;
+	unsigned cpu = cpu_of(vcpu);
 
-	cm_fetch(&model, cpu_of(vcpu),
-		 packed & ((1ull << FETCH_ADDR_BITS) - 1),
-		 (unsigned)((packed & ~FETCH_USER) >> FETCH_ADDR_BITS),
-		 (packed & FETCH_USER) ? CM_F_USER : 0);
+	tb_start(cpu, (uintptr_t)udata);
+}
+
+/* The same, then the TB's instruction fetches (l1i=). */
+static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
+{
+	const struct tbinfo *ti = udata;
+	unsigned cpu = cpu_of(vcpu);
+
+	tb_start(cpu, ti->packed);
+	for (uint64_t i = 0; i < ti->nfetch; i++) {
+		uint64_t f = ti->fetch[i];
+
+		cm_fetch(&model, cpu, f & ((1ull << FETCH_ADDR_BITS) - 1),
+			 (unsigned)((f & ~FETCH_USER) >> FETCH_ADDR_BITS),
+			 (f & FETCH_USER) ? CM_F_USER : 0);
+	}
 }
 
 static void m5op(unsigned func, unsigned cpu);
@@ -1356,6 +1438,7 @@ static void plugin_exit(qemu_plugin_id_t id, void *udata)
 	(void)id;
 	(void)udata;
 	cm_free(&model);
+	arena_free();
 }
 
 /* ---- options ----------------------------------------------------------- */

@@ -829,11 +829,19 @@ static void fetch_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	struct cm_cpu *p = &m->cpu[cpu];
 	unsigned mode = (flags & CM_F_USER) ? CM_USER : CM_KERNEL;
 	uint64_t lineno = paddr >> m->line_shift;
-	struct cm_line *l = cache_find(&p->l1i, lineno);
+	struct cm_line *l = p->last_fetch;
 
 	p->ctr[mode].l1i_accesses++;
+	/* The line this CPU fetched last, still there: a hit.  Only fetches
+	 * touch or fill the L1I, so that frame is the most recently used of
+	 * its set (LRU: highest stamp; PLRU: the tree points away from it),
+	 * and touching it again would change no replacement decision. */
+	if (l != NULL && l->lineno == lineno && l->state != CM_I)
+		return;
+	l = cache_find(&p->l1i, lineno);
 	if (l != NULL) {
 		cache_touch(&p->l1i, l);
+		p->last_fetch = l;
 		return;
 	}
 	p->ctr[mode].l1i_misses++;
@@ -842,6 +850,7 @@ static void fetch_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	l->lineno = lineno;
 	l->state = CM_S;
 	cache_touch(&p->l1i, l);
+	p->last_fetch = l;
 	wb_flush(m, cpu);
 }
 

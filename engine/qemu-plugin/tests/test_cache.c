@@ -782,6 +782,65 @@ static void test_l1i(void)
 	cm_free(&m);
 }
 
+/*
+ * Fetches mixed with loads and stores on two CPUs, pseudo-random but
+ * fixed: half the fetches repeat the CPU's previous one (a loop, or the
+ * next TB in the same line), and stores hit code lines (self-modifying
+ * code, and remote stores that invalidate the other CPU's L1I copy).
+ * The expected counts are what the model gave before fetches of the line
+ * fetched last skipped the L1I lookup; that shortcut must change none.
+ */
+static uint64_t xorshift(uint64_t *s);	/* with the bus test, below */
+
+static void test_fetch_mix(int inclusive)
+{
+	struct cm_model m;
+	char err[256];
+	struct cm_geom l1i = { 1024, 2, 32 }, l1d = { 1024, 2, 32 },
+		l2 = { 4096, 2, 32 };
+	uint64_t seed = 0x9e3779b97f4a7c15ull, last[2] = { 0x1000, 0x1000 };
+	/* [inclusive][cpu]: L1I accesses and misses, L2 accesses and
+	 * misses, bus READs */
+	static const uint64_t want[2][2][5] = {
+		{ { 86613, 40573, 82701, 39850, 29810 },
+		  { 86442, 40532, 82751, 39867, 29717 } },
+		{ { 86613, 40783, 83099, 40336, 30160 },
+		  { 86442, 40735, 83157, 40389, 30120 } },
+	};
+
+	context = inclusive ? "fetch mix, inclusive" : "fetch mix, non-inclusive";
+	model(&m, 2, &l1d, &l2);
+	cm_set_inclusive(&m, inclusive);
+	EXPECT("enable", 0, cm_enable_l1i(&m, &l1i, err, sizeof(err)));
+	for (unsigned i = 0; i < 200000; i++) {
+		uint64_t r = xorshift(&seed);
+		unsigned c = r & 1, op = (r >> 1) & 3;
+		uint64_t a = 0x1000 + ((r >> 8) % 192) * 32 + ((r >> 20) & 31);
+
+		if (op <= 1) {
+			if ((r >> 3) & 1)
+				a = last[c];
+			last[c] = a;
+			cm_fetch(&m, c, a, 1 + (unsigned)((r >> 32) % 48), 0);
+		} else {
+			cm_access(&m, c, a & ~3ull, 4, op == 3, 0);
+		}
+	}
+	for (unsigned c = 0; c < 2; c++) {
+		const struct cm_counters *k = ctr(&m, c);
+		const uint64_t got[5] = { k->l1i_accesses, k->l1i_misses,
+					  k->l2_accesses, k->l2_misses,
+					  k->bus[CM_READ] };
+
+		EXPECT("L1I accesses", want[inclusive][c][0], got[0]);
+		EXPECT("L1I misses", want[inclusive][c][1], got[1]);
+		EXPECT("L2 accesses", want[inclusive][c][2], got[2]);
+		EXPECT("L2 misses", want[inclusive][c][3], got[3]);
+		EXPECT("bus READs", want[inclusive][c][4], got[4]);
+	}
+	cm_free(&m);
+}
+
 /* Tree pseudo-LRU against true LRU in one 4-way set: fill A B C D, use
  * C then A.  LRU evicts B (least recently used); the tree's pointers lead
  * to D (root -> right half, since A was used last; right node -> D, since
@@ -1136,6 +1195,8 @@ int main(void)
 	test_rqloop_causes();
 	test_big_access();
 	test_l1i();
+	test_fetch_mix(0);
+	test_fetch_mix(1);
 	test_plru();
 	test_non_inclusive();
 	test_geometry_errors();
