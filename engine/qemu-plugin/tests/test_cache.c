@@ -787,31 +787,43 @@ static void test_l1i(void)
  * fixed: half the fetches repeat the CPU's previous one (a loop, or the
  * next TB in the same line), and stores hit code lines (self-modifying
  * code, and remote stores that invalidate the other CPU's L1I copy).
- * The expected counts are what the model gave before fetches of the line
- * fetched last skipped the L1I lookup; that shortcut must change none.
+ * The L1I is 4-way, so LRU and tree pseudo-LRU differ.  The expected
+ * counts are what the model gave before a fetch of a set's most recently
+ * fetched line skipped the L1I lookup; that shortcut must change none.
  */
 static uint64_t xorshift(uint64_t *s);	/* with the bus test, below */
 
-static void test_fetch_mix(int inclusive)
+static void test_fetch_mix(int inclusive, int plru)
 {
 	struct cm_model m;
 	char err[256];
-	struct cm_geom l1i = { 1024, 2, 32 }, l1d = { 1024, 2, 32 },
+	struct cm_geom l1i = { 1024, 4, 32 }, l1d = { 1024, 2, 32 },
 		l2 = { 4096, 2, 32 };
 	uint64_t seed = 0x9e3779b97f4a7c15ull, last[2] = { 0x1000, 0x1000 };
-	/* [inclusive][cpu]: L1I accesses and misses, L2 accesses and
+	/* [plru][inclusive][cpu]: L1I accesses and misses, L2 accesses and
 	 * misses, bus READs */
-	static const uint64_t want[2][2][5] = {
-		{ { 86613, 40573, 82701, 39850, 29810 },
-		  { 86442, 40532, 82751, 39867, 29717 } },
-		{ { 86613, 40783, 83099, 40336, 30160 },
-		  { 86442, 40735, 83157, 40389, 30120 } },
-	};
+	static const uint64_t want[2][2][2][5] = { {
+		{ { 86613, 40415, 82543, 39841, 29804 },
+		  { 86442, 40176, 82395, 39782, 29636 } },
+		{ { 86613, 40522, 82836, 40325, 30156 },
+		  { 86442, 40331, 82752, 40369, 30103 } },
+	}, {
+		{ { 86613, 40381, 82509, 39809, 29776 },
+		  { 86442, 40168, 82387, 39759, 29615 } },
+		{ { 86613, 40508, 82826, 40323, 30152 },
+		  { 86442, 40345, 82766, 40376, 30105 } },
+	} };
 
 	context = inclusive ? "fetch mix, inclusive" : "fetch mix, non-inclusive";
+	if (plru)
+		context = inclusive ? "fetch mix, inclusive, PLRU L1I" :
+			"fetch mix, non-inclusive, PLRU L1I";
 	model(&m, 2, &l1d, &l2);
 	cm_set_inclusive(&m, inclusive);
 	EXPECT("enable", 0, cm_enable_l1i(&m, &l1i, err, sizeof(err)));
+	if (plru)
+		EXPECT("PLRU", 0, cm_set_repl(&m, CM_LEVEL_L1I, CM_REPL_PLRU,
+					      err, sizeof(err)));
 	for (unsigned i = 0; i < 200000; i++) {
 		uint64_t r = xorshift(&seed);
 		unsigned c = r & 1, op = (r >> 1) & 3;
@@ -832,11 +844,11 @@ static void test_fetch_mix(int inclusive)
 					  k->l2_accesses, k->l2_misses,
 					  k->bus[CM_READ] };
 
-		EXPECT("L1I accesses", want[inclusive][c][0], got[0]);
-		EXPECT("L1I misses", want[inclusive][c][1], got[1]);
-		EXPECT("L2 accesses", want[inclusive][c][2], got[2]);
-		EXPECT("L2 misses", want[inclusive][c][3], got[3]);
-		EXPECT("bus READs", want[inclusive][c][4], got[4]);
+		EXPECT("L1I accesses", want[plru][inclusive][c][0], got[0]);
+		EXPECT("L1I misses", want[plru][inclusive][c][1], got[1]);
+		EXPECT("L2 accesses", want[plru][inclusive][c][2], got[2]);
+		EXPECT("L2 misses", want[plru][inclusive][c][3], got[3]);
+		EXPECT("bus READs", want[plru][inclusive][c][4], got[4]);
 	}
 	cm_free(&m);
 }
@@ -1195,8 +1207,10 @@ int main(void)
 	test_rqloop_causes();
 	test_big_access();
 	test_l1i();
-	test_fetch_mix(0);
-	test_fetch_mix(1);
+	for (int plru = 0; plru < 2; plru++) {
+		test_fetch_mix(0, plru);
+		test_fetch_mix(1, plru);
+	}
 	test_plru();
 	test_non_inclusive();
 	test_geometry_errors();
