@@ -91,13 +91,20 @@ def main():
     tinsts = tjson["insts_since_start"]
     print(f"{'QEMU + busmon --timing':32} {min(ttimes):22.2f} "
           f"{tinsts / min(ttimes) / 1e6:11.1f}   ({tinsts / 1e6:.1f} M instructions)")
-    print(f"plugin slowdown: {rows[True] / rows[False]:.1f}x")
+    print(f"plugin slowdown: {rows[True] / rows[False]:.1f}x; timing mode over "
+          f"counting mode: {min(ttimes) / rows[True]:.2f}x")
     hz = m.processor.clock_hz
     print(f"timing mode: {tjson['sync_polls']} clock publications (free poll TBs, "
           f"{tjson['sync_polls'] / tinsts * 1e3:.2f} per kinst), "
           f"{tjson['idle_catchups']} idle catch-ups; largest lead over the slowest "
           f"running CPU in the region: {tjson['max_skew_cycles']} cycles "
           f"({tjson['max_skew_cycles'] / hz * 1e6:.0f} us modelled)")
+    sync = tjson["sync"]
+    print(f"synchronisation: {tjson['sync_insts']} guest instructions in the "
+          f"kernel's free poll and hold loop ({tjson['sync_insts'] / tinsts:.1%} "
+          f"of the timing run's); quantum {sync['quantum_cycles']} cycles: "
+          f"{sum(sync['held_turns'])} round-robin turns cut short by busmon in "
+          f"the region (no guest instructions)")
     print(f"README first command (figure1, 2 runs + plot, kernels built): {fig_wall:.1f} s")
     print(f"peak QEMU resident memory: {peak_mib:.0f} MiB")
 

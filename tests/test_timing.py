@@ -336,6 +336,8 @@ def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     (["timing=1:2:3:4:5:6:7", "cpus=8", "buscpus=2"], "need more than 2 buses"),
     (["busdepth=65"], "busmon: bad value in 'busdepth=65'"),
     (["free=0x20-0x10"], "busmon: bad value in 'free=0x20-0x10'"),
+    (["quantum=20000"], "busmon: quantum= needs timing="),
+    (["quantum=2000000000"], "busmon: bad value in 'quantum=2000000000'"),
 ])
 def test_timing_option_errors(args, message, tmp_path):
     import subprocess

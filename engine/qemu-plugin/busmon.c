@@ -78,6 +78,7 @@ static struct config {
 	unsigned nlocks;		/* lock words metered: lock + i * stride */
 	uint64_t lock_span;		/* nlocks * stride: the hot path's test */
 	uint64_t unit;			/* PC whose executions are units of work */
+	uint64_t quantum;		/* cycles a CPU may lead the floor; 0: off */
 	int argc;
 	char **argv;			/* valid for the plugin's lifetime */
 } cfg;
@@ -163,6 +164,8 @@ struct lockmeter {
 	struct lockstats s;
 	uint64_t spin_since;		/* modelled time of the first failed try */
 	int spinning;			/* waiting for a metered lock */
+	int held;			/* metered locks it holds (sync_check) */
+	unsigned waits_for;		/* while spinning: that lock's index */
 } __attribute__((aligned(64)));
 static struct lockmeter lockm[MAX_CPUS];
 
@@ -244,10 +247,17 @@ static uint64_t clock_floor(unsigned skip)
 }
 
 /* The bus model serves a request once every CPU that is not parked has
- * passed it: the same CPUs as clock_floor() leaves out. */
+ * passed it: the same CPUs as clock_floor() leaves out.  floor_lb is a
+ * lower bound of clock_floor(): clocks only grow, so it can only fall
+ * below the floor when a CPU rejoins it (wakes, or takes the lock it
+ * waited for) with a clock under it, and then it is lowered here. */
+static uint64_t floor_lb;
+
 static void park_update(unsigned cpu)
 {
 	model.cpu[cpu].parked = halted[cpu] || lockm[cpu].spinning;
+	if (!model.cpu[cpu].parked && model.cpu[cpu].now < floor_lb)
+		floor_lb = model.cpu[cpu].now;	/* it rejoins the floor */
 }
 
 static void idle_catch_up(unsigned cpu)
@@ -275,6 +285,7 @@ static void idle_catch_up(unsigned cpu)
 #define PUBLISH_FLOOR	64
 static uint64_t max_skew;
 static unsigned long long sync_polls;
+static unsigned long long sync_insts;	/* instructions in free= TBs */
 
 /*
  * The region's elapsed modelled time: the clock of the CPU that issues
@@ -305,6 +316,85 @@ static void publish_clocks(unsigned cpu)
 	sync_polls++;
 	publish_word(cfg.publish + 8 * cpu, now);
 	publish_word(cfg.publish + 8 * PUBLISH_FLOOR, floor);
+}
+
+/*
+ * The quantum (quantum=N, with timing=): a CPU whose clock leads the floor
+ * (the slowest CPU that is neither halted nor waiting for a metered lock)
+ * by more than N cycles is held.  At each TB it starts, the plugin queues
+ * an empty work item on it (qemu_plugin_update_ns to time 0: QEMU's
+ * advance loop does nothing for a time in the past), and queuing work
+ * exits the vCPU (cpu_exit) at the next TB boundary.  The held CPU
+ * therefore runs one TB per round-robin turn while the others run whole
+ * turns, until the floor is within N of it.  The exit is at a
+ * guest-determined instruction, so runs stay repeatable.  Unlike the
+ * kernel's poll (timer.c), this also holds a CPU that runs with
+ * interrupts off, and one whose clock jumped at a lock.  It adds no guest
+ * instructions.
+ *
+ * Not held: a CPU waiting for a metered lock (parked, as for the floor)
+ * and one holding a metered lock that another CPU waits for.  Where that
+ * hold goes among the lock's holds is already fixed in modelled time
+ * (lock_place), and holding the holder back would only keep the lock held
+ * over more round-robin turns while its waiters spin: on the vanilla
+ * kernel's saturated runqueue_lock (ppro4, 1024 tasks) holding every CPU
+ * took 1.8 M held turns and 16 times the host time, against some 80 000
+ * turns so.  A holder nobody waits for is held like any CPU (on the
+ * multi-queue kernel that is what keeps its locks' contention
+ * independent of the round-robin phase).
+ *
+ * Per CPU: holds (times it started to be held), turns (its round-robin
+ * turns ended after one TB) and cycles (how far the floor advanced while
+ * it was held: modelled time it stood waiting).  max_skew (above) also
+ * takes the lead found at every check here.
+ */
+static const void *time_handle;
+struct synchold {
+	uint64_t holds, turns, cycles;
+	uint64_t since;			/* the floor when this hold began */
+	int held;
+} __attribute__((aligned(64)));
+static struct synchold synch[MAX_CPUS];
+
+/* Does cpu hold a metered lock another CPU is waiting for? */
+static int holds_awaited_lock(unsigned cpu)
+{
+	if (lockm[cpu].held == 0)
+		return 0;
+	for (unsigned c = 0; c < model.ncpus; c++)
+		if (lockm[c].spinning &&
+		    lockw[lockm[c].waits_for].holder == (int)cpu)
+			return 1;
+	return 0;
+}
+
+static void sync_check(unsigned cpu)
+{
+	struct synchold *s = &synch[cpu];
+	uint64_t now = model.cpu[cpu].now, floor;
+
+	if (now <= floor_lb + cfg.quantum && !s->held)
+		return;			/* within the quantum of a lower bound */
+	floor = clock_floor(UINT32_MAX);
+	floor_lb = floor != UINT64_MAX ? floor : now;
+	if (floor != UINT64_MAX && now > floor && now - floor > max_skew)
+		max_skew = now - floor;
+	if (floor != UINT64_MAX && now > floor + cfg.quantum &&
+	    !model.cpu[cpu].parked && !holds_awaited_lock(cpu)) {
+		if (!s->held) {
+			s->held = 1;
+			s->holds++;
+			s->since = floor;
+		}
+		s->turns++;
+		qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
+		return;
+	}
+	if (s->held) {
+		s->held = 0;
+		if (floor_lb > s->since)
+			s->cycles += floor_lb - s->since;
+	}
 }
 
 static void vcpu_hlt(unsigned int vcpu, void *udata)
@@ -376,40 +466,88 @@ static int insn_is_locked(const struct qemu_plugin_insn *insn)
 }
 
 static void vcpu_tb_exec(unsigned int vcpu, void *udata);
+static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata);
 static void vcpu_hlt(unsigned int vcpu, void *udata);
-static void vcpu_fetch(unsigned int vcpu, void *udata);
 static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		     uint64_t vaddr, void *udata);
 
 /*
  * Instruction fetches, per TB execution: every line the TB's code touches
- * is fetched once when the TB starts.  A fetch callback's userdata packs
- * one physically contiguous code range: physical address (bits 0-39),
- * length (bits 40-62) and user mode (bit 63).  QEMU finds TBs by physical
- * PC, so the translation-time physical address stays right for every
- * execution of the TB.
+ * is fetched once when the TB starts, right after the TB's instructions
+ * are counted.  One fetch packs one physically contiguous code range:
+ * physical address (bits 0-39), length (bits 40-62) and user mode (bit
+ * 63).  QEMU finds TBs by physical PC, so the translation-time physical
+ * address stays right for every execution of the TB.
+ *
+ * With l1i= the TB's one exec callback (vcpu_tb_exec_fetch) gets a struct
+ * tbinfo, made here: the packed counts and the TB's fetch ranges.  One
+ * callback per TB instead of one more per range: the call into the plugin
+ * is a good part of a TB's cost.  The structs live in an arena that grows
+ * by chunks and is freed at exit (a retranslated TB gets a new one).
  */
 #define FETCH_ADDR_BITS	40
 #define FETCH_LEN_MAX	((1u << 23) - 1)
 #define FETCH_USER	(1ull << 63)
 
-static void fetch_range(struct qemu_plugin_tb *tb, uint64_t pa, uint64_t len,
-			int user)
+struct tbinfo {
+	uint64_t packed;		/* as vcpu_tb_exec's userdata */
+	uint64_t nfetch;
+	uint64_t fetch[];		/* packed ranges, in code order */
+};
+
+#define ARENA_CHUNK	(1u << 20)
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used;
+	uint64_t mem[ARENA_CHUNK / 8];
+};
+static struct arena_chunk *arena;
+
+/* size bytes (a multiple of 8, at most ARENA_CHUNK) for the plugin's
+ * lifetime, or NULL when out of memory. */
+static void *arena_alloc(size_t size)
 {
-	if (len == 0 || len > FETCH_LEN_MAX || pa >> FETCH_ADDR_BITS)
-		return;
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_fetch,
-		QEMU_PLUGIN_CB_NO_REGS,
-		(void *)(uintptr_t)(pa | len << FETCH_ADDR_BITS |
-				    (user ? FETCH_USER : 0)));
+	void *p;
+
+	if (arena == NULL || ARENA_CHUNK - arena->used < size) {
+		struct arena_chunk *c = malloc(sizeof(*c));
+
+		if (c == NULL)
+			return NULL;
+		c->next = arena;
+		c->used = 0;
+		arena = c;
+	}
+	p = (char *)arena->mem + arena->used;
+	arena->used += size;
+	return p;
 }
 
-/* One callback per physically contiguous run of the TB's code (usually
- * one; two when the TB crosses into another page). */
-static void tb_fetches(struct qemu_plugin_tb *tb, size_t n)
+static void arena_free(void)
+{
+	while (arena != NULL) {
+		struct arena_chunk *next = arena->next;
+
+		free(arena);
+		arena = next;
+	}
+}
+
+static int fetch_range(uint64_t *out, uint64_t pa, uint64_t len, int user)
+{
+	if (len == 0 || len > FETCH_LEN_MAX || pa >> FETCH_ADDR_BITS)
+		return 0;
+	*out = pa | len << FETCH_ADDR_BITS | (user ? FETCH_USER : 0);
+	return 1;
+}
+
+/* The TB's physically contiguous runs of code (usually one; two when the
+ * TB crosses into another page) into out[], at most n; returns how many. */
+static unsigned tb_fetches(struct qemu_plugin_tb *tb, size_t n, uint64_t *out)
 {
 	uint64_t start = 0, end = 0;
 	int user = 0, open = 0;
+	unsigned k = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -423,14 +561,41 @@ static void tb_fetches(struct qemu_plugin_tb *tb, size_t n)
 			continue;
 		}
 		if (open)
-			fetch_range(tb, start, end - start, user);
+			k += fetch_range(&out[k], start, end - start, user);
 		start = pa;
 		end = pa + len;
 		user = (pc_flags(va) & CM_F_USER) != 0;
 		open = 1;
 	}
 	if (open)
-		fetch_range(tb, start, end - start, user);
+		k += fetch_range(&out[k], start, end - start, user);
+	return k;
+}
+
+/* Register the TB's exec callback: with l1i=, one that also fetches. */
+static void tb_register_exec(struct qemu_plugin_tb *tb, size_t n,
+			     uint64_t packed)
+{
+	uint64_t ranges[n > 0 ? n : 1];
+	struct tbinfo *ti;
+	unsigned k;
+
+	if (!model.has_l1i) {
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
+			QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)packed);
+		return;
+	}
+	k = tb_fetches(tb, n, ranges);
+	ti = arena_alloc(sizeof(*ti) + k * sizeof(ti->fetch[0]));
+	if (ti == NULL) {
+		fprintf(stderr, "busmon: out of memory for a TB's fetches\n");
+		abort();
+	}
+	ti->packed = packed;
+	ti->nfetch = k;
+	memcpy(ti->fetch, ranges, k * sizeof(ti->fetch[0]));
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec_fetch,
+		QEMU_PLUGIN_CB_NO_REGS, ti);
 }
 
 /*
@@ -469,11 +634,7 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (n > 0 && in_ranges(cfg.sched, cfg.nsched,
 			       qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0))))
 		count[CM_KERNEL] |= TB_SCHED;
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
-		QEMU_PLUGIN_CB_NO_REGS,
-		(void *)(uintptr_t)(count[CM_KERNEL] | count[CM_USER] << 32));
-	if (model.has_l1i)
-		tb_fetches(tb, n);
+	tb_register_exec(tb, n, count[CM_KERNEL] | count[CM_USER] << 32);
 }
 
 /* ---- execution time ---------------------------------------------------- */
@@ -484,10 +645,8 @@ static unsigned cpu_of(unsigned int vcpu)
 }
 
 /* Counts a whole TB when it starts (a TB cut short still counts). */
-static void vcpu_tb_exec(unsigned int vcpu, void *udata)
+static inline void tb_start(unsigned cpu, uint64_t packed)
 {
-	uint64_t packed = (uintptr_t)udata;
-	unsigned cpu = cpu_of(vcpu);
 	uint64_t kn = packed & (TB_SCHED - 1), un = packed >> 32;
 	uint64_t n = kn + un;
 
@@ -506,6 +665,7 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 	if (packed & TB_FREE) {
 		/* Counted, but free in modelled time; then tell the guest. */
 		model.cpu[cpu].ctr[CM_KERNEL].insts += kn;
+		sync_insts += n;
 		insts_since_start += n;
 		cpu_insts[cpu] += n;
 		if (cfg.publish != 0 && cfg.timing)
@@ -525,14 +685,31 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 	}
 }
 
-static void vcpu_fetch(unsigned int vcpu, void *udata)
+static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 {
-	uint64_t packed = (uintptr_t)udata;
+	unsigned cpu = cpu_of(vcpu);
 
-	cm_fetch(&model, cpu_of(vcpu),
-		 packed & ((1ull << FETCH_ADDR_BITS) - 1),
-		 (unsigned)((packed & ~FETCH_USER) >> FETCH_ADDR_BITS),
-		 (packed & FETCH_USER) ? CM_F_USER : 0);
+	tb_start(cpu, (uintptr_t)udata);
+	if (cfg.quantum != 0)
+		sync_check(cpu);
+}
+
+/* The same, then the TB's instruction fetches (l1i=). */
+static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
+{
+	const struct tbinfo *ti = udata;
+	unsigned cpu = cpu_of(vcpu);
+
+	tb_start(cpu, ti->packed);
+	for (uint64_t i = 0; i < ti->nfetch; i++) {
+		uint64_t f = ti->fetch[i];
+
+		cm_fetch(&model, cpu, f & ((1ull << FETCH_ADDR_BITS) - 1),
+			 (unsigned)((f & ~FETCH_USER) >> FETCH_ADDR_BITS),
+			 (f & FETCH_USER) ? CM_F_USER : 0);
+	}
+	if (cfg.quantum != 0)
+		sync_check(cpu);
 }
 
 static void m5op(unsigned func, unsigned cpu);
@@ -646,6 +823,7 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 			if (!lm->spinning)
 				lm->spin_since = now;
 			lm->spinning = 1;
+			lm->waits_for = idx;
 			park_update(cpu);
 			return;
 		}
@@ -660,6 +838,7 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 			if (!lm->spinning)
 				lm->spin_since = now;
 			lm->spinning = 1;
+			lm->waits_for = idx;
 			now = model.cpu[cpu].now;
 		}
 		lockstats_acquire(&lm->s, lm->spinning, now - lm->spin_since);
@@ -670,6 +849,7 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		lm->spinning = 0;
 		park_update(cpu);
 		lw->holder = (int)cpu;
+		lm->held++;
 	} else if (v == 1 && lw->holder == (int)cpu) {	/* release */
 		unsigned i = lw->n;
 		struct hold *h;
@@ -683,6 +863,7 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		lockstats_hold(&lw->s, now - h->start);
 		h->end = now;
 		lw->holder = -1;
+		lm->held--;
 		lock_push_later(lw, i - 1);
 	}
 }
@@ -1026,6 +1207,24 @@ static void stats_bus_time(FILE *f)
 	}
 }
 
+/* The quantum and what holding CPUs to it cost (sync_check). */
+static void stats_sync(FILE *f)
+{
+	stat_count(f, cfg.quantum, "Most cycles a CPU may lead the slowest "
+		   "running one (0: not enforced)", "system.sync.quantumCycles");
+	stat_count(f, max_skew, "Largest lead over the slowest running CPU "
+		   "seen", "system.sync.maxSkewCycles");
+	for (unsigned c = 0; c < model.ncpus; c++) {
+		stat_count(f, synch[c].holds, "Times held for leading by more "
+			   "than the quantum", "system.cpu%u.sync.holds", c);
+		stat_count(f, synch[c].turns, "Round-robin turns ended after one "
+			   "TB while held", "system.cpu%u.sync.heldTurns", c);
+		stat_count(f, synch[c].cycles, "Modelled cycles the slowest CPU "
+			   "advanced while this one was held",
+			   "system.cpu%u.sync.heldCycles", c);
+	}
+}
+
 static void fill_stats(FILE *f)
 {
 	uint64_t insts = 0;
@@ -1047,8 +1246,10 @@ static void fill_stats(FILE *f)
 		snprintf(prefix, sizeof(prefix), "cpu%u.", c);
 		stats_bus_kinds(f, prefix, c, c + 1);
 	}
-	if (cfg.timing)
+	if (cfg.timing) {
 		stats_bus_time(f);
+		stats_sync(f);
+	}
 	stats_offsets(f, 0);
 	stats_offsets(f, 1);
 	fprintf(f, "\n---------- End Simulation Statistics   ----------\n");
@@ -1162,6 +1363,16 @@ static void json_ranges(FILE *f, const char *name, const struct range *r,
 	fprintf(f, "],\n");
 }
 
+/* One per-CPU field of struct synchold as ", \"name\": [...]". */
+static void json_sync(FILE *f, const char *name, size_t off)
+{
+	fprintf(f, ", \"%s\": [", name);
+	for (unsigned c = 0; c < model.ncpus; c++)
+		fprintf(f, "%s%" PRIu64, c ? ", " : "",
+			*(const uint64_t *)((const char *)&synch[c] + off));
+	fprintf(f, "]");
+}
+
 static void fill_json(FILE *f)
 {
 	fprintf(f, "{\n  \"plugin\": \"busmon\",\n");
@@ -1255,11 +1466,17 @@ static void fill_json(FILE *f)
 		fprintf(f, "  \"unit\": \"0x%" PRIx64 "\",\n", cfg.unit);
 	if (cfg.timing) {
 		fprintf(f, "  \"idle_catchups\": %llu,\n  \"sync_polls\": %llu,\n"
+			"  \"sync_insts\": %llu,\n"
 			"  \"max_skew_cycles\": %" PRIu64 ",\n  \"clocks\": [",
-			idle_catchups, sync_polls, max_skew);
+			idle_catchups, sync_polls, sync_insts, max_skew);
 		for (unsigned c = 0; c < model.ncpus; c++)
 			fprintf(f, "%s%" PRIu64, c ? ", " : "", model.cpu[c].now);
-		fprintf(f, "],\n");
+		fprintf(f, "],\n  \"sync\": {\"quantum_cycles\": %" PRIu64,
+			cfg.quantum);
+		json_sync(f, "holds", offsetof(struct synchold, holds));
+		json_sync(f, "held_turns", offsetof(struct synchold, turns));
+		json_sync(f, "held_cycles", offsetof(struct synchold, cycles));
+		fprintf(f, "},\n");
 	}
 	fprintf(f, "  \"offset_bucket_bytes\": %u,\n", CM_CHUNK);
 	fprintf(f, "  \"args\": [");
@@ -1281,9 +1498,22 @@ static void write_json(void)
 
 /* ---- m5 ops and dumps ------------------------------------------------- */
 
+/* A hold still in progress counts up to now, and on from here. */
+static void sync_settle(void)
+{
+	uint64_t floor = clock_floor(UINT32_MAX);
+
+	for (unsigned c = 0; c < model.ncpus && floor != UINT64_MAX; c++)
+		if (synch[c].held && floor > synch[c].since) {
+			synch[c].cycles += floor - synch[c].since;
+			synch[c].since = floor;
+		}
+}
+
 static void dump(unsigned cpu)
 {
 	cm_bus_flush(&model);		/* every queueing charged, then counted */
+	sync_settle();
 	roi_elapsed = model.cpu[cpu].now - roi_start;
 	write_atomically("stats.txt", 1, NULL, fill_stats);
 	write_atomically("bus_offsets.csv", 1,
@@ -1300,6 +1530,11 @@ static void reset_stats(unsigned cpu)
 	cm_reset_stats(&model);
 	roi_start = model.cpu[cpu].now;
 	max_skew = 0;			/* the region's own skew */
+	for (unsigned c = 0; c < model.ncpus; c++) {
+		synch[c].holds = synch[c].turns = synch[c].cycles = 0;
+		/* a hold in progress counts from here */
+		synch[c].since = clock_floor(UINT32_MAX);
+	}
 	memset(work_units, 0, sizeof(work_units));
 	memset(sched_insts, 0, sizeof(sched_insts));
 	memset(sched_cycles, 0, sizeof(sched_cycles));
@@ -1356,6 +1591,7 @@ static void plugin_exit(qemu_plugin_id_t id, void *udata)
 	(void)id;
 	(void)udata;
 	cm_free(&model);
+	arena_free();
 }
 
 /* ---- options ----------------------------------------------------------- */
@@ -1495,6 +1731,10 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
 			goto bad;
 		cfg.t.cross_bus = v;
+	} else if (KEY("quantum")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000000)
+			goto bad;
+		cfg.quantum = v;
 	} else if (KEY("busdepth")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v < 1 || v > CM_IOQ_MAX)
 			goto bad;
@@ -1528,8 +1768,8 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, sched, m5base, "
-			"publish, timing, busdepth, buscpus, crossbus, locked, lock, free, "
-			"unit)\n", arg);
+			"publish, timing, busdepth, buscpus, crossbus, locked, quantum, lock, "
+			"free, unit)\n", arg);
 		return -1;
 	}
 	return 0;
@@ -1642,6 +1882,19 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	if (cfg.lock != 0 && !cfg.timing) {
 		fprintf(stderr, "busmon: lock= needs timing= (the lockmeter "
 			"measures modelled time)\n");
+		cm_free(&model);
+		return -1;
+	}
+	if (cfg.quantum != 0 && !cfg.timing) {
+		fprintf(stderr, "busmon: quantum= needs timing= (it bounds the "
+			"skew of the modelled clocks)\n");
+		cm_free(&model);
+		return -1;
+	}
+	if (cfg.quantum != 0 &&
+	    (time_handle = qemu_plugin_request_time_control()) == NULL) {
+		fprintf(stderr, "busmon: quantum= needs QEMU's time control, "
+			"which another plugin holds\n");
 		cm_free(&model);
 		return -1;
 	}

@@ -829,11 +829,21 @@ static void fetch_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	struct cm_cpu *p = &m->cpu[cpu];
 	unsigned mode = (flags & CM_F_USER) ? CM_USER : CM_KERNEL;
 	uint64_t lineno = paddr >> m->line_shift;
-	struct cm_line *l = cache_find(&p->l1i, lineno);
+	struct cm_line **mru = &p->l1i_mru[lineno & p->l1i.set_mask];
+	struct cm_line *l = *mru;
 
 	p->ctr[mode].l1i_accesses++;
+	/* The line this CPU fetched last in this set, still there: a hit.
+	 * Only fetches touch or fill the L1I, so that frame is the most
+	 * recently used of its set (LRU: highest stamp in the set; PLRU: the
+	 * tree points away from it), and touching it again would change no
+	 * replacement decision. */
+	if (l != NULL && l->lineno == lineno && l->state != CM_I)
+		return;
+	l = cache_find(&p->l1i, lineno);
 	if (l != NULL) {
 		cache_touch(&p->l1i, l);
+		*mru = l;
 		return;
 	}
 	p->ctr[mode].l1i_misses++;
@@ -842,6 +852,7 @@ static void fetch_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	l->lineno = lineno;
 	l->state = CM_S;
 	cache_touch(&p->l1i, l);
+	*mru = l;
 	wb_flush(m, cpu);
 }
 
@@ -1003,11 +1014,16 @@ int cm_enable_l1i(struct cm_model *m, const struct cm_geom *g,
 			 (unsigned long long)m->l2g.line);
 		return -1;
 	}
-	for (unsigned c = 0; c < m->ncpus; c++)
-		if (cache_init(&m->cpu[c].l1i, g) < 0) {
+	for (unsigned c = 0; c < m->ncpus; c++) {
+		struct cm_cpu *p = &m->cpu[c];
+
+		if (cache_init(&p->l1i, g) < 0 ||
+		    (p->l1i_mru = calloc(p->l1i.set_mask + 1,
+					 sizeof(*p->l1i_mru))) == NULL) {
 			snprintf(err, errlen, "Out of memory allocating the caches.");
 			return -1;
 		}
+	}
 	m->l1ig = *g;
 	m->has_l1i = 1;
 	return 0;
@@ -1020,6 +1036,7 @@ void cm_free(struct cm_model *m)
 			cache_free(&m->cpu[c].l1);
 			cache_free(&m->cpu[c].l2);
 			cache_free(&m->cpu[c].l1i);
+			free(m->cpu[c].l1i_mru);
 			free(m->cpu[c].loop.key);
 			free(m->cpu[c].loop.gone);
 			free(m->cpu[c].q);

@@ -231,6 +231,9 @@ struct cm_cpu {
 	struct cm_cache l1;
 	struct cm_cache l2;
 	struct cm_cache l1i;	/* lines == NULL without an L1I */
+	/* Per L1I set, the frame of the last fetch there (or NULL): that
+	 * set's most recently used line, if still valid (fetch_line). */
+	struct cm_line **l1i_mru;
 	struct cm_loop_lines loop;
 	struct cm_counters ctr[CM_NMODES];
 	uint64_t now;		/* modelled time in cycles; never reset */

@@ -174,6 +174,13 @@ bool qemu_plugin_write_memory_vaddr(uint64_t addr, GByteArray *data);
 /* Guest virtual to physical for the current vCPU; false if unmapped. */
 bool qemu_plugin_translate_vaddr(uint64_t vaddr, uint64_t *hwaddr);
 
+/* Time control: only one plugin gets a handle (NULL for the rest).
+ * update_ns queues work on the calling vCPU, which makes it leave its TB
+ * chain at the next TB boundary; the work then moves QEMU's virtual clock
+ * forward to new_time (ns), and does nothing for a time already past. */
+const void *qemu_plugin_request_time_control(void);
+void qemu_plugin_update_ns(const void *handle, int64_t new_time);
+
 /* Miscellaneous. */
 int qemu_plugin_num_vcpus(void);
 void qemu_plugin_outs(const char *string);

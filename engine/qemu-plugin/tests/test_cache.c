@@ -782,6 +782,77 @@ static void test_l1i(void)
 	cm_free(&m);
 }
 
+/*
+ * Fetches mixed with loads and stores on two CPUs, pseudo-random but
+ * fixed: half the fetches repeat the CPU's previous one (a loop, or the
+ * next TB in the same line), and stores hit code lines (self-modifying
+ * code, and remote stores that invalidate the other CPU's L1I copy).
+ * The L1I is 4-way, so LRU and tree pseudo-LRU differ.  The expected
+ * counts are what the model gave before a fetch of a set's most recently
+ * fetched line skipped the L1I lookup; that shortcut must change none.
+ */
+static uint64_t xorshift(uint64_t *s);	/* with the bus test, below */
+
+static void test_fetch_mix(int inclusive, int plru)
+{
+	struct cm_model m;
+	char err[256];
+	struct cm_geom l1i = { 1024, 4, 32 }, l1d = { 1024, 2, 32 },
+		l2 = { 4096, 2, 32 };
+	uint64_t seed = 0x9e3779b97f4a7c15ull, last[2] = { 0x1000, 0x1000 };
+	/* [plru][inclusive][cpu]: L1I accesses and misses, L2 accesses and
+	 * misses, bus READs */
+	static const uint64_t want[2][2][2][5] = { {
+		{ { 86613, 40415, 82543, 39841, 29804 },
+		  { 86442, 40176, 82395, 39782, 29636 } },
+		{ { 86613, 40522, 82836, 40325, 30156 },
+		  { 86442, 40331, 82752, 40369, 30103 } },
+	}, {
+		{ { 86613, 40381, 82509, 39809, 29776 },
+		  { 86442, 40168, 82387, 39759, 29615 } },
+		{ { 86613, 40508, 82826, 40323, 30152 },
+		  { 86442, 40345, 82766, 40376, 30105 } },
+	} };
+
+	context = inclusive ? "fetch mix, inclusive" : "fetch mix, non-inclusive";
+	if (plru)
+		context = inclusive ? "fetch mix, inclusive, PLRU L1I" :
+			"fetch mix, non-inclusive, PLRU L1I";
+	model(&m, 2, &l1d, &l2);
+	cm_set_inclusive(&m, inclusive);
+	EXPECT("enable", 0, cm_enable_l1i(&m, &l1i, err, sizeof(err)));
+	if (plru)
+		EXPECT("PLRU", 0, cm_set_repl(&m, CM_LEVEL_L1I, CM_REPL_PLRU,
+					      err, sizeof(err)));
+	for (unsigned i = 0; i < 200000; i++) {
+		uint64_t r = xorshift(&seed);
+		unsigned c = r & 1, op = (r >> 1) & 3;
+		uint64_t a = 0x1000 + ((r >> 8) % 192) * 32 + ((r >> 20) & 31);
+
+		if (op <= 1) {
+			if ((r >> 3) & 1)
+				a = last[c];
+			last[c] = a;
+			cm_fetch(&m, c, a, 1 + (unsigned)((r >> 32) % 48), 0);
+		} else {
+			cm_access(&m, c, a & ~3ull, 4, op == 3, 0);
+		}
+	}
+	for (unsigned c = 0; c < 2; c++) {
+		const struct cm_counters *k = ctr(&m, c);
+		const uint64_t got[5] = { k->l1i_accesses, k->l1i_misses,
+					  k->l2_accesses, k->l2_misses,
+					  k->bus[CM_READ] };
+
+		EXPECT("L1I accesses", want[plru][inclusive][c][0], got[0]);
+		EXPECT("L1I misses", want[plru][inclusive][c][1], got[1]);
+		EXPECT("L2 accesses", want[plru][inclusive][c][2], got[2]);
+		EXPECT("L2 misses", want[plru][inclusive][c][3], got[3]);
+		EXPECT("bus READs", want[plru][inclusive][c][4], got[4]);
+	}
+	cm_free(&m);
+}
+
 /* Tree pseudo-LRU against true LRU in one 4-way set: fill A B C D, use
  * C then A.  LRU evicts B (least recently used); the tree's pointers lead
  * to D (root -> right half, since A was used last; right node -> D, since
@@ -1136,6 +1207,10 @@ int main(void)
 	test_rqloop_causes();
 	test_big_access();
 	test_l1i();
+	for (int plru = 0; plru < 2; plru++) {
+		test_fetch_mix(0, plru);
+		test_fetch_mix(1, plru);
+	}
 	test_plru();
 	test_non_inclusive();
 	test_geometry_errors();
