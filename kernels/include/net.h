@@ -16,6 +16,7 @@
 #define SKB_DATA 0
 #define SKB_SYN  1
 #define SKB_FIN  2
+#define SKB_ACK  3             // wakes the receiver's sleepers (across partitions)
 
 struct sock;
 
@@ -47,6 +48,9 @@ struct sock {
   int refcnt;                  // file, peer link, packets in flight (atomic)
   int state, shutdown, dead, err;
   bool accepted;               // made for accept(), not by connect()
+  bool client;                 // a client task's socket (partition.c)
+  uint8_t card;                // its network (1-4, loopback.c), 0 = loopback
+  uint8_t unacked;             // packets read since the last window update
   uint16_t port;               // bound (listeners)
   struct sock *peer;           // the other end (holds a reference)
   struct sk_buff_head receive_queue;

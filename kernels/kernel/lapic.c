@@ -67,15 +67,19 @@ lapic_init(uint64_t lapic_hz)
   lapic_write(TICR, lapic_hz / (timing_init() ? POLL_HZ : HZ));
 }
 
+// Interrupts off: an interrupt handler that sends an IPI between our two
+// ICR writes would leave ours going to its destination.
 void
 lapic_send_ipi(uint8_t apic_id, uint32_t icr_low)
 {
+  uint64_t f = local_irq_save();
   while (lapic_read(ICRLO) & ICR_BUSY)
     cpu_relax();
   lapic_write(ICRHI, (uint32_t)apic_id << 24);
   lapic_write(ICRLO, icr_low);
   while (lapic_read(ICRLO) & ICR_BUSY)
     cpu_relax();
+  local_irq_restore(f);
 }
 
 void
