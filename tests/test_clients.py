@@ -114,11 +114,64 @@ def test_a_web_run_with_client_cpus_repeats_exactly(built):  # noqa: F811
     assert web_boot("") == web_boot("")
 
 
+WIRE = "wire_bps=100000000"           # ppro4's Fast Ethernet
+
+
+def test_a_web_run_over_the_wire_repeats_exactly(built):  # noqa: F811
+    one = web_boot(f"{WIRE} wire_ns=1000", cpus=5)
+    assert "wire: packets" in one
+    assert one == web_boot(f"{WIRE} wire_ns=1000", cpus=5)
+
+
+def wire_line(out):
+    m = re.findall(r"^wire: packets (\d+) bytes (\d+) serial_ns (\d+) delay_ns min (\d+) "
+                   r"max (\d+) late_ns max (\d+) sum (\d+)$", out, re.M)
+    assert m, out[-2000:]
+    return dict(zip(("packets", "bytes", "serial", "min", "max", "late", "late_sum"),
+                    map(int, m[0])))
+
+
+def roi_jiffies(out):
+    b = int(re.search(r"^roi: begin at jiffies (\d+)", out, re.M).group(1))
+    e = int(re.search(r"^roi: end at jiffies (\d+)", out, re.M).group(1))
+    return e - b
+
+
+def one_client(lat_ns):
+    """One client, one server: requests one after another, so every
+    one-way trip of a request is on its round trip."""
+    rc, out = boot(BUILD / "kernels" / "vanilla-l32" / "kernel.mb.elf", "/bin/web", cpus=5,
+                   extra=f"clientcpus=3 {WIRE} wire_ns={lat_ns} "
+                         f"initargs=--httpd,1,--clients,1,--requests,40", timeout=120)
+    assert "web: ok (40 requests" in out, out[-3000:]
+    return out
+
+
+def test_the_wire_delays_each_packet_by_its_bytes_and_the_latency(built):  # noqa: F811
+    lat = 2_000_000                            # 2 ms, to stand out of 10 ms jiffies
+    fast, slow = one_client(0), one_client(lat)
+    w = wire_line(slow)
+    # every frame takes (bytes + headers, at least 64, + 20 of preamble and
+    # gap) x 8 / 100 Mb/s = 80 ns a byte on the wire, then the latency
+    assert w["serial"] == w["bytes"] * 80
+    assert w["min"] == 84 * 80 + lat           # a bare SYN/ACK/FIN on an idle wire
+    assert w["max"] >= (1460 + 58 + 20) * 80 + lat
+    assert wire_line(fast)["min"] == 84 * 80
+    # a request's round trip has four one-way trips (connection request,
+    # its answer, the request, the response): 20 requests in the region
+    n = int(re.search(r"web: roi (\d+) requests", slow).group(1))
+    grown_ms = 10 * (roi_jiffies(slow) - roi_jiffies(fast))
+    expect_ms = 4 * n * lat / 1e6
+    assert abs(grown_ms - expect_ms) <= 0.15 * expect_ms + 20, (grown_ms, expect_ms)
+
+
 def test_client_cpus_with_modelled_time(built, tmp_path):  # noqa: F811
-    """--timing: client CPUs take their ticks from the servers' modelled
-    floor; the run completes (a pipe's two ends closed at once on a server
+    """--timing, web's default client CPUs (two for clients, one for the
+    wire): client CPUs take their ticks from the servers' modelled floor;
+    the run completes (a pipe's two ends closed at once on a server
     and a client CPU once freed the pipe under a wake-up)."""
     assert cli_main(WEB + ["--timing", "--out", str(tmp_path), "--name", "t"]) in (0, None)
     console = (tmp_path / "t" / "console.log").read_text()
     assert "web: ok (48 requests" in console
     assert sorted(per_cpu(tmp_path / "t", "user", "insts")) == [0, 1]
+    assert "wire: cpu 4, 100000000 bit/s per network, latency 1000 ns" in console

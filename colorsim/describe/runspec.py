@@ -26,11 +26,12 @@ SYNC_QUANTUM_US = 100      # --timing: how far (modelled us) a CPU may lead
 
 
 # Client CPUs (kernels/kernel/partition.c): extra CPUs outside the
-# measured machine where a program's clients run.  web's default: two,
-# enough that its 256 closed-loop clients are not what limits the server
-# (workloads/README.md, "Where the clients run").  Every other workload
-# has none: Chat ran its clients on the server's machine in the paper.
-CLIENT_CPUS_DEFAULT = {"/bin/web": 2}
+# measured machine where a program's clients run; with two or more the
+# last one drives the wire (kernels/kernel/wire.c) and runs no clients.
+# web's default: three, two for its clients and one for the wire
+# (workloads/README.md, "Where the clients run").  Every other workload has
+# none: Chat ran its clients on the server's machine in the paper.
+CLIENT_CPUS_DEFAULT = {"/bin/web": 3}
 VCPUS_MAX = 16             # kernels/include/param.h NR_CPUS
 CLIENT_CPUS_MAX = 8
 
@@ -210,6 +211,9 @@ class RunSpec:
                      f"timing_quantum={hz * SYNC_QUANTUM_US // 1_000_000}")
         line += f" init={w.program}" if w.program else ""
         line += f" clientcpus={w.client_cpus}" if w.client_cpus else ""
+        net = self.machine.network
+        if w.client_cpus >= 2 and net is not None:    # the wire (wire.c)
+            line += f" wire_bps={net.bandwidth_bps} wire_ns={net.latency_ns}"
         return line + (f" initargs={w.args}" if w.args else "")
 
     def to_dict(self) -> dict:
@@ -223,6 +227,8 @@ class RunSpec:
             del d["workload"]["args"]
         if not self.workload.client_cpus:   # runs before client CPUs existed
             del d["workload"]["client_cpus"]
+        elif self.machine.network is not None:      # the wire's settings
+            d["network"] = dataclasses.asdict(self.machine.network)
         d["variant"]["name"] = self.variant.name
         d["variant"]["build_id"] = self.variant.build_id
         if self.timing:                     # absent in counting-only runs,

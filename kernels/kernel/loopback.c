@@ -105,8 +105,10 @@ irq_cpu(int c)
   int nserver = nr_server_cpus, nclient = ncpus - nr_server_cpus;
   if (c == 0)
     return loopback_cpu;
-  if (c > NR_NICS)
+  if (c > NR_NICS) {             // the client CPUs that run clients
+    nclient -= wire_cpu >= 0;
     return nserver + __atomic_fetch_add(&rr_client, 1, __ATOMIC_SEQ_CST) % nclient;
+  }
   if (nic_route == ROUTE_CARD)
     return (c - 1) % nserver;
   if (nic_route == ROUTE_RR)
@@ -118,6 +120,17 @@ void
 dev_queue_xmit(struct sk_buff *skb)
 {
   int c = rx_card(skb);
+  if (c && wire_cpu >= 0)
+    wire_xmit(c, skb);          // arrives after its bytes crossed the wire
+  else
+    card_deliver(c, skb);
+}
+
+// The packet is at card c: onto its ring, and its interrupt unless one is
+// pending.
+void
+card_deliver(int c, struct sk_buff *skb)
+{
   struct card *card = &cards[c];
   uint64_t f = spin_lock_irqsave(&card->lock);
   skb_queue_tail(&card->ring, skb);
@@ -196,4 +209,5 @@ net_report(void)
       printk(" cpu%d %lu irqs %lu packets;", cpu, cards[c].irqs[cpu], cards[c].packets[cpu]);
     printk("\n");
   }
+  wire_report();
 }

@@ -19,6 +19,7 @@
 // the pipes the workload uses to start and stop.
 #include "errno.h"
 #include "kernel.h"
+#include "net.h"
 #include "proc.h"
 #include "sched.h"
 #include "smp.h"
@@ -41,6 +42,7 @@ partition_init(void)
   nr_server_cpus = ncpus - c;
   list32_init(&client_rq);
   client_head.next_task = client_head.prev_task = P32(&client_head);
+  wire_init();                          // the last client CPU may be the wire's
   if (c)
     printk("partition: server cpus 0-%d, client cpus %d-%d\n", nr_server_cpus - 1,
            nr_server_cpus, ncpus - 1);
@@ -97,9 +99,11 @@ partition_fork(struct task_struct *parent, struct task_struct *p)
 static void
 kick_client_cpu(struct task_struct *p)
 {
-  int first = p->processor >= nr_server_cpus ? p->processor : nr_server_cpus;
-  for (int i = 0; i < ncpus - nr_server_cpus; i++) {
-    int cpu = nr_server_cpus + (first - nr_server_cpus + i) % (ncpus - nr_server_cpus);
+  int end = wire_cpu >= 0 ? wire_cpu : ncpus;   // the wire's CPU runs none
+  int first = p->processor >= nr_server_cpus && p->processor < end ? p->processor
+                                                                    : nr_server_cpus;
+  for (int i = 0; i < end - nr_server_cpus; i++) {
+    int cpu = nr_server_cpus + (first - nr_server_cpus + i) % (end - nr_server_cpus);
     if (!cpus[cpu].online || cpu_curr(cpu) != idle_tasks[cpu] ||
         idle_tasks[cpu]->need_resched)
       continue;
@@ -134,6 +138,8 @@ again:
   prev = current;
   int cpu = prev->processor;
   struct task_struct *idle = idle_tasks[cpu];
+  if (cpu == wire_cpu)                   // runs no tasks (wire.c)
+    return;
   spin_lock_irq(&client_lock);
   if (prev->state == TASK_INTERRUPTIBLE && prev->sigpending)
     prev->state = TASK_RUNNING;

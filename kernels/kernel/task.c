@@ -5,6 +5,7 @@
 // the base, the kernel stack growing down from the top.
 #include "fpu.h"
 #include "kernel.h"
+#include "net.h"
 #include "sched.h"
 #include "user.h"
 
@@ -196,6 +197,8 @@ void
 cpu_idle(void)
 {
   struct task_struct *me = current;
+  if (me->processor == wire_cpu)      // the wire's CPU runs no tasks
+    wire_idle();
   me->nice = 20;                      // no priority at all
   me->counter = -100;
   for (;;) {
