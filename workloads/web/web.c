@@ -15,7 +15,9 @@
  * exact count inside it.  Every response is
  * checked byte for byte; any error fails the run (exit 1).  At the end
  * each server process is sent a QUIT request and must exit 0.
- * --root prefixes the file paths (a Linux host: the mkfileset.py dir). */
+ * --root prefixes the file paths (a Linux host: the mkfileset.py dir).
+ * On the testbed with client CPUs the controller and the clients run there,
+ * outside the measured machine (colorsim_client, m5roi.h). */
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
