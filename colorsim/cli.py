@@ -31,6 +31,7 @@ from colorsim.describe.runspec import RunSpec, Workload, parse_workload
 from colorsim.argtypes import directory
 from colorsim.argtypes import positive_int as _positive_int
 from colorsim.argtypes import positive_seconds as _positive_seconds
+from colorsim.argtypes import nonnegative_int
 from colorsim.units import format_size
 from colorsim.describe.variants import colors_rule, parse_variant
 from colorsim.describe.experiments import ACCEPT_MODES
@@ -98,6 +99,10 @@ def add_run_options(p, kernel_required=True):
         g.add_argument(f"--{opt}", help=what,
                        **({"choices": ACCEPT_MODES} if opt == "accept" else {}))
     g.add_argument("--args", default="", help="more program arguments, comma-separated")
+    g.add_argument("--client-cpus", type=nonnegative_int, default=None,
+                   help="extra CPUs outside the measured machine where the "
+                        "program's clients run (web: default 2; 0 puts them on "
+                        "the server's CPUs)")
     p.add_argument("--burst", type=_positive_int, default=None,
                    help=f"built-in workload: iterations of each task's compute loop "
                         f"between two sleeps (default {Workload.burst}); every burst "
@@ -131,7 +136,9 @@ def spec_from_args(a, kernel=None) -> RunSpec:
         w = Workload(tasks=a.tasks or Workload.tasks,
                      burst=a.burst or Workload.burst, warmup_ticks=a.warmup,
                      roi_ticks=a.roi, seed=a.seed,
-                     program=program, args=program_args(a))
+                     program=program, args=program_args(a),
+                     client_cpus=(-1 if getattr(a, "client_cpus", None) is None
+                                  else a.client_cpus))
         spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=a.timeout,
                        timing=getattr(a, "timing", False))
     for n in notes:

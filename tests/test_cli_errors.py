@@ -120,6 +120,9 @@ BAD_PROGRAMS = [
     (["--workload", "chat", "--burst", "64"], "does not apply to /bin/chat"),
     (["--workload", "hello", "--args", ",".join("abcdefghijklmnop")],
      "at most 15"),
+    (["--workload", "web", "--client-cpus", "9"], "--client-cpus must be between 0 and 8"),
+    (["--workload", "web", "--client-cpus", "-1"], "--client-cpus"),
+    (["--client-cpus", "2"], "the built-in tasks have none"),
 ]
 
 

@@ -63,7 +63,10 @@ SCALARS = {"warmup": int, "roi": int, "burst": int, "engine": str,
            # kernel's wake-one accept; "pipe", a lock that wakes every
            # waiting child at each release (a herd); or "sysvsem", a SysV
            # semaphore whose release wakes one
-           "accept": str}
+           "accept": str,
+           # web: client CPUs outside the measured machine (0: the clients
+           # on the server's CPUs; absent: the program's default)
+           "client_cpus": int}
 SIZE_DEFAULTS = {"clients": 256, "requests": 8, "users": 20, "messages": 20,
                  "accept": "none"}
 ACCEPT_MODES = ("none", "pipe", "sysvsem")
@@ -101,6 +104,7 @@ class Point:
     lacks: tuple = ()
     timing: bool = False    # runs with --timing (modelled time, lockmeter)
     args: str = ""          # the user program's arguments (web, chat)
+    client_cpus: int = -1   # client CPUs; -1: the program's default
 
     @property
     def runnable(self) -> bool:
@@ -114,7 +118,7 @@ class Point:
         return {k: getattr(self, k) for k in
                 ("machine", "l2", "cpus", "kernel", "workload",
                  "workload_run", "tasks", "seed", "warmup", "roi", "burst",
-                 "engine", "timing", "args")}
+                 "engine", "timing", "args", "client_cpus")}
 
     def spec(self):
         """The :class:`RunSpec` of a runnable point (a ConfigError if the
@@ -141,7 +145,9 @@ class Point:
                      roi_ticks=Workload.roi_ticks if user else self.roi,
                      seed=self.seed,
                      program=PROGRAMS.get(self.workload_run, ""),
-                     args=self.args if self.workload_run in PROGRAMS else "")
+                     args=self.args if self.workload_run in PROGRAMS else "",
+                     client_cpus=(self.client_cpus if self.workload_run in PROGRAMS
+                                  else -1))
         return RunSpec(machine, variant, w, engine=self.engine,
                        timeout_s=float(self.timeout), timing=self.timing)
 
@@ -263,7 +269,7 @@ def _check_settings(path, where, t: dict, partial: bool) -> dict:
             if k == "accept" and v not in ACCEPT_MODES:
                 raise _err(path, f"{where}.{k}", f"{v!r} is not an accept "
                            f"mode; known: {', '.join(ACCEPT_MODES)}")
-            if typ is not str and not v > 0:
+            if typ is not str and not (v > 0 or (k == "client_cpus" and v == 0)):
                 raise _err(path, f"{where}.{k}", f"{v!r} must be positive")
             out[k] = v
         else:
@@ -407,5 +413,6 @@ def expand(exp: Experiment, quick: bool = False) -> list:
                          run_wl, tasks, seed, s.get("warmup", 10),
                          s.get("roi", 10), s.get("burst", 2000), engine,
                          s.get("timeout", 900), tuple(dict.fromkeys(lacks)),
-                         timing, workload_args(run_wl, tasks, s)))
+                         timing, workload_args(run_wl, tasks, s),
+                         s.get("client_cpus", -1)))
     return pts

@@ -207,6 +207,39 @@ class Timing:
                 + [f"{opt}={getattr(self, k)}" for k, (opt, _) in TIMING_EXTRA.items()])
 
 
+NETWORK_CARDS = 4          # kernels/kernel/loopback.c NR_NICS
+
+
+@dataclass(frozen=True)
+class Network:
+    """The wire between the client machines and the server's cards
+    (``[machine.network]``): bits per second per card, one-way latency."""
+
+    cards: int
+    bandwidth_bps: int
+    latency_ns: int
+
+    def __post_init__(self):
+        if self.cards != NETWORK_CARDS:
+            raise ConfigError(f"network.cards must be {NETWORK_CARDS} (the "
+                              f"testbed kernel's cards), got {self.cards}")
+        if not 1_000_000 <= self.bandwidth_bps <= 100_000_000_000:
+            raise ConfigError(f"network.bandwidth must be 1Mbit/s..100Gbit/s, "
+                              f"got {self.bandwidth_bps} bit/s")
+        if not 0 <= self.latency_ns <= 1_000_000_000:
+            raise ConfigError(f"network.latency must be 0..1s, got "
+                              f"{self.latency_ns} ns")
+
+
+def parse_bandwidth(text) -> int:
+    """"100Mbit/s" -> 100000000 (bits per second)."""
+    m = re.fullmatch(r"\s*([0-9]+)\s*([kMG]?)bit/s\s*", str(text))
+    if not m:
+        raise ConfigError(f"bandwidth must look like 100Mbit/s or 1Gbit/s, "
+                          f"got {text!r}")
+    return int(m.group(1)) * {"": 1, "k": 10**3, "M": 10**6, "G": 10**9}[m.group(2)]
+
+
 @dataclass(frozen=True)
 class Machine:
     name: str
@@ -219,6 +252,7 @@ class Machine:
     max_cpus: int = 0
     cache_policy: CachePolicy = CachePolicy()
     timing: Timing = None      # [x.timing]; not part of to_dict (see RunSpec)
+    network: Network = None    # [x.network]; not part of to_dict (see RunSpec)
 
     def with_l2(self, size) -> "Machine":
         """The same machine with another L2 size (associativity kept)."""
@@ -246,6 +280,7 @@ class Machine:
         # Counting-only runs do not depend on the timing table; a timing
         # run records it under its own key (RunSpec.to_dict).
         del d["timing"]
+        del d["network"]
         return d
 
 
@@ -299,6 +334,16 @@ def machine_from_table(name: str, t: dict) -> Machine:
             timing = Timing(**{f: tt[f] for f in TIMING_FIELDS},
                             **{k: tt.get(k, d) for k, (_, d) in TIMING_EXTRA.items()},
                             fetch=tt.get("fetch", False))
+        network = None
+        if "network" in t:
+            n = t["network"]
+            unknown = sorted(set(n) - {"cards", "bandwidth", "latency"})
+            if unknown:
+                raise ConfigError(f"machine {name}: unknown network key "
+                                  f"{unknown[0]!r} (known: cards, bandwidth, latency)")
+            network = Network(_int(n["cards"], "network.cards"),
+                              parse_bandwidth(n["bandwidth"]),
+                              int(parse_time_ns(n["latency"])))
     except KeyError as e:
         raise ConfigError(f"machine {name}: missing {e.args[0]!r}") from None
     except (TypeError, AttributeError):
@@ -309,7 +354,7 @@ def machine_from_table(name: str, t: dict) -> Machine:
         raise ConfigError(msg if msg.startswith(f"machine {name}")
                           else f"machine {name}: {msg}") from None
     return Machine(name, t.get("description", name), proc, caches, mem, emu,
-                   choices, proc.cpus, policy, timing)
+                   choices, proc.cpus, policy, timing, network)
 
 
 _SECTION = re.compile(r"^\s*\[+\s*([A-Za-z0-9_-]+)")

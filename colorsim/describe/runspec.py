@@ -25,6 +25,17 @@ HZ = 100
 SYNC_QUANTUM_US = 100      # --timing: how far (modelled us) a CPU may lead
 
 
+# Client CPUs (kernels/kernel/partition.c): extra CPUs outside the
+# measured machine where a program's clients run; with two or more the
+# last one drives the wire (kernels/kernel/wire.c) and runs no clients.
+# web's default: three, two for its clients and one for the wire
+# (workloads/README.md, "Where the clients run").  Every other workload has
+# none: Chat ran its clients on the server's machine in the paper.
+CLIENT_CPUS_DEFAULT = {"/bin/web": 3}
+VCPUS_MAX = 16             # kernels/include/param.h NR_CPUS
+CLIENT_CPUS_MAX = 8
+
+
 NAME_MAX = 120             # colorsim/rundir.py MAX_NAME: a run name's limit
 ROOTFS_NAME_MAX = 95       # kernels/include/fs.h RFS_NAME_MAX, less the NUL
 
@@ -58,6 +69,7 @@ class Workload:
     seed: int = 1              # allocator fragmentation / placement seed
     program: str = ""          # init=program instead of the built-in tasks
     args: str = ""             # the program's arguments, comma-separated
+    client_cpus: int = -1      # client CPUs; -1: the program's default
 
     def __post_init__(self):
         from colorsim.describe.programs import check_args, check_program
@@ -71,6 +83,15 @@ class Workload:
                               f"(at most 255 characters), got {self.args!r}")
         if self.program:            # what the guest itself would refuse
             check_args(self.program, self.args)
+        if self.client_cpus == -1:
+            object.__setattr__(self, "client_cpus",
+                               CLIENT_CPUS_DEFAULT.get(self.program, 0))
+        if not 0 <= self.client_cpus <= CLIENT_CPUS_MAX:
+            raise ConfigError(f"--client-cpus must be between 0 and "
+                              f"{CLIENT_CPUS_MAX}, got {self.client_cpus}")
+        if self.client_cpus and not self.program:
+            raise ConfigError("--client-cpus is for a user program's clients "
+                              "(--workload web); the built-in tasks have none")
         if not 1 <= self.tasks <= 4096:
             raise ConfigError(f"--tasks must be between 1 and 4096, got "
                               f"{self.tasks}")
@@ -124,6 +145,14 @@ class RunSpec:
             raise ConfigError("linux24 kernels run on QEMU, counting only, with "
                               "their own init (the tasks workload) for now: no "
                               "--engine gem5, --timing or --workload")
+        if self.vcpus > VCPUS_MAX:
+            raise ConfigError(f"{self.cpus} CPUs + {self.workload.client_cpus} "
+                              f"client CPUs is more than the {VCPUS_MAX} the "
+                              f"testbed brings online")
+        if self.workload.client_cpus and (self.engine != "qemu"
+                                          or _linux24(self.variant)):
+            raise ConfigError("client CPUs (--client-cpus) are the testbed "
+                              "kernel's on QEMU; use --client-cpus 0")
         if not 0 < self.timeout_s < float("inf"):
             raise ConfigError(f"timeout must be a positive number of seconds, "
                               f"got {self.timeout_s}")
@@ -131,6 +160,11 @@ class RunSpec:
     @property
     def cpus(self) -> int:
         return self.machine.processor.cpus
+
+    @property
+    def vcpus(self) -> int:
+        """The guest's CPUs: the measured ones, then the client CPUs."""
+        return self.cpus + self.workload.client_cpus
 
     @property
     def kernel_dir(self) -> Path:
@@ -176,6 +210,10 @@ class RunSpec:
             line += (f" timing_hz={hz} "
                      f"timing_quantum={hz * SYNC_QUANTUM_US // 1_000_000}")
         line += f" init={w.program}" if w.program else ""
+        line += f" clientcpus={w.client_cpus}" if w.client_cpus else ""
+        net = self.machine.network
+        if w.client_cpus >= 2 and net is not None:    # the wire (wire.c)
+            line += f" wire_bps={net.bandwidth_bps} wire_ns={net.latency_ns}"
         return line + (f" initargs={w.args}" if w.args else "")
 
     def to_dict(self) -> dict:
@@ -187,6 +225,10 @@ class RunSpec:
             del d["workload"]["program"]    # stay comparable
         if not self.workload.args:
             del d["workload"]["args"]
+        if not self.workload.client_cpus:   # runs before client CPUs existed
+            del d["workload"]["client_cpus"]
+        elif self.machine.network is not None:      # the wire's settings
+            d["network"] = dataclasses.asdict(self.machine.network)
         d["variant"]["name"] = self.variant.name
         d["variant"]["build_id"] = self.variant.build_id
         if self.timing:                     # absent in counting-only runs,
@@ -211,6 +253,8 @@ class RunSpec:
                 "init_" + w.program.strip("/").replace("/", "_"))
         if w.args:
             what += "-" + w.args.replace("--", "").replace(",", "_")
+        if w.client_cpus:
+            what += f"-cc{w.client_cpus}"
         readable = (f"{self.machine.name}-{self.cpus}cpu-l2_{l2}k-"
                     f"{self.variant.name}-{what}-s{w.seed}-w{w.warmup_ticks}-"
                     f"r{w.roi_ticks}-b{w.burst}-{self.engine}"

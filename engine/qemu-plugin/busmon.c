@@ -61,6 +61,7 @@ static struct config {
 	int inclusive;
 	unsigned ncpus;
 	int smp_vcpus;
+	unsigned measured;		/* measured=: vCPUs at or above are ignored */
 	struct range user[MAX_RANGES];
 	unsigned nuser;
 	struct range rqloop[MAX_RANGES];
@@ -397,8 +398,17 @@ static void sync_check(unsigned cpu)
 	}
 }
 
+/* measured=N: a vCPU at or above N is outside the measured machine (the
+ * testbed's client CPUs): no cache model, bus, counters or clock. */
+static inline int ignored(unsigned int vcpu)
+{
+	return cfg.measured != 0 && vcpu >= cfg.measured;
+}
+
 static void vcpu_hlt(unsigned int vcpu, void *udata)
 {
+	if (ignored(vcpu))
+		return;
 	unsigned cpu = vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus;
 
 	(void)udata;
@@ -689,6 +699,8 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 {
 	unsigned cpu = cpu_of(vcpu);
 
+	if (ignored(vcpu))
+		return;
 	tb_start(cpu, (uintptr_t)udata);
 	if (cfg.quantum != 0)
 		sync_check(cpu);
@@ -700,6 +712,8 @@ static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 	const struct tbinfo *ti = udata;
 	unsigned cpu = cpu_of(vcpu);
 
+	if (ignored(vcpu))
+		return;
 	tb_start(cpu, ti->packed);
 	for (uint64_t i = 0; i < ti->nfetch; i++) {
 		uint64_t f = ti->fetch[i];
@@ -879,10 +893,13 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	 * identity-maps it, and QEMU's physical address for BIOS ROM is not
 	 * meaningful.  Nothing in the window is a cache access. */
 	if (vaddr - cfg.m5base < M5_WINDOW) {
-		if (!store && shift == 3)
-			m5op(((vaddr - cfg.m5base) >> 8) & 0xff, cpu_of(vcpu));
+		if (!store && shift == 3)	/* an ignored vCPU's: CPU 0's clock */
+			m5op(((vaddr - cfg.m5base) >> 8) & 0xff,
+			     ignored(vcpu) ? 0 : cpu_of(vcpu));
 		return;
 	}
+	if (ignored(vcpu))
+		return;
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (hw == NULL || qemu_plugin_hwaddr_is_io(hw))
 		return;
@@ -1382,6 +1399,8 @@ static void fill_json(FILE *f)
 	json_string(f, cfg.out);
 	fprintf(f, ",\n  \"cpus\": %u,\n  \"smp_vcpus\": %d,\n",
 		cfg.ncpus, cfg.smp_vcpus);
+	if (cfg.measured != 0)
+		fprintf(f, "  \"measured\": %u,\n", cfg.measured);
 	json_geom(f, "l1d", &cfg.l1);
 	json_geom(f, "l2", &cfg.l2);
 	if (cfg.l1i.size != 0)
@@ -1674,6 +1693,10 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &v, NULL, 1) < 0 || v < 1 || v > MAX_CPUS)
 			goto bad;
 		cfg.ncpus = (unsigned)v;
+	} else if (KEY("measured")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v < 1 || v > MAX_CPUS)
+			goto bad;
+		cfg.measured = (unsigned)v;
 	} else if (KEY("user")) {
 		if (add_range(cfg.user, &cfg.nuser, val) < 0)
 			goto bad_range;
@@ -1767,7 +1790,7 @@ static int parse_option(const char *arg)
 			goto bad;
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
-			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, sched, m5base, "
+			"l2, l1i, l1repl, l2repl, inclusive, cpus, measured, user, rqloop, sched, m5base, "
 			"publish, timing, busdepth, buscpus, crossbus, locked, quantum, lock, "
 			"free, unit)\n", arg);
 		return -1;
@@ -1858,6 +1881,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	for (int i = 0; i < argc; i++)
 		if (parse_option(argv[i]) < 0)
 			return -1;
+	if (cfg.measured != 0) {
+		if (cfg.measured > (unsigned)cfg.smp_vcpus) {
+			fprintf(stderr, "busmon: measured=%u is more than the "
+				"%d vCPUs\n", cfg.measured, cfg.smp_vcpus);
+			return -1;
+		}
+		cfg.ncpus = cfg.measured;
+	}
 	if (!info->system_emulation) {
 		fprintf(stderr, "busmon: needs system emulation "
 			"(qemu-system-*), not user mode\n");

@@ -28,6 +28,7 @@ vec\n:
         VEC 64, 0       // T_TIMER
         VEC 65, 0       // T_RESCHED
         VEC 66, 0       // T_NET_RX (net.h)
+        VEC 67, 0       // T_WIRE (net.h)
         VEC 255, 0      // T_SPURIOUS
 
 alltraps:
@@ -74,7 +75,7 @@ trapret:                                // also the way out of a system call
         .align 8
         .globl vector_table
 vector_table:
-.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,64,65,66,255
+.irp n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,64,65,66,67,255
         .quad \n, vec\n
 .endr
         .quad 0, 0

@@ -20,6 +20,7 @@
 #define EINVAL  22
 #define EMFILE  24
 #define ENOTTY  25
+#define ENODEV  19
 #define ESPIPE  29
 #define EROFS   30
 #define EFBIG   27

@@ -10,12 +10,14 @@
 #define SK_RCVBUF   87380      // 2.4's tcp_rmem[1]: receive buffer bytes
 #define SOMAXCONN   4096       // listen backlog cap (2.4: 128; see README)
 #define T_NET_RX    0x42       // the card's receive interrupt vector
+#define T_WIRE      0x43       // the wire CPU: a packet is on the wire (wire.c)
 
 // Packet kinds.  A connection request carries the connecting socket; the
 // reply is folded into its delivery (no SYN-ACK or ACK packets).
 #define SKB_DATA 0
 #define SKB_SYN  1
 #define SKB_FIN  2
+#define SKB_ACK  3             // wakes the receiver's sleepers (across partitions)
 
 struct sock;
 
@@ -30,6 +32,7 @@ struct sk_buff {
   uint32_t truesize;           // charged to the receiver's rmem_alloc
   uint32_t csum;               // computed while copying from the user
   uint32_t rx_cpu;             // the CPU whose interrupt delivered it
+  uint64_t sent, arrive;       // on the wire (wire.c): guest ns
   uint8_t data[MSS];
 };
 #define SKB_SIZE 2048
@@ -47,6 +50,9 @@ struct sock {
   int refcnt;                  // file, peer link, packets in flight (atomic)
   int state, shutdown, dead, err;
   bool accepted;               // made for accept(), not by connect()
+  bool client;                 // a client task's socket (partition.c)
+  uint8_t card;                // its network (1-4, loopback.c), 0 = loopback
+  uint8_t unacked;             // packets read since the last window update
   uint16_t port;               // bound (listeners)
   struct sock *peer;           // the other end (holds a reference)
   struct sk_buff_head receive_queue;
@@ -69,6 +75,14 @@ void dev_queue_xmit(struct sk_buff *skb);
 void net_rx_interrupt(void);
 void net_init(void);
 void net_report(void);
+void card_deliver(int c, struct sk_buff *skb);
+// wire.c: the wire between the client machines and the server's cards
+extern int wire_cpu;
+void wire_init(void);
+void wire_xmit(int c, struct sk_buff *skb);
+void wire_run(void);
+void wire_idle(void);
+void wire_report(void);
 extern uint64_t net_rx_irqs[], net_rx_packets[];
 // sock.c: the stream protocol
 struct sock *sk_alloc(void);

@@ -1,7 +1,8 @@
 // Compile-time limits and the Linux 2.4 scheduler constants (i386 values).
 #pragma once
 
-#define NR_CPUS       8        // CPUs the testbed brings online at most
+#define NR_CPUS       16       // CPUs the testbed brings online at most (the
+                               // server's and the client partition's)
 #define NR_WORKLOAD_MAX 4096   // workload processes (colorsim/runspec.py agrees)
 #define PAGE_SIZE     4096
 #define PAGE_SHIFT    12

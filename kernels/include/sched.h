@@ -38,6 +38,8 @@
 // task_struct.flags (2.4's values where 2.4 has the flag)
 #define PF_USEDFPU  0x00100000   // the FPU registers are this task's, live
 #define PF_USEDMATH 0x00200000   // i387 holds a state (2.4's used_math)
+#define PF_CLIENT   0x01000000   // a client task (partition.c; not 2.4)
+#define PF_CLIENT_CHILDREN 0x02000000   // its next children are client tasks
 
 struct mm_struct;        // mm.h
 struct files_struct;     // fs.h
@@ -182,6 +184,22 @@ void schedule_tail(struct task_struct *prev);
 int wake_up_process(struct task_struct *p);
 int try_to_wake_up(struct task_struct *p, int sync);
 void sched_init(void);
+// the scheduler's switch half (sched.c, sched_mq.c), shared with partition.c
+void prepare_switch(struct task_struct *prev, struct task_struct *next, int cpu);
+void release_task(struct task_struct *p);   // exit.c
+// partition.c: the client CPUs and tasks, outside the measured machine
+extern int nr_server_cpus, nr_client_threads;
+extern uint64_t nr_client_switches;
+static inline bool cpu_is_client(int cpu) { return cpu >= nr_server_cpus; }
+void partition_init(void);
+void partition_fork(struct task_struct *parent, struct task_struct *p);
+struct task_struct *client_list_head(void);
+struct task_struct *first_task_all(void);
+struct task_struct *next_task_all(struct task_struct *p);
+int client_wake_up(struct task_struct *p);
+void client_schedule(void);
+void client_schedule_tail(struct task_struct *prev);
+long sys_colorsim_client(void);
 // rqstat.c: run-queue length at each schedule(), for the region's report
 void rqstat_sample(int n);
 void rqstat_reset(void);

@@ -22,7 +22,10 @@ unlink_task(struct task_struct *p)       // tasklist_lock held
   struct task_struct *prev = PTR(p->prev_task), *next = PTR(p->next_task);
   prev->next_task = P32(next);
   next->prev_task = P32(prev);
-  nr_threads--;
+  if (p->flags & PF_CLIENT)
+    nr_client_threads--;
+  else
+    nr_threads--;
 }
 
 // Free a task that will never run again (has_cpu is 0).
@@ -41,8 +44,7 @@ static int
 live_threads(int tgid)                   // tasklist_lock held
 {
   int n = 0;
-  for (struct task_struct *p = PTR(init_task->next_task); p != init_task;
-       p = PTR(p->next_task))
+  for (struct task_struct *p = first_task_all(); p; p = next_task_all(p))
     if (p->tgid == tgid && p->state != TASK_ZOMBIE && p->state != TASK_DEAD)
       n++;
   return n;
@@ -53,12 +55,10 @@ static void
 reparent_children(struct task_struct *me)   // tasklist_lock held
 {
   struct task_struct *reaper = NULL;
-  for (struct task_struct *p = PTR(init_task->next_task); p != init_task;
-       p = PTR(p->next_task))
+  for (struct task_struct *p = first_task_all(); p; p = next_task_all(p))
     if (p->pid == 1)
       reaper = p;
-  for (struct task_struct *p = PTR(init_task->next_task); p != init_task;
-       p = PTR(p->next_task))
+  for (struct task_struct *p = first_task_all(); p; p = next_task_all(p))
     if (p->p_pptr == me && p != me)
       p->p_pptr = reaper ? reaper : init_task;
   if (reaper && reaper != me)
@@ -143,8 +143,7 @@ sys_exit_group(long code)
     leader->exit_code = (code & 0xff) << 8;
     leader->group_exit = 1;
   }
-  for (struct task_struct *p = PTR(init_task->next_task); p != init_task;
-       p = PTR(p->next_task))
+  for (struct task_struct *p = first_task_all(); p; p = next_task_all(p))
     if (p->tgid == me->tgid && p != me && p->state != TASK_ZOMBIE &&
         p->state != TASK_DEAD) {
       p->sigpending = 1;
@@ -161,8 +160,7 @@ static struct task_struct *
 find_zombie(long pid, bool *any)            // tasklist_lock held
 {
   struct task_struct *me = current;
-  for (struct task_struct *p = PTR(init_task->next_task); p != init_task;
-       p = PTR(p->next_task)) {
+  for (struct task_struct *p = first_task_all(); p; p = next_task_all(p)) {
     if (p->p_pptr != me->group_leader && p->p_pptr != me)
       continue;
     if (p->group_leader != p || (pid > 0 && p->pid != pid))

@@ -52,9 +52,12 @@ lapic_eoi(void)
 
 // Enable this CPU's APIC and start its HZ tick.  lapic_hz is the timer's
 // input clock (QEMU: 1 GHz; gem5: CPU clock / 16), given on the command line.
+static uint64_t timer_hz;
+
 void
 lapic_init(uint64_t lapic_hz)
 {
+  timer_hz = lapic_hz;
   lapic_write(SVR, 0x100 | T_SPURIOUS);
   if (lapic_id() != cpus[0].apic_id) {   // only the BSP keeps virtual wire
     lapic_write(LVT_LINT0, MASKED);
@@ -67,15 +70,28 @@ lapic_init(uint64_t lapic_hz)
   lapic_write(TICR, lapic_hz / (timing_init() ? POLL_HZ : HZ));
 }
 
+// The wire CPU (wire.c): one interrupt after `ns` of guest time (0: none).
+void
+lapic_oneshot(uint64_t ns)
+{
+  uint64_t ticks = ns * (timer_hz / 1000000) / 1000 + 1;
+  lapic_write(LVT_TIMER, T_TIMER);        // one-shot, not periodic
+  lapic_write(TICR, ns == 0 ? 0 : ticks > 0xffffffffu ? 0xffffffffu : ticks);
+}
+
+// Interrupts off: an interrupt handler that sends an IPI between our two
+// ICR writes would leave ours going to its destination.
 void
 lapic_send_ipi(uint8_t apic_id, uint32_t icr_low)
 {
+  uint64_t f = local_irq_save();
   while (lapic_read(ICRLO) & ICR_BUSY)
     cpu_relax();
   lapic_write(ICRHI, (uint32_t)apic_id << 24);
   lapic_write(ICRLO, icr_low);
   while (lapic_read(ICRLO) & ICR_BUSY)
     cpu_relax();
+  local_irq_restore(f);
 }
 
 void

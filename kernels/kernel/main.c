@@ -61,6 +61,7 @@ kmain(uint64_t magic, uint64_t info)
   outb(0xa1, 0xff);                            //   APICs do everything
   cpus_discover();                             // MADT or MP table
   printk("cpus: %d from %s\n", ncpus, cpu_source);
+  partition_init();                            // client CPUs (partition.c)
   lapic_init(cmdline_u64("lapic_hz", 1000000000));  // BSP tick
   cpus[0].online = 1;
   smp_boot_aps();                              // after task_init_boot

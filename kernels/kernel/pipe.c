@@ -166,12 +166,15 @@ pipe_release(struct file *f)
   else
     p->writers--;
   bool last = !p->readers && !p->writers;
+  // EOF for readers, EPIPE for writers.  Under the lock: once it is
+  // dropped the other end's last close may free the pipe on another CPU,
+  // and a wake-up after that would write into a free page.
+  if (!last)
+    wake_up(&p->wait, 1);
   spin_unlock_irqrestore(&p->lock, fl);
   if (last) {
     free_pages(p->base, 0);
     free_pages(p, 0);
-  } else {
-    wake_up(&p->wait, 1);            // EOF for readers, EPIPE for writers
   }
 }
 

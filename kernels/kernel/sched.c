@@ -11,7 +11,6 @@
 #include "smp.h"
 #include "user.h"
 
-void release_task(struct task_struct *p);   // exit.c
 
 spinlock_t runqueue_lock __attribute__((aligned(SMP_CACHE_BYTES))) = SPIN_LOCK_UNLOCKED;
 spinlock_t tasklist_lock __attribute__((aligned(SMP_CACHE_BYTES))) = SPIN_LOCK_UNLOCKED;
@@ -131,7 +130,7 @@ reschedule_idle(struct task_struct *p)
   } else {
     uint64_t oldest_idle = ~0UL;
     int max_prio = 1;
-    for (int cpu = 0; cpu < ncpus; cpu++) {
+    for (int cpu = 0; cpu < nr_server_cpus; cpu++) {
       if (!cpus[cpu].online || !can_schedule(p, cpu))
         continue;
       struct task_struct *curr = cpu_curr(cpu);
@@ -160,6 +159,8 @@ reschedule_idle(struct task_struct *p)
 int
 try_to_wake_up(struct task_struct *p, int sync)
 {
+  if (p->flags & PF_CLIENT)           // the client partition (partition.c)
+    return client_wake_up(p);
   int success = 0;
   uint64_t f = spin_lock_irqsave(&runqueue_lock);
   p->state = TASK_RUNNING;
@@ -203,6 +204,10 @@ schedule_tail(struct task_struct *prev)
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   WRITE_ONCE(prev->has_cpu, 0);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (prev->flags & PF_CLIENT) {
+    client_schedule_tail(prev);
+    return;
+  }
   if (prev->state == TASK_DEAD) {
     reap_dead_thread(prev);
     return;
@@ -219,7 +224,7 @@ schedule_tail(struct task_struct *prev)
 // (mm_count, so a dying process's page tables outlive their last user).
 // A task with user mode also needs its kernel stack in the TSS and its
 // TLS base in FS.
-static void
+void
 prepare_switch(struct task_struct *prev, struct task_struct *next, int cpu)
 {
   unlazy_fpu(prev);                  // 2.4's __switch_to (fpu.h)
@@ -251,6 +256,10 @@ schedule(void)
 need_resched_back:
   prev = current;
   this_cpu = prev->processor;
+  if (cpu_is_client(this_cpu)) {              // not the server's CPU
+    client_schedule();
+    return;
+  }
   spin_lock_irq(&runqueue_lock);
   if (prev->state == TASK_INTERRUPTIBLE && prev->sigpending)
     prev->state = TASK_RUNNING;               // killed: no sleeping (2.4)

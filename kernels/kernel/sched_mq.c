@@ -31,7 +31,6 @@
 #include "smp.h"
 #include "user.h"
 
-void release_task(struct task_struct *p);   // exit.c
 
 struct runqueue_data runqueue_data[NR_CPUS];
 spinlock_t tasklist_lock __attribute__((aligned(SMP_CACHE_BYTES))) = SPIN_LOCK_UNLOCKED;
@@ -66,7 +65,7 @@ int
 nr_running_mq(void)
 {
   int n = 0;
-  for (int cpu = 0; cpu < ncpus; cpu++)
+  for (int cpu = 0; cpu < nr_server_cpus; cpu++)
     n += READ_ONCE(rq_of(cpu)->nt_running);
   return n;
 }
@@ -260,7 +259,7 @@ steal_remote(int this_cpu, int c, int would_idle)
 {
   for (int round = 0; round < NR_CPUS; round++) {
     int value[NR_CPUS], failed = 0;
-    for (int r = 0; r < ncpus; r++) {
+    for (int r = 0; r < nr_server_cpus; r++) {
       struct runqueue_data *rq = rq_of(r);
       value[r] = MIN_NA_GOODNESS;
       if (r == this_cpu || !cpus[r].online)
@@ -271,7 +270,7 @@ steal_remote(int this_cpu, int c, int would_idle)
     }
     for (;;) {
       int r = -1;
-      for (int i = 0; i < ncpus; i++)        // highest first
+      for (int i = 0; i < nr_server_cpus; i++)        // highest first
         if (value[i] > MIN_NA_GOODNESS && (r < 0 || value[i] > value[r]))
           r = i;
       if (r < 0)
@@ -319,7 +318,7 @@ load_balance(int this_cpu)
 {
   struct runqueue_data *me = rq_of(this_cpu), *busiest = NULL;
   int most = 0;
-  for (int r = 0; r < ncpus; r++) {
+  for (int r = 0; r < nr_server_cpus; r++) {
     int n = READ_ONCE(rq_of(r)->nt_running);
     if (r != this_cpu && cpus[r].online && n > most) {
       most = n;
@@ -367,7 +366,7 @@ reschedule_idle(struct task_struct *p)
   int64_t value[NR_CPUS];
   int na = na_goodness(p), n = 0;
   uint64_t now = rdtsc();
-  for (int cpu = 0; cpu < ncpus; cpu++) {
+  for (int cpu = 0; cpu < nr_server_cpus; cpu++) {
     value[cpu] = NO_CANDIDATE;
     if (!cpus[cpu].online || !allowed(p, cpu))
       continue;
@@ -384,7 +383,7 @@ reschedule_idle(struct task_struct *p)
   }
   while (n--) {
     int cpu = 0;
-    for (int i = 1; i < ncpus; i++)          // lowest first
+    for (int i = 1; i < nr_server_cpus; i++)          // lowest first
       if (value[i] < value[cpu])
         cpu = i;
     value[cpu] = NO_CANDIDATE;
@@ -436,6 +435,8 @@ lock_task_rq(struct task_struct *p, uint64_t *flags)
 int
 try_to_wake_up(struct task_struct *p, int sync)
 {
+  if (p->flags & PF_CLIENT)           // the client partition (partition.c)
+    return client_wake_up(p);
   int success = 0;
   uint64_t f;
   struct runqueue_data *rq = lock_task_rq(p, &f);
@@ -479,6 +480,10 @@ schedule_tail(struct task_struct *prev)
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   WRITE_ONCE(prev->has_cpu, 0);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (prev->flags & PF_CLIENT) {
+    client_schedule_tail(prev);
+    return;
+  }
   if (prev->state == TASK_DEAD) {
     reap_dead_thread(prev);
     return;
@@ -495,7 +500,7 @@ schedule_tail(struct task_struct *prev)
 // The same as sched.c's prepare_switch (2.4's switch_mm, lazy TLB, TSS and
 // TLS); kept here so that sched.c, and with it the linux24 image, is
 // unchanged.
-static void
+void
 prepare_switch(struct task_struct *prev, struct task_struct *next, int cpu)
 {
   unlazy_fpu(prev);                  // 2.4's __switch_to (fpu.h)
@@ -530,6 +535,10 @@ schedule(void)
 need_resched_back:
   prev = current;
   this_cpu = prev->processor;
+  if (cpu_is_client(this_cpu)) {              // not the server's CPU
+    client_schedule();
+    return;
+  }
   rq = rq_of(this_cpu);
   spin_lock_irq(&rq->runqueue_lock);
   if (prev->state == TASK_INTERRUPTIBLE && prev->sigpending)

@@ -42,6 +42,7 @@ sk_alloc(void)
   sk->lock = (spinlock_t)SPIN_LOCK_UNLOCKED;
   sk->refcnt = 1;
   sk->rcvbuf = SK_RCVBUF;
+  sk->client = (current->flags & PF_CLIENT) != 0;
   init_waitqueue_head(&sk->sleep);
   return sk;
 }
@@ -63,6 +64,25 @@ send_packet(struct sk_buff *skb, struct sock *dst)
   skb->sk = dst;
   __atomic_add_fetch(&dst->rmem_alloc, skb->truesize, __ATOMIC_SEQ_CST);
   dev_queue_xmit(skb);
+}
+
+// Tell dst's sleepers that something changed.  Within one partition, wake
+// them here.  Across the partitions (a client's read freeing room for the
+// server's writer, the server completing or refusing a client's
+// connection) it is a packet on the wire, so that the wake-up runs where
+// the paper's did: in dst's machine, on the CPU that takes the card's
+// interrupt, never on the other side's run queue.
+static void
+notify(struct sock *dst)
+{
+  struct sk_buff *skb;
+  if (cpu_is_client(smp_processor_id()) == dst->client || !(skb = alloc_skb())) {
+    wake_up(&dst->sleep, 1);
+    return;
+  }
+  skb->kind = SKB_ACK;
+  skb->truesize = 0;
+  send_packet(skb, dst);
 }
 
 static void
@@ -94,7 +114,7 @@ refuse(struct sock *client)
   client->err = ECONNREFUSED;
   client->state = TCP_CLOSE;
   spin_unlock_irqrestore(&client->lock, f);
-  wake_up(&client->sleep, 1);
+  notify(client);
 }
 
 // A connection request reached a listener (interrupt context): make the
@@ -117,6 +137,8 @@ syn_rcv(struct sock *lsk, struct sock *client)
   child->state = TCP_ESTABLISHED;
   child->accepted = true;
   child->port = lsk->port;
+  child->client = lsk->client;           // the listener's side
+  child->card = client->card;            // and the connection's network
   sock_hold(client);
   child->peer = client;
   f = spin_lock_irqsave(&client->lock);
@@ -140,7 +162,7 @@ syn_rcv(struct sock *lsk, struct sock *client)
     stream_close(child);
   }
   wake_up(&lsk->sleep, 1);               // one exclusive acceptor + pollers
-  wake_up(&client->sleep, 1);
+  notify(client);                        // the connection is made
 }
 
 // The card's receive path for one packet (interrupt context).
@@ -148,6 +170,12 @@ void
 stream_rcv(struct sk_buff *skb)
 {
   struct sock *sk = skb->sk;
+  if (skb->kind == SKB_ACK) {
+    wake_up(&sk->sleep, 1);
+    kfree_skb(skb);
+    sock_put(sk);
+    return;
+  }
   if (skb->kind == SKB_SYN) {
     syn_rcv(sk, skb->from);
     sock_put(skb->from);
@@ -404,8 +432,15 @@ stream_recvmsg(struct sock *sk, uint64_t buf, uint64_t n, bool nonblock, bool wa
       spin_unlock_irqrestore(&sk->lock, f);
       __atomic_sub_fetch(&sk->rmem_alloc, skb->truesize, __ATOMIC_SEQ_CST);
       kfree_skb(skb);
-      if (sk->peer)
-        wake_up(&sk->peer->sleep, 1);    // write space for the sender
+      // write space for the sender: across the partitions a window
+      // update every second packet and when the queue is empty (2.4's
+      // delayed ACK), else a wake-up at once
+      struct sock *peer = sk->peer;
+      if (peer && (peer->client == sk->client || ++sk->unacked >= 2 ||
+                   !READ_ONCE(sk->receive_queue.head))) {
+        sk->unacked = 0;
+        notify(peer);
+      }
     }
   }
   return done;
@@ -476,7 +511,7 @@ stream_close(struct sock *sk)
   }
   wake_up(&sk->sleep, 1);
   if (peer) {
-    wake_up(&peer->sleep, 1);            // a blocked writer sees EPIPE
+    notify(peer);                        // a blocked writer sees EPIPE
     sock_put(peer);
   }
   sock_put(sk);                          // the owner's reference

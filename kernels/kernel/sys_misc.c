@@ -19,8 +19,13 @@
 long
 sys_sched_yield(void)
 {
+  if (current->flags & PF_CLIENT) {   // the client queue: round robin
+    current->policy |= SCHED_YIELD;
+    current->need_resched = 1;
+    return 0;
+  }
   int running = 0;
-  for (int cpu = 0; cpu < ncpus; cpu++)
+  for (int cpu = 0; cpu < nr_server_cpus; cpu++)
     if (cpus[cpu].online && cpu_curr(cpu) != idle_tasks[cpu])
       running++;
   if (nr_running > running) {

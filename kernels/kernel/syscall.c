@@ -13,6 +13,9 @@
 // operations for user programs (workloads/include/m5roi.h).  On a real
 // Linux host it is -ENOSYS, so the same programs run there unchanged.
 #define SYS_colorsim_m5 0x4d35
+// Another: the caller's next children are clients, on the client CPUs
+// (partition.c; workloads/include/m5roi.h).
+#define SYS_colorsim_client 0x4d36
 
 long sys_read(long, uint64_t, uint64_t);
 long sys_write(long, uint64_t, uint64_t);
@@ -144,6 +147,7 @@ dispatch(struct trapframe *tf)
   case 292: return sys_dup3(a, b, c);
   case 293: return sys_pipe2(a, b);
   case SYS_colorsim_m5: return roi_user_op(a);
+  case SYS_colorsim_client: return sys_colorsim_client();
   default:  return enosys(tf->rax);
   }
 }

@@ -5,6 +5,7 @@
 // the base, the kernel stack growing down from the top.
 #include "fpu.h"
 #include "kernel.h"
+#include "net.h"
 #include "sched.h"
 #include "user.h"
 
@@ -122,6 +123,7 @@ copy_task_struct(const char *name)
   p->nvcsw = 0;
   p->wchan = p->wchan_counted = 0;
   p->semundo = NULL;                  // 2.4: fork does not inherit undo
+  partition_fork(parent, p);          // a client task? (partition.c)
   if (*name)
     strlcpy(p->comm, name, sizeof p->comm);
   p->counter = (parent->counter + 1) >> 1;    // the slice is split
@@ -136,13 +138,19 @@ void
 enter_task(struct task_struct *p)
 {
   task_selfcheck(p);
-  spin_lock_irq(&tasklist_lock);              // insert before init_task
-  struct task_struct *last = PTR(init_task->prev_task);
-  p->next_task = P32(init_task);
+  // insert at the tail of its list: the server's (before init_task) or
+  // the client partition's, which recalculate() does not walk
+  struct task_struct *head = p->flags & PF_CLIENT ? client_list_head() : init_task;
+  spin_lock_irq(&tasklist_lock);
+  struct task_struct *last = PTR(head->prev_task);
+  p->next_task = P32(head);
   p->prev_task = P32(last);
   last->next_task = P32(p);
-  init_task->prev_task = P32(p);
-  nr_threads++;
+  head->prev_task = P32(p);
+  if (p->flags & PF_CLIENT)
+    nr_client_threads++;
+  else
+    nr_threads++;
   spin_unlock_irq(&tasklist_lock);
 
   wake_up_process(p);
@@ -189,6 +197,8 @@ void
 cpu_idle(void)
 {
   struct task_struct *me = current;
+  if (me->processor == wire_cpu)      // the wire's CPU runs no tasks
+    wire_idle();
   me->nice = 20;                      // no priority at all
   me->counter = -100;
   for (;;) {

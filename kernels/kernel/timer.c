@@ -64,9 +64,12 @@ timing_init(void)
 __attribute__((noinline)) int
 timing_check(int cpu)
 {
-  while (modeled_clock[cpu] > modeled_clock[MODELED_FLOOR] + quantum)
+  // A client CPU is not measured and has no modelled clock of its own:
+  // it keeps the server's time (the floor) and never waits for it.
+  bool client = cpu_is_client(cpu);
+  while (!client && modeled_clock[cpu] > modeled_clock[MODELED_FLOOR] + quantum)
     cpu_relax();
-  uint64_t now = modeled_clock[cpu];
+  uint64_t now = modeled_clock[client ? MODELED_FLOOR : cpu];
   if (next_tick[cpu] == 0)
     next_tick[cpu] = (now / tick_cycles + 1) * tick_cycles;
   int n = 0;

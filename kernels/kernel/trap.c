@@ -115,14 +115,21 @@ trap(struct trapframe *tf)
   switch (tf->vec) {
   case T_TIMER:
     lapic_eoi();
-    timer_interrupt(smp_processor_id());
+    if (smp_processor_id() == wire_cpu)
+      wire_run();              // the wire's next arrival (wire.c)
+    else
+      timer_interrupt(smp_processor_id());
     break;
   case T_RESCHED:
     lapic_eoi();               // the work happens on the way out, below
     break;
-  case T_NET_RX:               // the loopback card (loopback.c)
+  case T_NET_RX:               // the network cards (loopback.c)
     lapic_eoi();
     net_rx_interrupt();
+    break;
+  case T_WIRE:                 // a packet on the wire (wire.c)
+    lapic_eoi();
+    wire_run();
     break;
   case T_SPURIOUS:
     break;

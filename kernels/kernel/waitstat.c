@@ -75,7 +75,7 @@ void
 waitstat_tick(int cpu)
 {
   uint64_t e = READ_ONCE(epoch);
-  if (READ_ONCE(frozen))
+  if (READ_ONCE(frozen) || cpu_is_client(cpu))   // the server's tasks only
     return;
   struct sums *s = &sums[cpu];
   if (s->epoch != e) {
@@ -83,7 +83,7 @@ waitstat_tick(int cpu)
     s->epoch = e;
   }
   int running = 0;
-  for (int c = 0; c < ncpus; c++)
+  for (int c = 0; c < nr_server_cpus; c++)
     if (READ_ONCE(cpu_curr(c)) != idle_tasks[c])
       running++;
   int queued = nr_running;
@@ -93,7 +93,7 @@ waitstat_tick(int cpu)
   s->runnable += queued > running ? queued - running : 0;
   for (int w = 0; w < NR_WCHAN; w++) {
     int64_t n = 0;
-    for (int c = 0; c < ncpus; c++)
+    for (int c = 0; c < ncpus; c++)     // a wake-up may be on any CPU's row
       n += READ_ONCE(level[c].n[w]);
     s->n[w] += n > 0 ? n : 0;
   }

@@ -27,4 +27,11 @@ static inline long m5_reset_stats(void) { return m5_op(M5_RESET_STATS); }
 static inline long m5_dump_stats(void) { return m5_op(M5_DUMP_STATS); }
 static inline long m5_exit(void) { return m5_op(M5_EXIT); }
 
+/* The caller's next children are client tasks: on the testbed with client
+ * CPUs (colorsim run --client-cpus) they run there, outside the measured
+ * machine, and reach the server through its network cards.  0 then;
+ * -1 with ENODEV on a testbed without client CPUs, ENOSYS elsewhere. */
+#define SYS_colorsim_client 0x4d36
+static inline long colorsim_client(void) { return syscall(SYS_colorsim_client); }
+
 #endif

@@ -15,7 +15,9 @@
  * exact count inside it.  Every response is
  * checked byte for byte; any error fails the run (exit 1).  At the end
  * each server process is sent a QUIT request and must exit 0.
- * --root prefixes the file paths (a Linux host: the mkfileset.py dir). */
+ * --root prefixes the file paths (a Linux host: the mkfileset.py dir).
+ * On the testbed with client CPUs the controller and the clients run there,
+ * outside the measured machine (colorsim_client, m5roi.h). */
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -160,6 +162,24 @@ int main(int argc, char **argv)
     _exit(bad ? 1 : 0);
   }
   close(hc.listen_fd);     /* the servers hold it: when they are gone, so is it */
+  /* The client side -- the controller and the clients -- runs outside the
+   * server's machine where the testbed has client CPUs (as WebBench's
+   * controller and client PCs): a child forked into the client partition
+   * carries on from here, and this process only waits for it. */
+  if (colorsim_client() == 0) {
+    pid_t side = fork();
+    if (side < 0)
+      die("fork client side");
+    if (side > 0) {
+      close(ready[0]);
+      close(ready[1]);
+      int st;
+      while (waitpid(side, &st, 0) < 0)
+        if (errno != EINTR)
+          die("wait for the client side");
+      exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+    }
+  }
   /* Wait until every server is in its accept loop (one byte each); end of
    * file first means one died before it got there. */
   close(ready[1]);

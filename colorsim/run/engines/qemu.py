@@ -141,6 +141,8 @@ class QemuEngine:
                 f"l1repl={p.l1_replacement}", f"l2repl={p.l2_replacement}",
                 f"inclusive={int(p.inclusion == 'inclusive')}",
                 f"cpus={spec.cpus}"]
+        if spec.vcpus > spec.cpus:    # the client CPUs are not measured
+            args.append(f"measured={spec.cpus}")
         if self.fetches(spec):
             args.append(f"l1i={c.l1i.size}:{c.l1i.assoc}:{c.l1i.line}")
         if layout is None:       # --dry-run before the kernel is built
@@ -209,7 +211,7 @@ class QemuEngine:
             return cmd
         cmd += ["-display", "none", "-nodefaults", "-machine", "pc",
                "-m", f"{m.memory.size // 2**20}M",
-               "-smp", f"{spec.cpus}",
+               "-smp", f"{spec.vcpus}",
                "-accel", "tcg,thread=single",
                "-icount", f"shift={m.emulation.icount_shift},sleep=off",
                "-rtc", "base=2002-06-10T00:00:00,clock=vm",

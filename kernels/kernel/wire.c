@@ -1,0 +1,168 @@
+// The wire between the client machines and the server's cards.
+//
+// A packet between the partitions (loopback.c, cards 1-8) does not reach
+// its card at once: its frame takes bytes x 8 / bandwidth to cross its
+// network, one frame after another in each direction (the wire is busy
+// until the previous frame has passed), and then the latency of the link.
+// Bandwidth and latency come from the machine (configs/machines.toml
+// [x.network]; `wire_bps=` and `wire_ns=` on the command line).
+//
+// The wire is driven by its own CPU, the last client CPU (`wire_cpu`),
+// which runs no tasks: senders queue each packet with its arrival time and
+// kick that CPU when the packet is the next to arrive on its card; the
+// wire CPU sleeps until the earliest arrival on a one-shot local-APIC timer,
+// then hands every arrived packet to its card (card_deliver), which raises
+// the card's interrupt on the CPU the routing chooses.  Time is the guest's
+// clock (the TSC, in ns: QEMU's -icount virtual time), the same clock as
+// the LAPIC timer, so the run repeats exactly.  Under --timing this is
+// still the emulator's time, not the modelled one (kernels/README.md,
+// "Network cards").
+#include "kernel.h"
+#include "net.h"
+#include "sched.h"
+#include "smp.h"
+#include "x86.h"
+
+#define NR_WIRE_CARDS 9         // loopback.c's NR_CARDS
+#define FRAME_OVERHEAD 58       // Ethernet 14 + IP 20 + TCP 20 + FCS 4
+#define FRAME_MIN 64            // the shortest Ethernet frame
+#define FRAME_GAP 20            // preamble 8 + inter-frame gap 12
+
+int wire_cpu = -1;
+static uint64_t bps, lat_ns, tick_ns;
+
+static struct flight {
+  spinlock_t lock;
+  struct sk_buff *head, *tail;  // in arrival order
+  uint64_t free_at;             // the wire is busy until then
+} flights[NR_WIRE_CARDS] __attribute__((aligned(SMP_CACHE_BYTES)));
+
+// What the wire did: packets, bytes, the time frames spent being sent,
+// and the shortest and longest send-to-arrival delay.
+static struct {
+  uint64_t packets, bytes, serial_ns, min_ns, max_ns, late_ns, late_sum;
+} ws = {.min_ns = ~0ul};
+
+void lapic_oneshot(uint64_t ns);     // lapic.c
+
+// Called once, after the partition (clientcpus=) is known: the wire needs
+// a client CPU of its own and a bandwidth.
+void
+wire_init(void)
+{
+  bps = cmdline_u64("wire_bps", 0);
+  lat_ns = cmdline_u64("wire_ns", 0);
+  tick_ns = cmdline_u64("wire_tick_ns", 10000);
+  if (!tick_ns)
+    tick_ns = 1;
+  if (!bps || ncpus - nr_server_cpus < 2)
+    return;                             // no wire: packets arrive at once
+  for (int i = 0; i < NR_WIRE_CARDS; i++)
+    flights[i].lock = (spinlock_t)SPIN_LOCK_UNLOCKED;
+  wire_cpu = ncpus - 1;
+  printk("wire: cpu %d, %lu bit/s per network, latency %lu ns\n", wire_cpu, bps, lat_ns);
+}
+
+static uint64_t
+frame_bytes(struct sk_buff *skb)
+{
+  uint64_t b = skb->kind == SKB_DATA ? skb->len + FRAME_OVERHEAD : FRAME_OVERHEAD;
+  return (b < FRAME_MIN ? FRAME_MIN : b) + FRAME_GAP;
+}
+
+void
+wire_xmit(int c, struct sk_buff *skb)
+{
+  struct flight *fl = &flights[c];
+  uint64_t bytes = frame_bytes(skb), ns = bytes * 8 * 1000000000ul / bps;
+  uint64_t f = spin_lock_irqsave(&fl->lock);
+  uint64_t now = rdtsc(), start = now > fl->free_at ? now : fl->free_at;
+  fl->free_at = start + ns;
+  skb->sent = now;
+  skb->arrive = fl->free_at + lat_ns;
+  skb->next = NULL;
+  bool first = !fl->head;
+  if (fl->tail)
+    fl->tail->next = skb;
+  else
+    fl->head = skb;
+  fl->tail = skb;
+  ws.packets++;
+  ws.bytes += bytes;
+  ws.serial_ns += ns;
+  spin_unlock_irqrestore(&fl->lock, f);
+  if (first)                            // the wire CPU's next wake-up moves
+    lapic_send_ipi(cpus[wire_cpu].apic_id, T_WIRE);
+}
+
+// On the wire CPU, interrupts off: deliver what has arrived, and set the
+// timer for the next arrival.
+void
+wire_run(void)
+{
+  uint64_t next;
+  do {
+    uint64_t now = rdtsc();
+    next = ~0ul;
+    for (int c = 0; c < NR_WIRE_CARDS; c++) {
+      struct flight *fl = &flights[c];
+      spin_lock(&fl->lock);
+      struct sk_buff *due = NULL, **tail = &due;
+      while (fl->head && fl->head->arrive <= now) {
+        struct sk_buff *skb = fl->head;
+        fl->head = skb->next;
+        *tail = skb;
+        tail = &skb->next;
+      }
+      *tail = NULL;
+      if (!fl->head)
+        fl->tail = NULL;
+      else if (fl->head->arrive < next)
+        next = fl->head->arrive;
+      spin_unlock(&fl->lock);
+      while (due) {
+        struct sk_buff *skb = due;
+        due = skb->next;
+        uint64_t d = skb->arrive - skb->sent;
+        ws.min_ns = d < ws.min_ns ? d : ws.min_ns;
+        ws.max_ns = d > ws.max_ns ? d : ws.max_ns;
+        ws.late_ns = now - skb->arrive > ws.late_ns ? now - skb->arrive : ws.late_ns;
+        ws.late_sum += now - skb->arrive;
+        card_deliver(c, skb);
+      }
+    }
+    // Wake at the next arrival rounded up to the wire's clock
+    // (wire_tick_ns): many packets per wake-up, not one emulator timer
+    // deadline each.
+    if (next != ~0ul)
+      next = (next + tick_ns - 1) / tick_ns * tick_ns;
+    if (next != ~0ul && next > rdtsc())
+      lapic_oneshot(next - rdtsc());
+  } while (next != ~0ul && next <= rdtsc());
+}
+
+// The wire CPU's idle loop: it runs no tasks.
+void
+wire_idle(void)
+{
+  lapic_oneshot(0);                     // no periodic tick here
+  for (;;) {
+    cli();
+    wire_run();
+    safe_halt();                        // until a kick or the timer
+  }
+}
+
+// One console line (at the region's end and when init exits):
+//   wire: packets N bytes B serial_ns S delay_ns min A max M late_ns max L sum T
+// (late: how long after its arrival time a packet reached its card; the
+// wire's clock and the emulator's round robin of CPUs make it late)
+void
+wire_report(void)
+{
+  if (wire_cpu < 0 || !ws.packets)
+    return;
+  printk("wire: packets %lu bytes %lu serial_ns %lu delay_ns min %lu max %lu "
+         "late_ns max %lu sum %lu\n", ws.packets, ws.bytes, ws.serial_ns, ws.min_ns,
+         ws.max_ns, ws.late_ns, ws.late_sum);
+}

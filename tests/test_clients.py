@@ -1,0 +1,177 @@
+"""The web clients outside the measured machine: client CPUs with a
+partition of their own (kernels/kernel/partition.c), which the bus
+monitor does not measure (busmon measured=), reaching the server through
+its four network cards (kernels/kernel/loopback.c)."""
+
+import json
+import re
+
+import pytest
+
+from colorsim.cli import main as cli_main
+from tests.test_rqstat import counters
+from tests.test_userproc import BUILD, boot, built  # noqa: F401
+
+WEB = ["run", "--machine", "ppro4", "--kernel", "vanilla", "--cpus", "2",
+       "--workload", "web", "--httpd", "16", "--clients", "8", "--requests", "6"]
+SERVER_TASKS = 16 + 2       # the httpd, their launcher, init (the program's parent)
+
+
+def roi_requests(console):
+    return int(re.search(r"web: roi (\d+) requests", console).group(1))
+
+
+def per_cpu(run, mode, stat):
+    rows = [l.split(",") for l in (run / "counters.csv").read_text().splitlines()[1:]]
+    return {int(r[1]): int(r[4]) for r in rows
+            if r[0] == "0" and r[2] == mode and r[3] == stat}
+
+
+@pytest.fixture(scope="module")
+def runs(built, tmp_path_factory):  # noqa: F811
+    out = tmp_path_factory.mktemp("clients")
+    for name, cc in (("outside", "2"), ("inside", "0")):
+        assert cli_main(WEB + ["--client-cpus", cc, "--out", str(out),
+                               "--name", name]) in (0, None)
+    return out
+
+
+def test_client_cpus_are_not_measured(runs):
+    run = runs / "outside"
+    console = (run / "console.log").read_text()
+    assert "partition: server cpus 0-1, client cpus 2-3" in console
+    assert "web: ok (48 requests" in console
+    assert json.loads((run / "busmon.json").read_text())["measured"] == 2
+    cfg = json.loads((run / "config.json").read_text())
+    assert cfg["workload"]["client_cpus"] == 2
+    # only the server's CPUs have counters
+    assert sorted(per_cpu(run, "user", "insts")) == [0, 1]
+
+
+def test_client_work_is_not_charged_to_the_server(runs):
+    """The clients check every byte of every response in user mode (tens of
+    thousands of instructions a request); the servers' user code only
+    parses the request and formats the header.  With the clients on client
+    CPUs, the measured user instructions per request are the server's
+    alone; with them on the server's CPUs (--client-cpus 0, the old
+    layout) they include the clients'."""
+    per_req = {}
+    for name in ("outside", "inside"):
+        run = runs / name
+        n = roi_requests((run / "console.log").read_text())
+        per_req[name] = sum(per_cpu(run, "user", "insts").values()) / n
+    assert per_req["outside"] < 20000, per_req
+    assert per_req["inside"] > 3 * per_req["outside"], per_req
+
+
+def test_client_tasks_are_never_on_the_server_run_queue(runs):
+    c = counters(runs / "outside")
+    # the server's task list and run queue hold the server's tasks only
+    assert c["wait_tasks_mean"] == SERVER_TASKS, c
+    assert c["rq_len_max"] <= SERVER_TASKS, c
+    inside = counters(runs / "inside")
+    assert inside["wait_tasks_mean"] > SERVER_TASKS + 8, inside
+
+
+def nic_lines(out):
+    """{card: (side, {cpu: (irqs, packets)})} from the last report."""
+    got = {}
+    for card, side, rest in re.findall(r"^nic: card (\d+) (server|client) irq [^;]*;(.*)$",
+                                       out, re.M):
+        got[int(card)] = (side, {int(c): (int(i), int(p)) for c, i, p in
+                                 re.findall(r"cpu(\d+) (\d+) irqs (\d+) packets;", rest)})
+    return got
+
+
+def web_boot(extra, cpus=4, args="--httpd,16,--clients,8,--requests,6"):
+    rc, out = boot(BUILD / "kernels" / "vanilla-l32" / "kernel.mb.elf", "/bin/web",
+                   cpus=cpus, extra=f"clientcpus=2 {extra} initargs={args}", timeout=120)
+    assert "web: ok (48 requests" in out and "init: exited with status 0" in out, out[-3000:]
+    return out
+
+
+@pytest.mark.parametrize("route", ["", "nicirq=card", "nicirq=1"])
+def test_four_cards_and_where_their_interrupts_go(built, route):  # noqa: F811
+    out = web_boot(route)
+    cards = nic_lines(out)
+    assert sorted(cards) == [1, 2, 3, 4, 5, 6, 7, 8], out[-3000:]
+    for card, (side, per) in cards.items():
+        took = {cpu for cpu, (irqs, _) in per.items() if irqs}
+        assert sum(p for _, p in per.values()) > 0
+        if side == "client":           # the clients' cards: client CPUs only
+            assert card > 4 and took <= {2, 3}, (card, per)
+        elif route == "":              # lowest priority, rotating: every server CPU
+            assert took == {0, 1}, (card, per)
+        elif route == "nicirq=card":   # card i: CPU (i - 1) mod 2
+            assert took == {(card - 1) % 2}, (card, per)
+        else:
+            assert took == {1}, (card, per)
+    # nothing between the partitions goes through the loopback card
+    assert not re.search(r"^net: ", out, re.M)
+
+
+def test_a_web_run_with_client_cpus_repeats_exactly(built):  # noqa: F811
+    assert web_boot("") == web_boot("")
+
+
+WIRE = "wire_bps=100000000"           # ppro4's Fast Ethernet
+
+
+def test_a_web_run_over_the_wire_repeats_exactly(built):  # noqa: F811
+    one = web_boot(f"{WIRE} wire_ns=1000", cpus=5)
+    assert "wire: packets" in one
+    assert one == web_boot(f"{WIRE} wire_ns=1000", cpus=5)
+
+
+def wire_line(out):
+    m = re.findall(r"^wire: packets (\d+) bytes (\d+) serial_ns (\d+) delay_ns min (\d+) "
+                   r"max (\d+) late_ns max (\d+) sum (\d+)$", out, re.M)
+    assert m, out[-2000:]
+    return dict(zip(("packets", "bytes", "serial", "min", "max", "late", "late_sum"),
+                    map(int, m[0])))
+
+
+def roi_jiffies(out):
+    b = int(re.search(r"^roi: begin at jiffies (\d+)", out, re.M).group(1))
+    e = int(re.search(r"^roi: end at jiffies (\d+)", out, re.M).group(1))
+    return e - b
+
+
+def one_client(lat_ns):
+    """One client, one server: requests one after another, so every
+    one-way trip of a request is on its round trip."""
+    rc, out = boot(BUILD / "kernels" / "vanilla-l32" / "kernel.mb.elf", "/bin/web", cpus=5,
+                   extra=f"clientcpus=3 {WIRE} wire_ns={lat_ns} "
+                         f"initargs=--httpd,1,--clients,1,--requests,40", timeout=120)
+    assert "web: ok (40 requests" in out, out[-3000:]
+    return out
+
+
+def test_the_wire_delays_each_packet_by_its_bytes_and_the_latency(built):  # noqa: F811
+    lat = 2_000_000                            # 2 ms, to stand out of 10 ms jiffies
+    fast, slow = one_client(0), one_client(lat)
+    w = wire_line(slow)
+    # every frame takes (bytes + headers, at least 64, + 20 of preamble and
+    # gap) x 8 / 100 Mb/s = 80 ns a byte on the wire, then the latency
+    assert w["serial"] == w["bytes"] * 80
+    assert w["min"] == 84 * 80 + lat           # a bare SYN/ACK/FIN on an idle wire
+    assert w["max"] >= (1460 + 58 + 20) * 80 + lat
+    assert wire_line(fast)["min"] == 84 * 80
+    # a request's round trip has four one-way trips (connection request,
+    # its answer, the request, the response): 20 requests in the region
+    n = int(re.search(r"web: roi (\d+) requests", slow).group(1))
+    grown_ms = 10 * (roi_jiffies(slow) - roi_jiffies(fast))
+    expect_ms = 4 * n * lat / 1e6
+    assert abs(grown_ms - expect_ms) <= 0.15 * expect_ms + 20, (grown_ms, expect_ms)
+
+
+def test_client_cpus_with_modelled_time(built, tmp_path):  # noqa: F811
+    """--timing, web's default client CPUs (two for clients, one for the
+    wire): client CPUs take their ticks from the servers' modelled floor;
+    the run completes (a pipe's two ends closed at once on a server
+    and a client CPU once freed the pipe under a wake-up)."""
+    assert cli_main(WEB + ["--timing", "--out", str(tmp_path), "--name", "t"]) in (0, None)
+    console = (tmp_path / "t" / "console.log").read_text()
+    assert "web: ok (48 requests" in console
+    assert sorted(per_cpu(tmp_path / "t", "user", "insts")) == [0, 1]
+    assert "wire: cpu 4, 100000000 bit/s per network, latency 1000 ns" in console
