@@ -33,6 +33,7 @@ from colorsim.argtypes import positive_seconds as _positive_seconds
 from colorsim.units import format_size
 from colorsim.describe.variants import colors_rule, parse_variant
 from colorsim.describe.experiments import ACCEPT_MODES
+from colorsim.describe.programs import sized_timeout
 
 
 # Options handed to a user workload as "--name value" (web, chat).
@@ -106,8 +107,10 @@ def add_run_options(p, kernel_required=True):
     p.add_argument("--roi", type=_positive_int, default=Workload.roi_ticks, help="ticks measured")
     p.add_argument("--seed", type=_positive_int, default=Workload.seed, help="allocation-history seed")
     p.add_argument("--engine", default="qemu", help="qemu (default) or gem5 (needs GEM5=path/to/gem5.opt)")
-    p.add_argument("--timeout", type=_positive_seconds, default=900.0,
-                   help="seconds a run may take before it is stopped as hung (default 900)")
+    p.add_argument("--timeout", type=_positive_seconds, default=None,
+                   help="seconds a run may take before it is stopped as hung "
+                        "(default 900; a chat run larger than that gets 3 times "
+                        "its expected host time, and says so)")
     p.add_argument("--out", type=Path, default=None, help="directory for run directories (default runs/)")
     p.add_argument("--force", action="store_true", help="run again even if a complete run exists")
     p.add_argument("--timing", action="store_true",
@@ -131,10 +134,15 @@ def spec_from_args(a, kernel=None) -> RunSpec:
                      burst=a.burst or Workload.burst, warmup_ticks=a.warmup,
                      roi_ticks=a.roi, seed=a.seed,
                      program=program, args=program_args(a))
-        spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=a.timeout,
+        timeout, note = a.timeout, None
+        if timeout is None:
+            timeout, note = sized_timeout(program, w.args)
+        spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=timeout,
                        timing=getattr(a, "timing", False))
     for n in notes:
         warnings.warn(n.message)
+    if note:
+        print(f"colorsim: note: {note}", file=sys.stderr)
     return spec
 
 

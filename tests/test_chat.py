@@ -28,6 +28,45 @@ def test_chat_runs_natively(built):
     assert roi_messages(p.stdout) == (24 * 60 * 6, 24 * 60, 24 * 60 * 5)
 
 
+def test_chat_reports_throughput_per_window(built):
+    # the region's received messages in ten equal windows, each with its
+    # rate: what shows whether a short run reached a steady state
+    p = subprocess.run([str(BIN / "chat"), "--rooms", "4", "--users", "6",
+                        "--messages", "60", "--port", "19673"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    m = re.search(r"chat: windows of (\d+) received, messages received per "
+                  r"second:((?: \d+)+)\n", p.stdout)
+    assert m, p.stdout
+    assert int(m.group(1)) == 24 * 60 * 5 // 10
+    rates = [int(x) for x in m.group(2).split()]
+    assert len(rates) == 10 and all(r > 0 for r in rates)
+
+
+def _spec(capsys, *extra):
+    from colorsim.cli import build_parser, spec_from_args
+    a = build_parser().parse_args(["run", "--machine", "piii8", "--kernel",
+                                   "vanilla", "--workload", "chat", *extra])
+    spec = spec_from_args(a)
+    return spec.timeout_s, capsys.readouterr().err
+
+
+def test_a_full_scale_chat_run_gets_a_timeout_sized_from_its_work(capsys):
+    from colorsim.describe.programs import (CHAT_HOST_S_FIXED,
+                                            CHAT_HOST_S_PER_MESSAGE,
+                                            TIMEOUT_MARGIN)
+    timeout, err = _spec(capsys)
+    # 30 rooms x 20 users x 300 messages, each to 19 others: 3.6 M
+    assert timeout == TIMEOUT_MARGIN * (CHAT_HOST_S_FIXED +
+                                        3_600_000 * CHAT_HOST_S_PER_MESSAGE)
+    assert timeout > 900
+    assert "3,600,000 messages" in err and "--timeout" in err
+    # a run the default covers keeps it, silently
+    assert _spec(capsys, "--messages", "20") == (900.0, "")
+    # a timeout given is the timeout used
+    assert _spec(capsys, "--timeout", "50")[0] == 50.0
+
+
 def test_chat_refuses_a_room_of_one(built):
     p = subprocess.run([str(BIN / "chat"), "--users", "1", "--port", "19672"],
                        capture_output=True, text=True, timeout=30)

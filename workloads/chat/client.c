@@ -18,6 +18,16 @@
 #include "chat.h"
 #include "m5roi.h"
 
+/* Throughput per window: the region's received messages in WINDOWS equal
+ * parts, each part's end stamped by the receive thread that completes it.
+ * Printed after the region, so that a short run shows whether its rate
+ * settled (steady state) or is all start and tail. */
+#define WINDOWS 10
+static long got, per_window;
+static double stamp[WINDOWS + 1];
+
+static double now(void);
+
 struct cuser {
   int fd, room, user;
   const struct chat_config *cfg;
@@ -68,6 +78,9 @@ static void *receiver(void *arg)
     for (unsigned i = 0; i < sizeof m.body; i++)
       if (m.body[i] != msg_byte(m.room, m.user, m.seq, i))
         fail(u, "bad message byte");
+    long n = __atomic_add_fetch(&got, 1, __ATOMIC_RELAXED);
+    if (per_window && n % per_window == 0 && n / per_window <= WINDOWS)
+      stamp[n / per_window] = now();
   }
   sem_post(u->done);
   return NULL;
@@ -98,6 +111,16 @@ static double now(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void print_windows(void)
+{
+  if (!per_window)
+    return;
+  printf("chat: windows of %ld received, messages received per second:", per_window);
+  for (int w = 1; w <= WINDOWS; w++)
+    printf(" %.0f", stamp[w] > stamp[w - 1] ? per_window / (stamp[w] - stamp[w - 1]) : 0.0);
+  printf("\n");
 }
 
 int chat_clients(const struct chat_config *cfg)
@@ -133,8 +156,10 @@ int chat_clients(const struct chat_config *cfg)
   printf("chat: %d rooms x %d users x %d messages, %d threads; start\n", cfg->rooms,
          cfg->users, cfg->messages, 4 * n);
   fflush(stdout);
+  per_window = (long)n * (cfg->users - 1) * cfg->messages / WINDOWS;
   m5_reset_stats();
   double t0 = now();
+  stamp[0] = t0;
   for (int k = 0; k < 2 * n; k++)
     sem_post(&start);
   for (int k = 0; k < 2 * n; k++)
@@ -157,5 +182,6 @@ int chat_clients(const struct chat_config *cfg)
   }
   printf("chat: roi %ld messages (%ld sent, %ld received) in %.2f s\n", sent + received,
          sent, received, t1 - t0);
+  print_windows();
   return 0;
 }
