@@ -256,6 +256,16 @@ def _check_settings(path, where, t: dict, partial: bool) -> dict:
                                    f"unknown workload {x!r}; known: "
                                    f"{', '.join(WORKLOADS)}")
             out[k] = vals
+        elif k == "burst" and isinstance(v, list):
+            # the built-in workload's burst length as an axis: how the
+            # results change with the scheduler's share of the work
+            if not v or len(set(v)) != len(v):
+                raise _err(path, f"{where}.{k}", "must list distinct values")
+            for x in v:
+                if isinstance(x, bool) or not isinstance(x, int) or x < 1:
+                    raise _err(path, f"{where}.{k}",
+                               f"{x!r} must be a positive integer")
+            out[k] = list(v)
         elif k in SCALARS:
             typ = SCALARS[k]
             if isinstance(v, bool) or not isinstance(v, typ):
@@ -359,6 +369,11 @@ def load_experiments(path: Path = None, check_points: bool = True) -> dict:
                        f"(give it in the grid or in [defaults])")
         for scale in (False, True):
             st = exp.settings(scale)
+            if (isinstance(st.get("burst"), list)
+                    and _as_list(st["workload"]) != ["synthetic"]):
+                raise _err(path, f"{name}.{'quick' if scale else 'grid'}.burst",
+                           "a list of burst lengths applies to the synthetic "
+                           "workload only")
             if (st.get("accept", "none") != "none"
                     and "web" not in _as_list(st["workload"])):
                 raise _err(path, f"{name}.{'quick' if scale else 'grid'}.accept",
@@ -389,8 +404,9 @@ def expand(exp: Experiment, quick: bool = False) -> list:
     scale = "quick" if quick else "paper"
     timing = needs_timing(exp)
     pts = []
-    for machine, l2, cpus, kernel, workload, tasks, seed in itertools.product(
-            *(s[k] if isinstance(s[k], list) else [s[k]] for k in AXES)):
+    bursts = _as_list(s.get("burst", 2000))
+    for machine, l2, cpus, kernel, workload, tasks, seed, burst in itertools.product(
+            *(s[k] if isinstance(s[k], list) else [s[k]] for k in AXES), bursts):
         lacks = [n for n in exp.needs if n not in have]
         run_wl = workload
         if exp.stand_in and exp.stand_in in have:
@@ -405,7 +421,7 @@ def expand(exp: Experiment, quick: bool = False) -> list:
             lacks.append("gem5")
         pts.append(Point(exp.name, scale, machine, l2, cpus, kernel, workload,
                          run_wl, tasks, seed, s.get("warmup", 10),
-                         s.get("roi", 10), s.get("burst", 2000), engine,
+                         s.get("roi", 10), burst, engine,
                          s.get("timeout", 900), tuple(dict.fromkeys(lacks)),
                          timing, workload_args(run_wl, tasks, s)))
     return pts
