@@ -46,6 +46,7 @@ WORKLOAD_OPTIONS = {
     "rooms": "chat: rooms (default 30)",
     "users": "chat: users per room (default 20)",
     "messages": "chat: messages per user (default 300)",
+    "skip": "chat: the region is the middle of the run, from SKIP %% to 100 - SKIP %% of the received messages (default 0: the whole run; workloads/README.md)",
 }
 
 

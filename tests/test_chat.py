@@ -43,6 +43,38 @@ def test_chat_reports_throughput_per_window(built):
     assert len(rates) == 10 and all(r > 0 for r in rates)
 
 
+def test_chat_region_can_be_the_middle_of_the_run(built):
+    # --skip 20: the region runs from 20 % to 80 % of the received
+    # messages, so the start of every thread and the tail are outside it
+    p = subprocess.run([str(BIN / "chat"), "--rooms", "4", "--users", "6",
+                        "--messages", "60", "--port", "19674", "--skip", "20"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    received = 24 * 60 * 5
+    middle = received - 2 * received // 5
+    assert roi_messages(p.stdout) == (middle + middle // 5, middle // 5, middle)
+    assert f"the middle 20 % to 80 % of {received} received" in p.stdout
+    bad = subprocess.run([str(BIN / "chat"), "--skip", "50", "--port", "19675"],
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 1 and "chat: FAIL bad value for --skip" in bad.stdout
+
+
+def test_skip_is_checked_before_a_run_and_reaches_the_program(capsys, tmp_path):
+    from colorsim.errors import ConfigError
+    with pytest.raises(ConfigError, match="--skip must be between 0 and 49"):
+        _spec(capsys, "--skip", "50")
+    from colorsim.cli import build_parser, spec_from_args
+    a = build_parser().parse_args(["run", "--machine", "piii8", "--kernel", "vanilla",
+                                   "--workload", "chat", "--messages", "80",
+                                   "--skip", "20"])
+    assert spec_from_args(a).workload.args == "--messages,80,--skip,20"
+    # in a sweep: only when not 0, so the whole-run points keep their identity
+    from colorsim.describe.experiments import workload_args
+    assert workload_args("chat", 2400, {"messages": 80, "skip": 20}).endswith(
+        "--messages,80,--skip,20")
+    assert workload_args("chat", 2400, {}).endswith("--messages,20")
+
+
 def _spec(capsys, *extra):
     from colorsim.cli import build_parser, spec_from_args
     a = build_parser().parse_args(["run", "--machine", "piii8", "--kernel",

@@ -59,13 +59,16 @@ SCALARS = {"warmup": int, "roi": int, "burst": int, "engine": str,
            # web: closed-loop clients (at most one per httpd) and requests
            # per client; chat: users per room and messages per user
            "clients": int, "requests": int, "users": int, "messages": int,
+           # chat: the region is the middle, skip % of the received
+           # messages left out at each end (workloads/README.md)
+           "skip": int,
            # web: accept serialisation (workloads/README.md): "none", the
            # kernel's wake-one accept; "pipe", a lock that wakes every
            # waiting child at each release (a herd); or "sysvsem", a SysV
            # semaphore whose release wakes one
            "accept": str}
 SIZE_DEFAULTS = {"clients": 256, "requests": 8, "users": 20, "messages": 20,
-                 "accept": "none"}
+                 "accept": "none", "skip": 0}
 ACCEPT_MODES = ("none", "pipe", "sysvsem")
 TOP_KEYS = {"title", "needs", "stand_in", "outputs", "grid", "quick"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -173,8 +176,9 @@ def workload_args(workload: str, tasks: int, s: dict) -> str:
             raise ConfigError(f"chat: tasks {tasks} (threads) is not a "
                               f"multiple of 4 threads x {g['users']} users "
                               f"per room = {per_room}")
+        skip = f",--skip,{g['skip']}" if g["skip"] else ""
         return (f"--rooms,{tasks // per_room},--users,{g['users']},"
-                f"--messages,{g['messages']}")
+                f"--messages,{g['messages']}{skip}")
     return ""
 
 
@@ -374,6 +378,9 @@ def load_experiments(path: Path = None, check_points: bool = True) -> dict:
                 raise _err(path, f"{name}.{'quick' if scale else 'grid'}.burst",
                            "a list of burst lengths applies to the synthetic "
                            "workload only")
+            if st.get("skip") and "chat" not in _as_list(st["workload"]):
+                raise _err(path, f"{name}.{'quick' if scale else 'grid'}.skip",
+                           "applies to the chat workload only")
             if (st.get("accept", "none") != "none"
                     and "web" not in _as_list(st["workload"])):
                 raise _err(path, f"{name}.{'quick' if scale else 'grid'}.accept",

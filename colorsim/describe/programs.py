@@ -78,6 +78,7 @@ CHAT_OPTIONS = {
     "--users": ("int", 2, CHAT_CONNECTIONS_MAX),
     "--messages": ("int", 1, INT_MAX),
     "--port": ("int", 1, PORT_MAX),
+    "--skip": ("int", 0, 49),
 }
 PROGRAM_OPTIONS = {"/bin/web": WEB_OPTIONS, "/bin/chat": CHAT_OPTIONS}
 
