@@ -126,3 +126,35 @@ def test_colorsim_run_chat(built, tmp_path):
     rows = [l.split(",") for l in (run / "counters.csv").read_text().splitlines()[1:]]
     c = {r[3]: float(r[4]) for r in rows if r[1] == "-1"}
     assert abs(c["rq_samples"] - c["schedule_calls"]) <= 4 and c["rq_len_mean"] > 1
+
+
+SKIPPED = """
+[c]
+title = "chat middle"
+needs = ["counting", "WORKLOAD"]
+outputs.fig10 = { needs = ["timing"], what = "x" }
+[c.grid]
+machine = "piii8"
+l2 = ["1MiB"]
+cpus = [2]
+kernels = ["vanilla"]
+workload = "WORKLOAD"
+tasks = [TASKS]
+seeds = [1]
+skip = SKIP
+"""
+
+
+@pytest.mark.parametrize("workload,tasks,skip,msg", [
+    ("chat", 80, 50, "0 to 49"),
+    ("web", 16, 20, "chat workload only"),
+])
+def test_bad_skip_in_an_experiment_is_one_line(tmp_path, workload, tasks, skip, msg):
+    from colorsim.describe.experiments import load_experiments
+    from colorsim.errors import ConfigError
+    f = tmp_path / "e.toml"
+    f.write_text(SKIPPED.replace("WORKLOAD", workload).replace("TASKS", str(tasks))
+                 .replace("SKIP", str(skip)))
+    with pytest.raises(ConfigError, match=msg):
+        load_experiments(f)
+

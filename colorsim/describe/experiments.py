@@ -277,7 +277,9 @@ def _check_settings(path, where, t: dict, partial: bool) -> dict:
             if k == "accept" and v not in ACCEPT_MODES:
                 raise _err(path, f"{where}.{k}", f"{v!r} is not an accept "
                            f"mode; known: {', '.join(ACCEPT_MODES)}")
-            if typ is not str and not v > 0:
+            if k == "skip" and not 0 <= v < 50:
+                raise _err(path, f"{where}.{k}", f"{v!r} must be 0 to 49 (%)")
+            if typ is not str and k != "skip" and not v > 0:
                 raise _err(path, f"{where}.{k}", f"{v!r} must be positive")
             out[k] = v
         else:
