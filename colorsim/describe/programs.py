@@ -166,8 +166,9 @@ def sized_timeout(program: str, args: str):
                      f"of host time ({CHAT_HOST_S_PER_MESSAGE * 1e3:g} ms "
                      f"each, measured); with no --timeout the run may take "
                      f"{timeout / 60:.0f} min before it is stopped as hung "
-                     f"(--messages 20 keeps the 2400 threads with fewer "
-                     f"rounds: workloads/README.md, Chat)")
+                     f"(--messages 80 --skip 20 keeps the 2400 threads and "
+                     f"measures the steady middle of a shorter run, as the "
+                     f"fig10 sweep does: workloads/README.md, Chat)")
 
 
 def check_args(program: str, args: str) -> None:
