@@ -35,6 +35,7 @@ from colorsim.argtypes import nonnegative_int
 from colorsim.units import format_size
 from colorsim.describe.variants import colors_rule, parse_variant
 from colorsim.describe.experiments import ACCEPT_MODES
+from colorsim.describe.programs import sized_timeout
 
 
 # Options handed to a user workload as "--name value" (web, chat).
@@ -47,6 +48,7 @@ WORKLOAD_OPTIONS = {
     "rooms": "chat: rooms (default 30)",
     "users": "chat: users per room (default 20)",
     "messages": "chat: messages per user (default 300)",
+    "skip": "chat: the region is the middle of the run, from SKIP %% to 100 - SKIP %% of the received messages (default 0: the whole run; workloads/README.md)",
 }
 
 
@@ -112,8 +114,10 @@ def add_run_options(p, kernel_required=True):
     p.add_argument("--roi", type=_positive_int, default=Workload.roi_ticks, help="ticks measured")
     p.add_argument("--seed", type=_positive_int, default=Workload.seed, help="allocation-history seed")
     p.add_argument("--engine", default="qemu", help="qemu (default) or gem5 (needs GEM5=path/to/gem5.opt)")
-    p.add_argument("--timeout", type=_positive_seconds, default=900.0,
-                   help="seconds a run may take before it is stopped as hung (default 900)")
+    p.add_argument("--timeout", type=_positive_seconds, default=None,
+                   help="seconds a run may take before it is stopped as hung "
+                        "(default 900; a chat run larger than that gets 3 times "
+                        "its expected host time, and says so)")
     p.add_argument("--out", type=directory, default=None, help="directory for run directories (default runs/)")
     p.add_argument("--force", action="store_true", help="run again even if a complete run exists")
     p.add_argument("--timing", action="store_true",
@@ -139,10 +143,15 @@ def spec_from_args(a, kernel=None) -> RunSpec:
                      program=program, args=program_args(a),
                      client_cpus=(-1 if getattr(a, "client_cpus", None) is None
                                   else a.client_cpus))
-        spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=a.timeout,
+        timeout, note = a.timeout, None
+        if timeout is None:
+            timeout, note = sized_timeout(program, w.args)
+        spec = RunSpec(machine, variant, w, engine=a.engine, timeout_s=timeout,
                        timing=getattr(a, "timing", False))
     for n in notes:
         warnings.warn(n.message)
+    if note:
+        print(f"colorsim: note: {note}", file=sys.stderr)
     return spec
 
 

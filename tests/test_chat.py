@@ -28,6 +28,77 @@ def test_chat_runs_natively(built):
     assert roi_messages(p.stdout) == (24 * 60 * 6, 24 * 60, 24 * 60 * 5)
 
 
+def test_chat_reports_throughput_per_window(built):
+    # the region's received messages in ten equal windows, each with its
+    # rate: what shows whether a short run reached a steady state
+    p = subprocess.run([str(BIN / "chat"), "--rooms", "4", "--users", "6",
+                        "--messages", "60", "--port", "19673"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    m = re.search(r"chat: windows of (\d+) received, messages received per "
+                  r"second:((?: \d+)+)\n", p.stdout)
+    assert m, p.stdout
+    assert int(m.group(1)) == 24 * 60 * 5 // 10
+    rates = [int(x) for x in m.group(2).split()]
+    assert len(rates) == 10 and all(r > 0 for r in rates)
+
+
+def test_chat_region_can_be_the_middle_of_the_run(built):
+    # --skip 20: the region runs from 20 % to 80 % of the received
+    # messages, so the start of every thread and the tail are outside it
+    p = subprocess.run([str(BIN / "chat"), "--rooms", "4", "--users", "6",
+                        "--messages", "60", "--port", "19674", "--skip", "20"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    received = 24 * 60 * 5
+    middle = received - 2 * received // 5
+    assert roi_messages(p.stdout) == (middle + middle // 5, middle // 5, middle)
+    assert f"the middle 20 % to 80 % of {received} received" in p.stdout
+    bad = subprocess.run([str(BIN / "chat"), "--skip", "50", "--port", "19675"],
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 1 and "chat: FAIL bad value for --skip" in bad.stdout
+
+
+def test_skip_is_checked_before_a_run_and_reaches_the_program(capsys, tmp_path):
+    from colorsim.errors import ConfigError
+    with pytest.raises(ConfigError, match="--skip must be between 0 and 49"):
+        _spec(capsys, "--skip", "50")
+    from colorsim.cli import build_parser, spec_from_args
+    a = build_parser().parse_args(["run", "--machine", "piii8", "--kernel", "vanilla",
+                                   "--workload", "chat", "--messages", "80",
+                                   "--skip", "20"])
+    assert spec_from_args(a).workload.args == "--messages,80,--skip,20"
+    # in a sweep: only when not 0, so the whole-run points keep their identity
+    from colorsim.describe.experiments import workload_args
+    assert workload_args("chat", 2400, {"messages": 80, "skip": 20}).endswith(
+        "--messages,80,--skip,20")
+    assert workload_args("chat", 2400, {}).endswith("--messages,20")
+
+
+def _spec(capsys, *extra):
+    from colorsim.cli import build_parser, spec_from_args
+    a = build_parser().parse_args(["run", "--machine", "piii8", "--kernel",
+                                   "vanilla", "--workload", "chat", *extra])
+    spec = spec_from_args(a)
+    return spec.timeout_s, capsys.readouterr().err
+
+
+def test_a_full_scale_chat_run_gets_a_timeout_sized_from_its_work(capsys):
+    from colorsim.describe.programs import (CHAT_HOST_S_FIXED,
+                                            CHAT_HOST_S_PER_MESSAGE,
+                                            TIMEOUT_MARGIN)
+    timeout, err = _spec(capsys)
+    # 30 rooms x 20 users x 300 messages, each to 19 others: 3.6 M
+    assert timeout == TIMEOUT_MARGIN * (CHAT_HOST_S_FIXED +
+                                        3_600_000 * CHAT_HOST_S_PER_MESSAGE)
+    assert timeout > 900
+    assert "3,600,000 messages" in err and "--timeout" in err
+    # a run the default covers keeps it, silently
+    assert _spec(capsys, "--messages", "20") == (900.0, "")
+    # a timeout given is the timeout used
+    assert _spec(capsys, "--timeout", "50")[0] == 50.0
+
+
 def test_chat_refuses_a_room_of_one(built):
     p = subprocess.run([str(BIN / "chat"), "--users", "1", "--port", "19672"],
                        capture_output=True, text=True, timeout=30)
@@ -55,3 +126,35 @@ def test_colorsim_run_chat(built, tmp_path):
     rows = [l.split(",") for l in (run / "counters.csv").read_text().splitlines()[1:]]
     c = {r[3]: float(r[4]) for r in rows if r[1] == "-1"}
     assert abs(c["rq_samples"] - c["schedule_calls"]) <= 4 and c["rq_len_mean"] > 1
+
+
+SKIPPED = """
+[c]
+title = "chat middle"
+needs = ["counting", "WORKLOAD"]
+outputs.fig10 = { needs = ["timing"], what = "x" }
+[c.grid]
+machine = "piii8"
+l2 = ["1MiB"]
+cpus = [2]
+kernels = ["vanilla"]
+workload = "WORKLOAD"
+tasks = [TASKS]
+seeds = [1]
+skip = SKIP
+"""
+
+
+@pytest.mark.parametrize("workload,tasks,skip,msg", [
+    ("chat", 80, 50, "0 to 49"),
+    ("web", 16, 20, "chat workload only"),
+])
+def test_bad_skip_in_an_experiment_is_one_line(tmp_path, workload, tasks, skip, msg):
+    from colorsim.describe.experiments import load_experiments
+    from colorsim.errors import ConfigError
+    f = tmp_path / "e.toml"
+    f.write_text(SKIPPED.replace("WORKLOAD", workload).replace("TASKS", str(tasks))
+                 .replace("SKIP", str(skip)))
+    with pytest.raises(ConfigError, match=msg):
+        load_experiments(f)
+

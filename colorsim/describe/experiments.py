@@ -59,6 +59,9 @@ SCALARS = {"warmup": int, "roi": int, "burst": int, "engine": str,
            # web: closed-loop clients (at most one per httpd) and requests
            # per client; chat: users per room and messages per user
            "clients": int, "requests": int, "users": int, "messages": int,
+           # chat: the region is the middle, skip % of the received
+           # messages left out at each end (workloads/README.md)
+           "skip": int,
            # web: accept serialisation (workloads/README.md): "none", the
            # kernel's wake-one accept; "pipe", a lock that wakes every
            # waiting child at each release (a herd); or "sysvsem", a SysV
@@ -68,7 +71,7 @@ SCALARS = {"warmup": int, "roi": int, "burst": int, "engine": str,
            # on the server's CPUs; absent: the program's default)
            "client_cpus": int}
 SIZE_DEFAULTS = {"clients": 256, "requests": 8, "users": 20, "messages": 20,
-                 "accept": "none"}
+                 "accept": "none", "skip": 0}
 ACCEPT_MODES = ("none", "pipe", "sysvsem")
 TOP_KEYS = {"title", "needs", "stand_in", "outputs", "grid", "quick"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -179,8 +182,9 @@ def workload_args(workload: str, tasks: int, s: dict) -> str:
             raise ConfigError(f"chat: tasks {tasks} (threads) is not a "
                               f"multiple of 4 threads x {g['users']} users "
                               f"per room = {per_room}")
+        skip = f",--skip,{g['skip']}" if g["skip"] else ""
         return (f"--rooms,{tasks // per_room},--users,{g['users']},"
-                f"--messages,{g['messages']}")
+                f"--messages,{g['messages']}{skip}")
     return ""
 
 
@@ -262,6 +266,16 @@ def _check_settings(path, where, t: dict, partial: bool) -> dict:
                                    f"unknown workload {x!r}; known: "
                                    f"{', '.join(WORKLOADS)}")
             out[k] = vals
+        elif k == "burst" and isinstance(v, list):
+            # the built-in workload's burst length as an axis: how the
+            # results change with the scheduler's share of the work
+            if not v or len(set(v)) != len(v):
+                raise _err(path, f"{where}.{k}", "must list distinct values")
+            for x in v:
+                if isinstance(x, bool) or not isinstance(x, int) or x < 1:
+                    raise _err(path, f"{where}.{k}",
+                               f"{x!r} must be a positive integer")
+            out[k] = list(v)
         elif k in SCALARS:
             typ = SCALARS[k]
             if isinstance(v, bool) or not isinstance(v, typ):
@@ -269,7 +283,9 @@ def _check_settings(path, where, t: dict, partial: bool) -> dict:
             if k == "accept" and v not in ACCEPT_MODES:
                 raise _err(path, f"{where}.{k}", f"{v!r} is not an accept "
                            f"mode; known: {', '.join(ACCEPT_MODES)}")
-            if typ is not str and not (v > 0 or (k == "client_cpus" and v == 0)):
+            if k == "skip" and not 0 <= v < 50:
+                raise _err(path, f"{where}.{k}", f"{v!r} must be 0 to 49 (%)")
+            if typ is not str and k != "skip" and not (v > 0 or (k == "client_cpus" and v == 0)):
                 raise _err(path, f"{where}.{k}", f"{v!r} must be positive")
             out[k] = v
         else:
@@ -365,6 +381,14 @@ def load_experiments(path: Path = None, check_points: bool = True) -> dict:
                        f"(give it in the grid or in [defaults])")
         for scale in (False, True):
             st = exp.settings(scale)
+            if (isinstance(st.get("burst"), list)
+                    and _as_list(st["workload"]) != ["synthetic"]):
+                raise _err(path, f"{name}.{'quick' if scale else 'grid'}.burst",
+                           "a list of burst lengths applies to the synthetic "
+                           "workload only")
+            if st.get("skip") and "chat" not in _as_list(st["workload"]):
+                raise _err(path, f"{name}.{'quick' if scale else 'grid'}.skip",
+                           "applies to the chat workload only")
             if (st.get("accept", "none") != "none"
                     and "web" not in _as_list(st["workload"])):
                 raise _err(path, f"{name}.{'quick' if scale else 'grid'}.accept",
@@ -395,8 +419,9 @@ def expand(exp: Experiment, quick: bool = False) -> list:
     scale = "quick" if quick else "paper"
     timing = needs_timing(exp)
     pts = []
-    for machine, l2, cpus, kernel, workload, tasks, seed in itertools.product(
-            *(s[k] if isinstance(s[k], list) else [s[k]] for k in AXES)):
+    bursts = _as_list(s.get("burst", 2000))
+    for machine, l2, cpus, kernel, workload, tasks, seed, burst in itertools.product(
+            *(s[k] if isinstance(s[k], list) else [s[k]] for k in AXES), bursts):
         lacks = [n for n in exp.needs if n not in have]
         run_wl = workload
         if exp.stand_in and exp.stand_in in have:
@@ -411,7 +436,7 @@ def expand(exp: Experiment, quick: bool = False) -> list:
             lacks.append("gem5")
         pts.append(Point(exp.name, scale, machine, l2, cpus, kernel, workload,
                          run_wl, tasks, seed, s.get("warmup", 10),
-                         s.get("roi", 10), s.get("burst", 2000), engine,
+                         s.get("roi", 10), burst, engine,
                          s.get("timeout", 900), tuple(dict.fromkeys(lacks)),
                          timing, workload_args(run_wl, tasks, s),
                          s.get("client_cpus", -1)))

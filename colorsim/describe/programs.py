@@ -25,6 +25,20 @@ LONG_MAX = 2**63 - 1        # web.c parses with strtol into a long
 INT_MAX = 2**31 - 1         # chat.c keeps its sizes in ints
 PORT_MAX = 65535            # both pass the port through htons()
 CHAT_CONNECTIONS_MAX = 1000  # chat.c: rooms x users
+CHAT_DEFAULTS = {"--rooms": 30, "--users": 20, "--messages": 300}  # chat.c
+
+DEFAULT_TIMEOUT_S = 900.0   # `run --timeout` when the work is small
+# Host time of a Chat run, measured with --timing on the 8-way PIII
+# (workloads/README.md, Chat, "Sizes, and how long a run takes"): about a
+# minute of boot, connections and 2400 thread starts, then half a
+# millisecond of host time per message (sent + received) for short runs,
+# growing to 0.85 ms at 160 messages per user as vanilla switches more
+# per message; 1 ms keeps the paper's size inside its timeout.  The timeout
+# a run gets when none is given is TIMEOUT_MARGIN times that, so a host
+# busy with other work does not stop a run that is still making progress.
+CHAT_HOST_S_FIXED = 60.0
+CHAT_HOST_S_PER_MESSAGE = 1.0e-3
+TIMEOUT_MARGIN = 3.0
 
 
 def image_programs() -> set:
@@ -66,6 +80,7 @@ CHAT_OPTIONS = {
     "--users": ("int", 2, CHAT_CONNECTIONS_MAX),
     "--messages": ("int", 1, INT_MAX),
     "--port": ("int", 1, PORT_MAX),
+    "--skip": ("int", 0, 49),
 }
 PROGRAM_OPTIONS = {"/bin/web": WEB_OPTIONS, "/bin/chat": CHAT_OPTIONS}
 
@@ -126,6 +141,36 @@ def _check_chat(v: dict) -> None:
         raise ConfigError(f"chat: --rooms {rooms} x --users {users} is "
                           f"{rooms * users} connections; chat takes at most "
                           f"{CHAT_CONNECTIONS_MAX}")
+
+
+def chat_messages(args: str) -> int:
+    """The messages a chat run's region counts (sent + received, as
+    chat_c does): rooms x users x messages x users."""
+    words = args.split(",") if args else []
+    v = dict(CHAT_DEFAULTS)
+    v.update(_parse("/bin/chat", words, CHAT_OPTIONS))
+    return v["--rooms"] * v["--users"] * v["--messages"] * v["--users"]
+
+
+def sized_timeout(program: str, args: str):
+    """(timeout in seconds, note) for a run given no --timeout: the default,
+    or for a chat run whose work outgrows it, the expected host time from
+    the measured cost per message times TIMEOUT_MARGIN, with a note that
+    says so (None when the default stands)."""
+    if program != "/bin/chat":
+        return DEFAULT_TIMEOUT_S, None
+    n = chat_messages(args)
+    expect = CHAT_HOST_S_FIXED + n * CHAT_HOST_S_PER_MESSAGE
+    timeout = TIMEOUT_MARGIN * expect
+    if timeout <= DEFAULT_TIMEOUT_S:
+        return DEFAULT_TIMEOUT_S, None
+    return timeout, (f"chat: {n:,} messages take about {expect / 60:.0f} min "
+                     f"of host time ({CHAT_HOST_S_PER_MESSAGE * 1e3:g} ms "
+                     f"each, measured); with no --timeout the run may take "
+                     f"{timeout / 60:.0f} min before it is stopped as hung "
+                     f"(fewer --messages keep the 2400 threads, but vanilla's "
+                     f"throughput has not settled below 300: workloads/"
+                     f"README.md, Chat)")
 
 
 def check_args(program: str, args: str) -> None:

@@ -22,6 +22,7 @@ from colorsim.report.common import (paper_results, Item, ExpData, pick_scale,
 from colorsim.report.counting import (HERD, eq3, fig1, fig3, fig7, fig8, herd,
                                       table2)
 from colorsim.report.scaling import fig6, fig9, fig10
+from colorsim.report.burst import burst
 
 
 def lacking_only(d: ExpData, out: Path, paper: dict) -> list:
@@ -37,7 +38,7 @@ def lacking_only(d: ExpData, out: Path, paper: dict) -> list:
 
 BUILDERS = {"fig1": fig1, "fig3": fig3, "fig6": fig6, "fig7": fig7,
             "table2": table2, "fig8": fig8, "fig9": fig9, "fig10": fig10,
-            "eq3": eq3, HERD: herd}
+            "eq3": eq3, HERD: herd, "burst": burst}
 
 
 def make_figures(name: str, root=None, out=None, quick=None, log=print,

@@ -226,7 +226,12 @@ def write_report(items, out: Path, cat, exps, used=None) -> Path:
                  "KB), predicts the colors needed: the eq3 experiment "
                  "(<code>python3 -m colorsim sweep eq3</code>) and its figure "
                  "above, the loop miss ratio at eq. (3)'s colors and twice "
-                 "them.</li></ul></section>")
+                 "them.</li>"
+                 "<li><b>The built-in workload's burst length.</b> How the "
+                 "shapes of Figure 6 and Table 6 change when the scheduler's "
+                 "share of the work changes: the burst experiment "
+                 "(<code>python3 -m colorsim sweep burst</code>) and its "
+                 "table above.</li></ul></section>")
     parts.append("</body></html>\n")
     path = out / "report.html"
     tmp = out / f".report.tmp{os.getpid()}.html"

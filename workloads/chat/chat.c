@@ -1,8 +1,10 @@
 /* chat: the Chat workload, server and clients on one machine as in the
  * paper (workloads/README.md, "Chat"):
  *
- *   chat [--rooms R] [--users U] [--messages M] [--port P]
+ *   chat [--rooms R] [--users U] [--messages M] [--port P] [--skip S]
  *
+ * --skip S: the region of interest is the middle of the run, from S % to
+ * (100 - S) % of the received messages (default 0: all of it).
  * defaults 30 x 20 x 300 (2400 threads, 3.6 M messages).  The server runs
  * in a child process, the clients in this one.  Exit 0 only when every
  * message reached every other member of its room intact and in order. */
@@ -29,14 +31,27 @@ static int arg(char **argv, int *i, int argc)
   return v;
 }
 
+/* A percentage below 50 (0 allowed). */
+static int arg0(char **argv, int *i, int argc)
+{
+  char *end;
+  long v = *i + 1 < argc ? strtol(argv[++*i], &end, 10) : -1;
+  if (v < 0 || v >= 50 || *end) {
+    printf("chat: FAIL bad value for %s (0 to 49)\n", argv[*i - 1]);
+    exit(1);
+  }
+  return v;
+}
+
 int main(int argc, char **argv)
 {
-  struct chat_config cfg = {30, 20, 300, 9999};
+  struct chat_config cfg = {30, 20, 300, 9999, 0};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--rooms")) cfg.rooms = arg(argv, &i, argc);
     else if (!strcmp(argv[i], "--users")) cfg.users = arg(argv, &i, argc);
     else if (!strcmp(argv[i], "--messages")) cfg.messages = arg(argv, &i, argc);
     else if (!strcmp(argv[i], "--port")) cfg.port = arg(argv, &i, argc);
+    else if (!strcmp(argv[i], "--skip")) cfg.skip = arg0(argv, &i, argc);
     else {
       printf("chat: FAIL unknown option %s\n", argv[i]);
       return 1;

@@ -12,6 +12,7 @@
 
 struct chat_config {
   int rooms, users, messages, port;
+  int skip;                      /* % of received messages outside the region at each end */
 };
 
 /* A message: who sent it, its number, then bytes that depend on both, so

@@ -18,6 +18,23 @@
 #include "chat.h"
 #include "m5roi.h"
 
+/* Throughput per window: the region's received messages in WINDOWS equal
+ * parts, each part's end stamped by the receive thread that completes it.
+ * Printed after the region, so that a short run shows whether its rate
+ * settled (steady state) or is all start and tail. */
+#define WINDOWS 10
+static long got, per_window;
+static double stamp[WINDOWS + 1];
+
+/* A steady-state region (--skip P): the received messages from P % of all
+ * to (100 - P) %, so that the start of every thread and the tail, when
+ * the last receivers finish alone, are outside it.  The receive thread
+ * whose message crosses each bound marks it.  0: the whole run. */
+static long roi_from, roi_to;
+static double roi_t0, roi_t1;
+
+static double now(void);
+
 struct cuser {
   int fd, room, user;
   const struct chat_config *cfg;
@@ -68,6 +85,17 @@ static void *receiver(void *arg)
     for (unsigned i = 0; i < sizeof m.body; i++)
       if (m.body[i] != msg_byte(m.room, m.user, m.seq, i))
         fail(u, "bad message byte");
+    long n = __atomic_add_fetch(&got, 1, __ATOMIC_RELAXED);
+    if (per_window && n % per_window == 0 && n / per_window <= WINDOWS)
+      stamp[n / per_window] = now();
+    if (roi_from && n == roi_from) {
+      m5_reset_stats();
+      roi_t0 = now();
+    }
+    if (roi_from && n == roi_to) {
+      m5_dump_stats();
+      roi_t1 = now();
+    }
   }
   sem_post(u->done);
   return NULL;
@@ -98,6 +126,16 @@ static double now(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void print_windows(void)
+{
+  if (!per_window)
+    return;
+  printf("chat: windows of %ld received, messages received per second:", per_window);
+  for (int w = 1; w <= WINDOWS; w++)
+    printf(" %.0f", stamp[w] > stamp[w - 1] ? per_window / (stamp[w] - stamp[w - 1]) : 0.0);
+  printf("\n");
 }
 
 int chat_clients(const struct chat_config *cfg)
@@ -133,13 +171,21 @@ int chat_clients(const struct chat_config *cfg)
   printf("chat: %d rooms x %d users x %d messages, %d threads; start\n", cfg->rooms,
          cfg->users, cfg->messages, 4 * n);
   fflush(stdout);
-  m5_reset_stats();
+  long all = (long)n * (cfg->users - 1) * cfg->messages;
+  per_window = all / WINDOWS;
+  /* whole rounds of users - 1, so that sent = received / (users - 1) */
+  roi_from = all / (cfg->users - 1) * cfg->skip / 100 * (cfg->users - 1);
+  roi_to = all - roi_from;
+  if (!roi_from)
+    m5_reset_stats();
   double t0 = now();
+  stamp[0] = t0;
   for (int k = 0; k < 2 * n; k++)
     sem_post(&start);
   for (int k = 0; k < 2 * n; k++)
     sem_wait(&done);
-  m5_dump_stats();
+  if (!roi_from)
+    m5_dump_stats();
   double t1 = now();
   long received = 0;
   for (int k = 0; k < n; k++) {
@@ -155,7 +201,16 @@ int chat_clients(const struct chat_config *cfg)
            sent * (cfg->users - 1));
     return 1;
   }
-  printf("chat: roi %ld messages (%ld sent, %ld received) in %.2f s\n", sent + received,
-         sent, received, t1 - t0);
+  if (roi_from) {
+    /* the middle: received counted, sent as chat_c's ratio gives it */
+    long r = roi_to - roi_from, s = r / (cfg->users - 1);
+    printf("chat: roi %ld messages (%ld sent, %ld received) in %.2f s, the middle "
+           "%d %% to %d %% of %ld received\n", s + r, s, r, roi_t1 - roi_t0,
+           cfg->skip, 100 - cfg->skip, received);
+  } else {
+    printf("chat: roi %ld messages (%ld sent, %ld received) in %.2f s\n", sent + received,
+           sent, received, t1 - t0);
+  }
+  print_windows();
   return 0;
 }
