@@ -261,3 +261,31 @@ def test_piii8_boots_eight_cpus_deterministically(tmp_path):
     assert "Total of 8 processors activated" in (runs[0] / "console.log").read_text()
     for f in ("console.log", "stats.txt", "bus_offsets.csv"):
         assert (runs[0] / f).read_bytes() == (runs[1] / f).read_bytes(), f
+
+
+def _setup_packages():
+    """The Debian packages scripts/setup.sh installs (its packages=(...))."""
+    import re
+    from colorsim import ROOT
+    text = (ROOT / "scripts" / "setup.sh").read_text()
+    m = re.search(r"^packages=\((.*?)\)", text, re.S | re.M)
+    return set(m.group(1).split())
+
+
+def test_setup_installs_what_the_linux24_path_runs():
+    """Every program the wrapper runs comes from a package set-up installs,
+    so a fresh machine that ran scripts/setup.sh can build a user's tree."""
+    pkgs = _setup_packages()
+    assert {"make", "patch", "gdb", "e2fsprogs"} <= pkgs
+    assert set(described.TOOLS.values()) <= pkgs, \
+        set(described.TOOLS.values()) - pkgs
+
+
+def test_a_missing_tool_names_its_package(monkeypatch):
+    import shutil
+    real = shutil.which
+    monkeypatch.setattr(shutil, "which",
+                        lambda t, *a, **k: None if t == "gdb" else real(t, *a, **k))
+    with pytest.raises(ConfigError) as e:
+        described.check_tools(["make", "gdb"])
+    assert "apt-get install gdb" in str(e.value) and "\n" not in str(e.value)

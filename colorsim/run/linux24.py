@@ -29,7 +29,8 @@ from pathlib import Path
 
 from colorsim import BUILD, ROOT
 from colorsim.describe.linux24 import (LINE, SRC_ENV, THREAD_SIZE, Linux24Build,
-                                       check_version, source_tree, variant_for)
+                                       check_tools, check_version, source_tree,
+                                       variant_for)
 from colorsim.errors import ConfigError, RunError
 
 
@@ -121,11 +122,7 @@ def build(b: Linux24Build, src: Path = None, progress=print) -> Path:
 
 
 def _build(b: Linux24Build, src: Path, version: str, want: str, progress) -> None:
-    for tool, pkg in (("make", "make"), ("patch", "patch"), ("gdb", "gdb"),
-                      ("objdump", "binutils"), ("gcc", "gcc-12")):
-        if not shutil.which(tool):
-            raise ConfigError(f"{tool} is not installed: apt-get install {pkg} "
-                              f"(the linux24 build needs it)")
+    check_tools(("make", "patch", "gcc", "tar", "objdump", "nm", "gdb"))
     progress(f"build: Linux {version} {b.build_id} (out of tree, ~2 min)")
     if b.dir.exists():
         shutil.rmtree(b.dir)
@@ -213,10 +210,7 @@ def initrd(progress=print) -> Path:
     st = out.with_suffix(".stamp")
     if out.is_file() and st.is_file() and st.read_text().strip() == key:
         return out
-    for tool in ("musl-gcc", "mke2fs"):
-        if not shutil.which(tool):
-            raise ConfigError(f"{tool} is not installed (Debian's "
-                              f"{'musl-tools' if tool == 'musl-gcc' else 'e2fsprogs'})")
+    check_tools(("musl-gcc", "mke2fs"))
     progress("build: the linux24 initrd (init = l24tasks)")
     stage = out.parent / "initrd.d"
     if stage.exists():
