@@ -289,3 +289,94 @@ def test_a_missing_tool_names_its_package(monkeypatch):
     with pytest.raises(ConfigError) as e:
         described.check_tools(["make", "gdb"])
     assert "apt-get install gdb" in str(e.value) and "\n" not in str(e.value)
+
+
+SWEEP = """
+[defaults]
+engine = "qemu"
+warmup = 2
+roi = 2
+burst = 2000
+timeout = 600
+seeds = [1]
+
+[l24]
+title = "the testbed and real Linux 2.4"
+needs = ["counting"]
+outputs.fig1 = { needs = ["counting"], what = "offsets" }
+[l24.grid]
+machine = "ppro4"
+l2 = ["512KiB"]
+cpus = [4]
+kernels = ["vanilla", "linux24:vanilla", "linux24:c32"]
+workload = "synthetic"
+tasks = [16]
+"""
+
+
+@pytest.fixture
+def sweep_file(tmp_path, monkeypatch):
+    f = tmp_path / "experiments.toml"
+    f.write_text(SWEEP)
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+    return f
+
+
+def test_sweep_without_source_marks_linux24_points_not_runnable(sweep_file,
+                                                                tmp_path,
+                                                                monkeypatch):
+    """A linux24 kernel is a value of the kernels axis; without the user's
+    tree its points are recorded as lacking it, not built or run."""
+    from colorsim.orchestrate.sweep import dry_run, plan
+    from colorsim.describe.experiments import load_experiments
+    monkeypatch.delenv("LINUX24_SRC", raising=False)
+    lines = []
+    c = dry_run("l24", jobs=1, root=tmp_path / "runs", log=lines.append)
+    assert c["lacks"] == 2 and c["run"] + c["unbuilt"] == 1, lines
+    _, records = plan(list(load_experiments().values()), False,
+                      tmp_path / "runs", progress=lambda *_: None, build=False)
+    lacks = {r["kernel"]: r["lacks"] for r in records["l24"]}
+    assert lacks == {"vanilla": [], "linux24:vanilla": ["linux24"],
+                     "linux24:c32": ["linux24"]}
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.requires_linux24
+def test_sweep_names_linux24_points_by_the_users_tree(built, sweep_file,
+                                                      tmp_path):
+    """With the tree, the points get run ids that cover the tree's content
+    hash (source.json of the build), so another tree is another run."""
+    from colorsim.orchestrate.sweep import plan
+    from colorsim.describe.experiments import load_experiments
+    from colorsim.run.identity import run_id
+    from colorsim.run.runner import identity
+    tasks, records = plan(list(load_experiments().values()), False,
+                          tmp_path / "runs", progress=lambda *_: None)
+    ids = {r["kernel"]: r["run_id"] for r in records["l24"]}
+    assert all(ids.values()) and len(set(ids.values())) == 3
+    src = described.source_tree()
+    want = linux24.source_sha256(src)
+    assert linux24.source_record(built["c32"])["sha256"] == want
+    p = next(t for t in tasks.values() if t.params["kernel"] == "linux24:c32")
+    from colorsim.describe.experiments import Point
+    spec = Point(experiment="", scale="", lacks=(), **p.params).spec()
+    ident = identity(spec)
+    assert ident["linux24_source_sha256"] == want
+    assert run_id({**spec.to_dict(), **ident}) == p.run_id
+    other = {**ident, "linux24_source_sha256": "0" * 64}
+    assert run_id({**spec.to_dict(), **other}) != p.run_id
+
+
+def test_source_hash_covers_the_files_the_build_reads(tmp_path):
+    t = _tree(tmp_path / "t", 37, ".11")
+    (t / "kernel").mkdir()
+    (t / "kernel" / "sched.c").write_text("a\n")
+    (t / "arch" / "i386").mkdir()
+    (t / "arch" / "i386" / "x.c").write_text("i386\n")
+    h = linux24.source_sha256(t)
+    f = linux24.source_fingerprint(t)
+    (t / "arch" / "i386" / "x.c").write_text("other arch\n")
+    assert linux24.source_sha256(t) == h          # not copied, not covered
+    (t / "kernel" / "sched.c").write_text("b\n")
+    assert linux24.source_sha256(t) != h
+    assert linux24.source_fingerprint(t) != f
