@@ -380,3 +380,59 @@ def test_source_hash_covers_the_files_the_build_reads(tmp_path):
     (t / "kernel" / "sched.c").write_text("b\n")
     assert linux24.source_sha256(t) != h
     assert linux24.source_fingerprint(t) != f
+
+
+def _fake_layout():
+    return {"ranges": {"rqloop": [[0x1000, 0x1040]], "user": [[0, 0x800000000000]],
+                       "schedule": [0x1000, 0x2000]},
+            "symbols": {"runqueue_lock": {"addr": 0xffffffff803ee480},
+                        "compute": {"addr": 0x4013a0}},
+            "lockmeter": {"addr": 0xffffffff803ee480, "stride": 4, "count": 1,
+                          "bytes": 1}}
+
+
+def test_timing_meters_linux24s_byte_wide_runqueue_lock():
+    """--timing on a linux24 kernel: the lockmeter on runqueue_lock as a
+    byte-wide lock (2.4's x86_64 lock decb / movb $1), units of work at
+    init's compute(), and no clock publication (2.4 does not read one:
+    its ticks stay on QEMU's virtual time)."""
+    from pathlib import Path
+    from colorsim.describe.runspec import RunSpec
+    from colorsim.describe.variants import parse_variant
+    from colorsim.run.engines.qemu import QemuEngine
+    m = get_machine("ppro4")
+    spec = RunSpec(m, parse_variant("linux24:c32", m), timing=True)
+    args = QemuEngine().plugin_args(spec, Path("/r"), _fake_layout()).split(",")
+    assert "lock=0xffffffff803ee480" in args and "lockbytes=1" in args
+    assert "unit=0x4013a0" in args
+    assert not any(a.startswith(("publish=", "free=")) for a in args)
+    assert any(a.startswith("timing=") for a in args)
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_linux24_timing_meters_runqueue_lock_repeatably(tmp_path):
+    """Two --timing runs of linux24:c32: the lockmeter sees 2.4's own
+    runqueue_lock taken and contended, and the runs repeat byte for byte."""
+    import json
+    from colorsim.run import runner
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    m = get_machine("ppro4")
+    spec = RunSpec(m, parse_variant("linux24:c32", m),
+                   Workload(tasks=32, warmup_ticks=3, roi_ticks=3), timing=True)
+    runs = [runner.run(spec, name=f"t{i}", out=tmp_path, progress=lambda *_: None)
+            for i in (1, 2)]
+    lay = json.loads((runs[0] / "layout.json").read_text())
+    bm = json.loads((runs[0] / "busmon.json").read_text())
+    assert int(bm["lock"], 16) == _symbols(spec.variant)["runqueue_lock"]
+    assert bm["lock_bytes"] == 1 and lay["lockmeter"]["bytes"] == 1
+    lock = bm["locks"][0]
+    assert lock["acquisitions"] > 100 and 0 < lock["contended"] < lock["acquisitions"]
+    assert lock["hold_cycles"] > 0 and lock["hold_overlaps"] == 0
+    for f in ("stats.txt", "counters.csv", "bus_offsets.csv", "busmon.json"):
+        a, b = ((r / f).read_bytes() for r in runs)
+        if f == "busmon.json":      # it names its own output folder
+            a, b = (x.replace(f"/.{r.name}.partial".encode(), b"/R")
+                    for x, r in zip((a, b), runs))
+        assert a == b, f
