@@ -382,6 +382,62 @@ def test_source_hash_covers_the_files_the_build_reads(tmp_path):
     assert linux24.source_fingerprint(t) != f
 
 
+def _cli(*args, env=None):
+    import os
+    import sys
+    from colorsim import ROOT
+    e = dict(os.environ, **(env or {}))
+    if env and env.get("LINUX24_SRC") is None:
+        e.pop("LINUX24_SRC", None)
+    return subprocess.run([sys.executable, "-m", "colorsim", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=7200,
+                          env={k: v for k, v in e.items() if v is not None})
+
+
+def test_linux24_table_without_source_runs_nothing(tmp_path):
+    p = _cli("linux24-table", "--run", "--runs", tmp_path / "r",
+             env={"LINUX24_SRC": None})
+    assert p.returncode == 2 and "LINUX24_SRC is not set" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert not any((tmp_path / "r").glob("ppro4-*")), "no testbed run either"
+
+
+def test_linux24_table_without_runs_says_how_to_make_them(tmp_path):
+    p = _cli("linux24-table", "--runs", tmp_path / "empty")
+    assert p.returncode == 2 and "linux24-table --run" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_linux24_table_renders_both_kernels_and_the_fields():
+    from colorsim.orchestrate import linux24table as lt
+    pair = {"peak": 0x78, "c32_peak_share": 0.1, "colored_change": -0.5,
+            "miss_vanilla": 0.99, "miss_c32": 0.2}
+    rows = [{"l2": "512KiB", "linux": pair,
+             "testbed": {**pair, "peak": 0x30}, "paper_peak": 0x30,
+             "paper_colored": -33.3, "paper_miss": (99.6, 35.8)}]
+    f = {"fields": [("has_cpu", {"offset": 0x30, "size": 4}, "cpus_runnable",
+                     {"offset": 0x58, "size": 8})],
+         "peak": 0x78, "peak_field": "run_list", "testbed_first": "has_cpu",
+         "linux_first": "run_list"}
+    text = lt.render(rows, f)
+    assert "| 512 KiB | 0x078 / 0x030 / 0x030 | -50.0 % / -50.0 % / -33.3 % |" in text
+    assert "| `has_cpu` | 0x030, 4 B | `cpus_runnable` | 0x058, 8 B |" in text
+    assert "0x078, in `run_list`" in text
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_readme_linux24_table_is_the_catalogs(tmp_path):
+    """The README's real-Linux table is what the command computes from
+    fresh runs (the six testbed and six Linux runs)."""
+    from colorsim import ROOT
+    p = _cli("linux24-table", "--run", "--runs", tmp_path / "r")
+    assert p.returncode == 0, p.stderr[-2000:]
+    p = _cli("linux24-table", "--runs", tmp_path / "r", "--check",
+             ROOT / "README.md")
+    assert p.returncode == 0, p.stderr
+
+
 def _fake_layout():
     return {"ranges": {"rqloop": [[0x1000, 0x1040]], "user": [[0, 0x800000000000]],
                        "schedule": [0x1000, 0x2000]},
