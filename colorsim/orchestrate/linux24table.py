@@ -89,8 +89,9 @@ def field_rows(cat) -> dict:
     linux = headline.pick_runs(cat, NAMES, TASKS, how="linux24-table")[i]
     testbed = headline.pick_runs(cat, headline.KERNELS, headline.TASKS,
                                  how="linux24-table")[i]
-    lay_l = load_run(linux["linux24-vanilla"]["path"]).layout
-    lay_t = load_run(testbed["vanilla"]["path"]).layout
+    # the catalog's paths are relative to its runs folder
+    lay_l = load_run(Path(cat.root) / linux["linux24-vanilla"]["path"]).layout
+    lay_t = load_run(Path(cat.root) / testbed["vanilla"]["path"]).layout
     fl, ft = lay_l["task_struct"]["fields"], lay_t["task_struct"]["fields"]
     peak = int(linux["linux24-vanilla"]["peak_offset"])
     under = [n for n in lay_l["scheduler_hot"]["fields_read_per_task"]
