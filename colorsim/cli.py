@@ -416,6 +416,7 @@ def build_parser():
     from colorsim.results import catalog
     from colorsim.report import command as figures
     from colorsim.orchestrate import headline
+    from colorsim.orchestrate import linux24table
     from colorsim.orchestrate import sweep
     from colorsim.orchestrate import timing
     sweep.add_parser(sub)
@@ -423,6 +424,7 @@ def build_parser():
     catalog.add_parsers(sub)
     figures.add_parser(sub)
     headline.add_parser(sub)
+    linux24table.add_parser(sub)
     return ap
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian machine for colorsim: Debian packages (SCons, the C
-# toolchain, SeaBIOS, musl-tools for the user programs), PyPI packages, QEMU
+# toolchain, SeaBIOS, musl-tools for the user programs, what Linux 2.4 from
+# the user's tree needs), PyPI packages, QEMU
 # >= 10.1 built from Debian's source package (scripts/build-qemu.sh, about 3
 # minutes the first time), and the default build (the bus-monitor plugin, the
 # vanilla and c32 kernels, the user programs and the root-file-system image).
@@ -18,8 +19,12 @@ apt_install() {
     --no-install-recommends "$@" >/dev/null
 }
 
-# chromium: the report test; slurm: the Slurm executor and its test cluster
-packages=(seabios scons gcc binutils musl-tools chromium slurmctld slurmd slurm-client munge)
+# chromium: the report test; slurm: the Slurm executor and its test cluster;
+# make, patch, tar, gdb, e2fsprogs: building and reading Linux 2.4 from the
+# user's tree (colorsim/describe/linux24.py's TOOLS; the kernel's build,
+# gdb for task_struct from its DWARF, mke2fs for its RAM disk)
+packages=(seabios scons gcc binutils musl-tools chromium slurmctld slurmd slurm-client munge
+          make patch tar gdb e2fsprogs)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

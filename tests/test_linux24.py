@@ -261,3 +261,234 @@ def test_piii8_boots_eight_cpus_deterministically(tmp_path):
     assert "Total of 8 processors activated" in (runs[0] / "console.log").read_text()
     for f in ("console.log", "stats.txt", "bus_offsets.csv"):
         assert (runs[0] / f).read_bytes() == (runs[1] / f).read_bytes(), f
+
+
+def _setup_packages():
+    """The Debian packages scripts/setup.sh installs (its packages=(...))."""
+    import re
+    from colorsim import ROOT
+    text = (ROOT / "scripts" / "setup.sh").read_text()
+    m = re.search(r"^packages=\((.*?)\)", text, re.S | re.M)
+    return set(m.group(1).split())
+
+
+def test_setup_installs_what_the_linux24_path_runs():
+    """Every program the wrapper runs comes from a package set-up installs,
+    so a fresh machine that ran scripts/setup.sh can build a user's tree."""
+    pkgs = _setup_packages()
+    assert {"make", "patch", "gdb", "e2fsprogs"} <= pkgs
+    assert set(described.TOOLS.values()) <= pkgs, \
+        set(described.TOOLS.values()) - pkgs
+
+
+def test_a_missing_tool_names_its_package(monkeypatch):
+    import shutil
+    real = shutil.which
+    monkeypatch.setattr(shutil, "which",
+                        lambda t, *a, **k: None if t == "gdb" else real(t, *a, **k))
+    with pytest.raises(ConfigError) as e:
+        described.check_tools(["make", "gdb"])
+    assert "apt-get install gdb" in str(e.value) and "\n" not in str(e.value)
+
+
+SWEEP = """
+[defaults]
+engine = "qemu"
+warmup = 2
+roi = 2
+burst = 2000
+timeout = 600
+seeds = [1]
+
+[l24]
+title = "the testbed and real Linux 2.4"
+needs = ["counting"]
+outputs.fig1 = { needs = ["counting"], what = "offsets" }
+[l24.grid]
+machine = "ppro4"
+l2 = ["512KiB"]
+cpus = [4]
+kernels = ["vanilla", "linux24:vanilla", "linux24:c32"]
+workload = "synthetic"
+tasks = [16]
+"""
+
+
+@pytest.fixture
+def sweep_file(tmp_path, monkeypatch):
+    f = tmp_path / "experiments.toml"
+    f.write_text(SWEEP)
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+    return f
+
+
+def test_sweep_without_source_marks_linux24_points_not_runnable(sweep_file,
+                                                                tmp_path,
+                                                                monkeypatch):
+    """A linux24 kernel is a value of the kernels axis; without the user's
+    tree its points are recorded as lacking it, not built or run."""
+    from colorsim.orchestrate.sweep import dry_run, plan
+    from colorsim.describe.experiments import load_experiments
+    monkeypatch.delenv("LINUX24_SRC", raising=False)
+    lines = []
+    c = dry_run("l24", jobs=1, root=tmp_path / "runs", log=lines.append)
+    assert c["lacks"] == 2 and c["run"] + c["unbuilt"] == 1, lines
+    _, records = plan(list(load_experiments().values()), False,
+                      tmp_path / "runs", progress=lambda *_: None, build=False)
+    lacks = {r["kernel"]: r["lacks"] for r in records["l24"]}
+    assert lacks == {"vanilla": [], "linux24:vanilla": ["linux24"],
+                     "linux24:c32": ["linux24"]}
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.requires_linux24
+def test_sweep_names_linux24_points_by_the_users_tree(built, sweep_file,
+                                                      tmp_path):
+    """With the tree, the points get run ids that cover the tree's content
+    hash (source.json of the build), so another tree is another run."""
+    from colorsim.orchestrate.sweep import plan
+    from colorsim.describe.experiments import load_experiments
+    from colorsim.run.identity import run_id
+    from colorsim.run.runner import identity
+    tasks, records = plan(list(load_experiments().values()), False,
+                          tmp_path / "runs", progress=lambda *_: None)
+    ids = {r["kernel"]: r["run_id"] for r in records["l24"]}
+    assert all(ids.values()) and len(set(ids.values())) == 3
+    src = described.source_tree()
+    want = linux24.source_sha256(src)
+    assert linux24.source_record(built["c32"])["sha256"] == want
+    p = next(t for t in tasks.values() if t.params["kernel"] == "linux24:c32")
+    from colorsim.describe.experiments import Point
+    spec = Point(experiment="", scale="", lacks=(), **p.params).spec()
+    ident = identity(spec)
+    assert ident["linux24_source_sha256"] == want
+    assert run_id({**spec.to_dict(), **ident}) == p.run_id
+    other = {**ident, "linux24_source_sha256": "0" * 64}
+    assert run_id({**spec.to_dict(), **other}) != p.run_id
+
+
+def test_source_hash_covers_the_files_the_build_reads(tmp_path):
+    t = _tree(tmp_path / "t", 37, ".11")
+    (t / "kernel").mkdir()
+    (t / "kernel" / "sched.c").write_text("a\n")
+    (t / "arch" / "i386").mkdir()
+    (t / "arch" / "i386" / "x.c").write_text("i386\n")
+    h = linux24.source_sha256(t)
+    f = linux24.source_fingerprint(t)
+    (t / "arch" / "i386" / "x.c").write_text("other arch\n")
+    assert linux24.source_sha256(t) == h          # not copied, not covered
+    (t / "kernel" / "sched.c").write_text("b\n")
+    assert linux24.source_sha256(t) != h
+    assert linux24.source_fingerprint(t) != f
+
+
+def _cli(*args, env=None):
+    import os
+    import sys
+    from colorsim import ROOT
+    e = dict(os.environ, **(env or {}))
+    if env and env.get("LINUX24_SRC") is None:
+        e.pop("LINUX24_SRC", None)
+    return subprocess.run([sys.executable, "-m", "colorsim", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=7200,
+                          env={k: v for k, v in e.items() if v is not None})
+
+
+def test_linux24_table_without_source_runs_nothing(tmp_path):
+    p = _cli("linux24-table", "--run", "--runs", tmp_path / "r",
+             env={"LINUX24_SRC": None})
+    assert p.returncode == 2 and "LINUX24_SRC is not set" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert not any((tmp_path / "r").glob("ppro4-*")), "no testbed run either"
+
+
+def test_linux24_table_without_runs_says_how_to_make_them(tmp_path):
+    p = _cli("linux24-table", "--runs", tmp_path / "empty")
+    assert p.returncode == 2 and "linux24-table --run" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_linux24_table_renders_both_kernels_and_the_fields():
+    from colorsim.orchestrate import linux24table as lt
+    pair = {"peak": 0x78, "c32_peak_share": 0.1, "colored_change": -0.5,
+            "miss_vanilla": 0.99, "miss_c32": 0.2}
+    rows = [{"l2": "512KiB", "linux": pair,
+             "testbed": {**pair, "peak": 0x30}, "paper_peak": 0x30,
+             "paper_colored": -33.3, "paper_miss": (99.6, 35.8)}]
+    f = {"fields": [("has_cpu", {"offset": 0x30, "size": 4}, "cpus_runnable",
+                     {"offset": 0x58, "size": 8})],
+         "peak": 0x78, "peak_field": "run_list", "testbed_first": "has_cpu",
+         "linux_first": "run_list"}
+    text = lt.render(rows, f)
+    assert "| 512 KiB | 0x078 / 0x030 / 0x030 | -50.0 % / -50.0 % / -33.3 % |" in text
+    assert "| `has_cpu` | 0x030, 4 B | `cpus_runnable` | 0x058, 8 B |" in text
+    assert "0x078, in `run_list`" in text
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_readme_linux24_table_is_the_catalogs(tmp_path):
+    """The README's real-Linux table is what the command computes from
+    fresh runs (the six testbed and six Linux runs)."""
+    from colorsim import ROOT
+    p = _cli("linux24-table", "--run", "--runs", tmp_path / "r")
+    assert p.returncode == 0, p.stderr[-2000:]
+    p = _cli("linux24-table", "--runs", tmp_path / "r", "--check",
+             ROOT / "README.md")
+    assert p.returncode == 0, p.stderr
+
+
+def _fake_layout():
+    return {"ranges": {"rqloop": [[0x1000, 0x1040]], "user": [[0, 0x800000000000]],
+                       "schedule": [0x1000, 0x2000]},
+            "symbols": {"runqueue_lock": {"addr": 0xffffffff803ee480},
+                        "compute": {"addr": 0x4013a0}},
+            "lockmeter": {"addr": 0xffffffff803ee480, "stride": 4, "count": 1,
+                          "bytes": 1}}
+
+
+def test_timing_meters_linux24s_byte_wide_runqueue_lock():
+    """--timing on a linux24 kernel: the lockmeter on runqueue_lock as a
+    byte-wide lock (2.4's x86_64 lock decb / movb $1), units of work at
+    init's compute(), and no clock publication (2.4 does not read one:
+    its ticks stay on QEMU's virtual time)."""
+    from pathlib import Path
+    from colorsim.describe.runspec import RunSpec
+    from colorsim.describe.variants import parse_variant
+    from colorsim.run.engines.qemu import QemuEngine
+    m = get_machine("ppro4")
+    spec = RunSpec(m, parse_variant("linux24:c32", m), timing=True)
+    args = QemuEngine().plugin_args(spec, Path("/r"), _fake_layout()).split(",")
+    assert "lock=0xffffffff803ee480" in args and "lockbytes=1" in args
+    assert "unit=0x4013a0" in args
+    assert not any(a.startswith(("publish=", "free=")) for a in args)
+    assert any(a.startswith("timing=") for a in args)
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_linux24_timing_meters_runqueue_lock_repeatably(tmp_path):
+    """Two --timing runs of linux24:c32: the lockmeter sees 2.4's own
+    runqueue_lock taken and contended, and the runs repeat byte for byte."""
+    import json
+    from colorsim.run import runner
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    m = get_machine("ppro4")
+    spec = RunSpec(m, parse_variant("linux24:c32", m),
+                   Workload(tasks=32, warmup_ticks=3, roi_ticks=3), timing=True)
+    runs = [runner.run(spec, name=f"t{i}", out=tmp_path, progress=lambda *_: None)
+            for i in (1, 2)]
+    lay = json.loads((runs[0] / "layout.json").read_text())
+    bm = json.loads((runs[0] / "busmon.json").read_text())
+    assert int(bm["lock"], 16) == _symbols(spec.variant)["runqueue_lock"]
+    assert bm["lock_bytes"] == 1 and lay["lockmeter"]["bytes"] == 1
+    lock = bm["locks"][0]
+    assert lock["acquisitions"] > 100 and 0 < lock["contended"] < lock["acquisitions"]
+    assert lock["hold_cycles"] > 0 and lock["hold_overlaps"] == 0
+    for f in ("stats.txt", "counters.csv", "bus_offsets.csv", "busmon.json"):
+        a, b = ((r / f).read_bytes() for r in runs)
+        if f == "busmon.json":      # it names its own output folder
+            a, b = (x.replace(f"/.{r.name}.partial".encode(), b"/R")
+                    for x, r in zip((a, b), runs))
+        assert a == b, f

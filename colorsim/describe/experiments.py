@@ -35,6 +35,7 @@ NEEDS = {
     "chat": "the Chat workload",
     "multiqueue": "the multi-queue scheduler kernel",
     "gem5": "a gem5 binary in $GEM5",
+    "linux24": "a Linux 2.4.37 source tree in $LINUX24_SRC",
 }
 # What the suite can do today.
 AVAILABLE = frozenset({"counting", "rqloop", "synthetic", "multiqueue",
@@ -50,7 +51,11 @@ KERNEL_NEEDS = {"mq": "multiqueue"}   # by scheduler: mq and mq-cN
 
 
 def kernel_need(kernel: str):
-    """What a kernel name needs beyond the suite's basics, or None."""
+    """What a kernel name needs beyond the suite's basics, or None:
+    mq kernels the multi-queue scheduler, linux24:... kernels the user's
+    Linux 2.4 source tree."""
+    if kernel.startswith("linux24:"):
+        return "linux24"
     return KERNEL_NEEDS.get(kernel.split("-")[0])
 
 AXES = ("machine", "l2", "cpus", "kernels", "workload", "tasks", "seeds")
@@ -82,6 +87,8 @@ def available() -> frozenset:
     have = set(AVAILABLE)
     if os.environ.get("GEM5"):
         have.add("gem5")
+    if os.environ.get("LINUX24_SRC"):
+        have.add("linux24")
     return frozenset(have)
 
 

@@ -43,6 +43,26 @@ LINE = 32
 VERSION = re.compile(r"^2\.4\.37(\.\d+)?$")
 
 
+# The programs the linux24 path runs and the Debian package of each:
+# building (make, patch, gcc, tar for the out-of-tree copy), checking and
+# reading the image (objdump, nm; gdb reads task_struct from the DWARF),
+# and its init and RAM disk (musl-gcc, mke2fs).  scripts/setup.sh installs
+# every one of these packages (tests/test_linux24.py checks it does).
+TOOLS = {"make": "make", "patch": "patch", "gcc": "gcc", "tar": "tar",
+         "objdump": "binutils", "nm": "binutils", "gdb": "gdb",
+         "musl-gcc": "musl-tools", "mke2fs": "e2fsprogs"}
+
+
+def check_tools(names) -> None:
+    """A one-line ConfigError naming the package of the first missing tool."""
+    import shutil
+    for tool in names:
+        if not shutil.which(tool):
+            raise ConfigError(f"{tool} is not installed: apt-get install "
+                              f"{TOOLS[tool]} (or run scripts/setup.sh; the "
+                              f"linux24 kernels need it)")
+
+
 # gcc-12 on a 2.4 tree (../shared facts): no PIE, GNU89 inline semantics,
 # no library calls for copy loops, no sibling calls (they overwrite the
 # caller's stack arguments), no SSE before the kernel enables it, and the

@@ -140,11 +140,11 @@ class RunSpec:
             warnings.warn(f"L1D {format_size(l1.size)} is larger than L2 "
                           f"{format_size(l2.size)}: the L2 can hold only part "
                           f"of what the L1 does", stacklevel=3)
-        if _linux24(self.variant) and (self.engine != "qemu" or self.timing
+        if _linux24(self.variant) and (self.engine != "qemu"
                                        or self.workload.program):
-            raise ConfigError("linux24 kernels run on QEMU, counting only, with "
-                              "their own init (the tasks workload) for now: no "
-                              "--engine gem5, --timing or --workload")
+            raise ConfigError("linux24 kernels run on QEMU with their own init "
+                              "(the tasks workload) for now: no --engine gem5 "
+                              "or --workload")
         if self.vcpus > VCPUS_MAX:
             raise ConfigError(f"{self.cpus} CPUs + {self.workload.client_cpus} "
                               f"client CPUs is more than the {VCPUS_MAX} the "

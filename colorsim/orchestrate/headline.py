@@ -47,39 +47,53 @@ def make_runs(out: Path, log=print) -> None:
         run(spec, name=spec.default_name(), out=out)
 
 
-def headline_rows(cat) -> list:
-    """One row per L2 size, from the catalog's runs table."""
+def pick_runs(cat, kernels=KERNELS, tasks=TASKS, how="headline") -> list:
+    """Per L2 size of L2S, {kernel: its catalog row}: ppro4's 4 CPUs, QEMU,
+    counting only, the built-in (or linux24 init's) tasks workload, seed 1.
+    ``how`` names the command that makes missing runs."""
     from colorsim.units import parse_size
     runs = cat.table("runs")
     need = {"machine", "kernel", "l2_size", "tasks", "workload_program"}
     if not len(runs) or not need <= set(runs.columns):
         raise ResultsError(f"the catalog of {cat.root} has no runs: make them "
-                           f"with 'python3 -m colorsim headline --run'")
-    sel = runs[(runs["machine"] == "ppro4") & (runs["tasks"] == TASKS) &
+                           f"with 'python3 -m colorsim {how} --run'")
+    sel = runs[(runs["machine"] == "ppro4") & (runs["tasks"] == tasks) &
                (runs["engine"] == "qemu") & (runs["workload_program"] == "") &
                (runs["cpus"] == 4) & (runs["seed"] == 1) &
                ~runs["timing"].fillna(False).astype(bool)]
-    paper = _paper_table2()
-    rows = []
-    for i, l2 in enumerate(L2S):
+    out = []
+    for l2 in L2S:
         size = parse_size(l2)
         pick = {}
-        for k in KERNELS:
+        for k in kernels:
             r = sel[(sel["l2_size"] == size) & (sel["kernel"] == k)]
             if not len(r):
                 raise ResultsError(
-                    f"no ppro4 {l2} {k} run of {TASKS} tasks in the catalog of "
-                    f"{cat.root}: run 'python3 -m colorsim headline --run'")
+                    f"no ppro4 {l2} {k} run of {tasks} tasks in the catalog of "
+                    f"{cat.root}: run 'python3 -m colorsim {how} --run'")
             pick[k] = r.sort_values("run_id").iloc[0]
-        v, c = pick["vanilla"], pick["c32"]
-        rows.append({
-            "l2": l2, "peak": int(v["peak_offset"]),
+        out.append(pick)
+    return out
+
+
+def pair_numbers(v, c) -> dict:
+    """What the tables say of one vanilla/colored pair of catalog rows."""
+    return {"peak": int(v["peak_offset"]),
             "c32_peak_share": c["peak_count"] / max(v["peak_count"], 1),
             "colored_change": (c["colored_lines_sum"] - v["colored_lines_sum"])
             / max(v["colored_lines_sum"], 1),
             "miss_vanilla": v["rqloop_l2_miss_ratio"],
-            "miss_c32": c["rqloop_l2_miss_ratio"],
-            "paper_vanilla": paper["vanilla"][i], "paper_c32": paper["c32"][i]})
+            "miss_c32": c["rqloop_l2_miss_ratio"]}
+
+
+def headline_rows(cat) -> list:
+    """One row per L2 size, from the catalog's runs table."""
+    paper = _paper_table2()
+    rows = []
+    for i, (l2, pick) in enumerate(zip(L2S, pick_runs(cat))):
+        rows.append({"l2": l2, **pair_numbers(pick["vanilla"], pick["c32"]),
+                     "paper_vanilla": paper["vanilla"][i],
+                     "paper_c32": paper["c32"][i]})
     return rows
 
 
@@ -110,30 +124,31 @@ def render(rows) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _block(text: str, path: Path) -> tuple:
+def _block(text: str, path: Path, begin: str, end: str) -> tuple:
     try:
-        a = text.index(BEGIN) + len(BEGIN)
-        b = text.index(END, a)
+        a = text.index(begin) + len(begin)
+        b = text.index(end, a)
     except ValueError:
-        raise ConfigError(f"{path} has no {BEGIN} ... {END} markers") from None
+        raise ConfigError(f"{path} has no {begin} ... {end} markers") from None
     return a, b
 
 
-def write_into(path: Path, table: str) -> None:
+def write_into(path: Path, table: str, begin: str = BEGIN, end: str = END) -> None:
     text = path.read_text()
-    a, b = _block(text, path)
+    a, b = _block(text, path, begin, end)
     new = text[:a] + "\n" + table + text[b:]
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     tmp.write_text(new)
     tmp.replace(path)
 
 
-def check_in(path: Path, table: str) -> None:
+def check_in(path: Path, table: str, begin: str = BEGIN, end: str = END,
+             how: str = "headline") -> None:
     text = path.read_text()
-    a, b = _block(text, path)
+    a, b = _block(text, path, begin, end)
     if text[a:b].strip() != table.strip():
-        raise ResultsError(f"{path}'s headline table is not what the catalog "
-                           f"gives: run 'python3 -m colorsim headline --write "
+        raise ResultsError(f"{path}'s {how} table is not what the catalog "
+                           f"gives: run 'python3 -m colorsim {how} --write "
                            f"{path}'")
 
 

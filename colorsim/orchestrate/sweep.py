@@ -58,13 +58,32 @@ class Task:
 
 def _built(spec) -> bool:
     """Whether the builds a run's identity hashes are all there."""
+    from colorsim.describe.linux24 import is_linux24
     from colorsim.run.build import PLUGIN
     files = [spec.kernel_elf64]
     if spec.engine == "qemu":
         files.append(PLUGIN)
     if spec.workload.program:
         files.append(spec.rootfs_image)
+    if is_linux24(spec.variant):     # its initrd, and the tree it was built from
+        from colorsim.run.linux24 import SOURCE_FILE
+        files += [spec.rootfs_image, spec.variant.dir / SOURCE_FILE]
     return all(Path(f).is_file() for f in files)
+
+
+def _build_all(specs, progress) -> None:
+    """The kernels, plugin and image the points need, once, here: the
+    testbed's through scons, Linux 2.4's from the user's tree."""
+    from colorsim.describe.linux24 import is_linux24
+    from colorsim.run import linux24
+    from colorsim.run.build import ensure_built
+    ours = [s for s in specs if not is_linux24(s.variant)]
+    ensure_built({s.variant.build_id for s in ours},
+                 plugin=any(s.engine == "qemu" for s in specs),
+                 image=any(s.workload.program for s in ours),
+                 progress=progress)
+    for v in {s.variant for s in specs if is_linux24(s.variant)}:
+        linux24.prepare(v, progress)
 
 
 def plan(exps, quick: bool, root: Path, progress=print, build: bool = True):
@@ -75,7 +94,6 @@ def plan(exps, quick: bool, root: Path, progress=print, build: bool = True):
     False nothing is built: a point whose builds are missing gets no id
     (``unbuilt`` in its record).
     """
-    from colorsim.run.build import ensure_built
     from colorsim.run.identity import run_id, short_id
     from colorsim.run.runner import identity
     points = [p for e in exps for p in e.points(quick)]
@@ -87,10 +105,7 @@ def plan(exps, quick: bool, root: Path, progress=print, build: bool = True):
         except ConfigError as e:
             refused[p] = str(e)
     if specs and build:
-        ensure_built({s.variant.build_id for s in specs.values()},
-                     plugin=any(s.engine == "qemu" for s in specs.values()),
-                     image=any(s.workload.program for s in specs.values()),
-                     progress=progress)
+        _build_all(list(specs.values()), progress)
     idents = {}
     for p, s in specs.items():   # gem5's needs $GEM5: without it, refused
         if not build and not _built(s):

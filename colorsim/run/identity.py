@@ -3,7 +3,7 @@
 The hash covers the machine (CPUs, caches, memory, emulation settings), the
 kernel variant, the workload with its seed and region of interest, the
 engine and its version, the kernel image's SHA-256, (QEMU) the bus
-monitor plugin's SHA-256 and (gem5) the gem5 binary's SHA-256 and that of
+monitor plugin's SHA-256, (Linux 2.4) the user's source tree's hash, and (gem5) the gem5 binary's SHA-256 and that of
 its configuration scripts with their parameters.  It is computed from the same dictionary a run's
 config.json holds, so the catalog recomputes it from a run directory alone
 and a sweep can name run directories by it: after an interruption or a
@@ -22,6 +22,9 @@ ID_KEYS = ("machine", "variant", "workload", "engine", "engine_version",
 # scripts and parameters.  Covered only where present, so the ids of QEMU
 # runs, and of gem5 runs recorded before them, stay what they were.
 ENGINE_KEYS = ("engine_sha256", "engine_config_sha256")
+# Linux 2.4 runs only: the content hash of the user's source tree their
+# image was built from (colorsim/run/linux24.py), covered where present.
+SOURCE_KEYS = ("linux24_source_sha256",)
 SHORT = 16          # hex digits of a run directory's name (64 bits)
 
 
@@ -43,7 +46,7 @@ def engine_version(name: str) -> str:
 def identity_dict(config: dict) -> dict:
     """The part of a run's configuration its identity covers."""
     d = {k: config.get(k) for k in ID_KEYS}
-    d.update({k: config[k] for k in ENGINE_KEYS if config.get(k)})
+    d.update({k: config[k] for k in ENGINE_KEYS + SOURCE_KEYS if config.get(k)})
     if config.get("timing"):        # timing runs only: counting-only ids
         d["timing"] = config["timing"]  # stay what they were
     if not d["engine_version"]:

@@ -29,7 +29,8 @@ from pathlib import Path
 
 from colorsim import BUILD, ROOT
 from colorsim.describe.linux24 import (LINE, SRC_ENV, THREAD_SIZE, Linux24Build,
-                                       check_version, source_tree, variant_for)
+                                       check_tools, check_version, source_tree,
+                                       variant_for)
 from colorsim.errors import ConfigError, RunError
 
 
@@ -48,6 +49,67 @@ def stamp(b: Linux24Build, version: str) -> str:
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     h.update("\0".join(b.make_args() + [version]).encode())
     return h.hexdigest()
+
+
+def _copied(rel: str) -> bool:
+    """Whether _copy_tree copies the file at ``rel`` (a path relative to
+    the tree): everything but .git and the other architectures."""
+    parts = rel.split("/")
+    if parts[0] == ".git":
+        return False
+    if parts[0] == "arch" and len(parts) > 1:
+        return parts[1] == "x86_64"
+    if parts[0] == "include" and len(parts) > 1 and parts[1].startswith("asm-"):
+        return parts[1] in ("asm-x86_64", "asm-generic")
+    return True
+
+
+def _tree_files(src: Path) -> list:
+    """The files of the user's tree a build reads, sorted, as relative paths."""
+    out = []
+    for d, dirs, files in os.walk(src):
+        rel_d = os.path.relpath(d, src)
+        rel_d = "" if rel_d == "." else rel_d + "/"
+        dirs[:] = sorted(x for x in dirs if _copied(rel_d + x))
+        out += [rel_d + f for f in files if _copied(rel_d + f)]
+    return sorted(out)
+
+
+def source_fingerprint(src: Path) -> str:
+    """A cheap hash of the tree's file names, sizes and modification
+    times: whether the build in a directory is of the tree as it is now."""
+    h = hashlib.sha256()
+    for rel in _tree_files(src):
+        st = os.lstat(src / rel)
+        h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def source_sha256(src: Path) -> str:
+    """The content hash of the tree a build reads: each file's path and
+    SHA-256, in order.  It names the user's source in every run made with
+    the build (config.json's linux24_source_sha256), so two trees that
+    differ give two run identities, and the same tree unpacked anywhere
+    gives one."""
+    h = hashlib.sha256()
+    for rel in _tree_files(src):
+        p = src / rel
+        body = (os.readlink(p).encode() if p.is_symlink() else p.read_bytes())
+        h.update(f"{rel}\0{hashlib.sha256(body).hexdigest()}\n".encode())
+    return h.hexdigest()
+
+
+SOURCE_FILE = "source.json"
+
+
+def source_record(b: Linux24Build) -> dict:
+    """The build's record of the tree it was made from (build/.../source.json):
+    version, content hash and fingerprint."""
+    f = b.dir / SOURCE_FILE
+    try:
+        return json.loads(f.read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
@@ -97,9 +159,10 @@ def prepare(b: Linux24Build, progress=print) -> Path:
     """Everything a run of ``b`` needs: the image, its layout.json, the
     initrd (the bus-monitor plugin is the runner's)."""
     build(b, progress=progress)
-    initrd(progress)
+    rd = initrd(progress)
     lay = b.dir / "layout.json"
-    if not lay.is_file() or lay.stat().st_mtime < (b.dir / "stamp").stat().st_mtime:
+    newest = max((b.dir / "stamp").stat().st_mtime, rd.stat().st_mtime)
+    if not lay.is_file() or lay.stat().st_mtime < newest:
         write_layout(b)
     return lay
 
@@ -110,8 +173,13 @@ def build(b: Linux24Build, src: Path = None, progress=print) -> Path:
     version = check_version(src)
     want = stamp(b, version)
     st = b.dir / "stamp"
-    if not (st.is_file() and st.read_text().strip() == want and b.bzimage.is_file()):
+    finger = source_fingerprint(src)
+    if not (st.is_file() and st.read_text().strip() == want and b.bzimage.is_file()
+            and source_record(b).get("fingerprint") == finger):
         _build(b, src, version, want, progress)
+        rec = {"version": version, "sha256": source_sha256(src),
+               "fingerprint": finger}
+        (b.dir / SOURCE_FILE).write_text(json.dumps(rec, indent=2) + "\n")
     bad = sys_tail_calls(disassemble(b.dir / "vmlinux"))
     if bad:
         raise RunError(f"{b.build_id}: {len(bad)} sys_* functions end in a "
@@ -121,11 +189,7 @@ def build(b: Linux24Build, src: Path = None, progress=print) -> Path:
 
 
 def _build(b: Linux24Build, src: Path, version: str, want: str, progress) -> None:
-    for tool, pkg in (("make", "make"), ("patch", "patch"), ("gdb", "gdb"),
-                      ("objdump", "binutils"), ("gcc", "gcc-12")):
-        if not shutil.which(tool):
-            raise ConfigError(f"{tool} is not installed: apt-get install {pkg} "
-                              f"(the linux24 build needs it)")
+    check_tools(("make", "patch", "gcc", "tar", "objdump", "nm", "gdb"))
     progress(f"build: Linux {version} {b.build_id} (out of tree, ~2 min)")
     if b.dir.exists():
         shutil.rmtree(b.dir)
@@ -213,10 +277,7 @@ def initrd(progress=print) -> Path:
     st = out.with_suffix(".stamp")
     if out.is_file() and st.is_file() and st.read_text().strip() == key:
         return out
-    for tool in ("musl-gcc", "mke2fs"):
-        if not shutil.which(tool):
-            raise ConfigError(f"{tool} is not installed (Debian's "
-                              f"{'musl-tools' if tool == 'musl-gcc' else 'e2fsprogs'})")
+    check_tools(("musl-gcc", "mke2fs"))
     progress("build: the linux24 initrd (init = l24tasks)")
     stage = out.parent / "initrd.d"
     if stage.exists():
@@ -377,6 +438,12 @@ def write_layout(b: Linux24Build) -> Path:
     lo_line = min(f["offset"] for f in walk) & ~(LINE - 1)
     # the words read: run_list.next, not .prev
     hi_word = max(f["offset"] + min(f["size"], 8) for f in walk)
+    # init's compute(): a unit of work for --timing (busmon unit=); the
+    # same address in every task, which fork copies from init
+    init_syms = _nm(BUILD / "linux24" / "initrd.d" / "init")
+    if "compute" not in init_syms:
+        raise RunError("the linux24 init has no compute symbol (is it "
+                       "workloads/linux24/l24tasks.c?)")
     sched = syms["schedule"]
     decoded = subprocess.run(["objdump", "--dwarf=decodedline", str(vmlinux)],
                              capture_output=True, text=True).stdout
@@ -406,11 +473,15 @@ def write_layout(b: Linux24Build) -> Path:
             "first_touched": FIRST_TOUCHED, "first_touched_offset": first,
             "walk_span": [min(f["offset"] for f in walk),
                           max(f["offset"] + f["size"] for f in walk)]},
-        "symbols": {k: syms[k] for k in SYMBOLS},
+        "symbols": {**{k: syms[k] for k in SYMBOLS},
+                    "compute": init_syms["compute"]},
         "ranges": {"rqloop": rq, "user": [list(USER_HALF)],
                    "schedule": [sched["addr"], sched["addr"] + sched["size"]]},
+        # 2.4's x86_64 spinlocks are byte-wide: lock decb takes, movb $1
+        # releases (include/asm-x86_64/spinlock.h): busmon lockbytes=1
         "lockmeter": {"addr": syms["runqueue_lock"]["addr"], "stride": 4,
-                      "count": 1, "what": "runqueue_lock, the global lock"},
+                      "count": 1, "bytes": 1,
+                      "what": "runqueue_lock, the global lock"},
         "images": {"bzimage": "bzImage", "vmlinux": "vmlinux"},
     }
     out = b.dir / "layout.json"

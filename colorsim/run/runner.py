@@ -209,6 +209,10 @@ def identity(spec: RunSpec) -> dict:
         ident.update(get_engine("gem5").identity(spec))
     if spec.workload.program or is_linux24(spec.variant):
         ident["rootfs_sha256"] = file_sha256(spec.rootfs_image)
+    if is_linux24(spec.variant):        # the user's tree, by content
+        src = linux24.source_record(spec.variant)
+        ident["linux24_source_sha256"] = src.get("sha256")
+        ident["linux24_version"] = src.get("version")
     return ident
 
 

@@ -78,6 +78,10 @@ static struct config {
 	uint64_t lock_stride;		/* bytes between metered lock words */
 	unsigned nlocks;		/* lock words metered: lock + i * stride */
 	uint64_t lock_span;		/* nlocks * stride: the hot path's test */
+	unsigned lock_shift;		/* log2 of the lock word's store width:
+					 * 2 (4 bytes, i386 2.4 and the testbed)
+					 * or 0 (1 byte: 2.4's x86_64 port, whose
+					 * spinlocks are lock decb / movb $1) */
 	uint64_t unit;			/* PC whose executions are units of work */
 	uint64_t quantum;		/* cycles a CPU may lead the floor; 0: off */
 	int argc;
@@ -108,7 +112,9 @@ static unsigned publish_errors;
  * takes it when it was free).  The words are VADDR + i * STRIDE for i <
  * COUNT: the vanilla kernel's one runqueue_lock, or the multi-queue
  * kernel's per-CPU run-queue locks.  The plugin sees every take and
- * release as a 4-byte store to a lock word with its value.  Round-robin
+ * release as a store to a lock word with its value (4 bytes; with
+ * lockbytes=1 one byte, as 2.4's x86_64 port's `lock decb` and `movb $1`
+ * and its trylock's `xchgb`, with the same values).  Round-robin
  * turns do not follow modelled time, so each lock is made to: an acquire
  * at modelled time t earlier than that lock's last release by another CPU
  * waits, in modelled time, until the release plus one cache-to-cache
@@ -825,7 +831,8 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 {
 	struct lockmeter *lm = &lockm[cpu];
 	struct lockword *lw = &lockw[idx];
-	uint32_t v = qemu_plugin_mem_get_value(info).data.u32;
+	qemu_plugin_mem_value mv = qemu_plugin_mem_get_value(info);
+	uint32_t v = cfg.lock_shift == 0 ? mv.data.u8 : mv.data.u32;
 	uint64_t now = model.cpu[cpu].now;
 
 	if (flags & CM_F_LOCKED) {		/* lock subl $1 or xchg: a try */
@@ -907,7 +914,7 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	 * which arrives as R then W (CM_F_LOCKED, set at translation time). */
 	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
 		  1u << shift, store, (unsigned)(uintptr_t)udata);
-	if (store && shift == 2 && vaddr - cfg.lock < cfg.lock_span &&
+	if (store && shift == cfg.lock_shift && vaddr - cfg.lock < cfg.lock_span &&
 	    (vaddr - cfg.lock) % cfg.lock_stride == 0)
 		lock_store(cpu_of(vcpu),
 			   (unsigned)((vaddr - cfg.lock) / cfg.lock_stride),
@@ -1461,6 +1468,8 @@ static void fill_json(FILE *f)
 		fprintf(f, "],\n  \"cross_bus\": %" PRIu64 ",\n", cfg.t.cross_bus);
 	}
 	if (cfg.lock != 0) {
+		if (cfg.lock_shift == 0)	/* absent: 4-byte words, as before */
+			fprintf(f, "  \"lock_bytes\": 1,\n");
 		fprintf(f, "  \"lock\": \"0x%" PRIx64 "\",\n  \"locks\": [",
 			cfg.lock);
 		for (unsigned i = 0; i < cfg.nlocks; i++) {
@@ -1783,6 +1792,10 @@ static int parse_option(const char *arg)
 		cfg.lock_stride = stride;
 		cfg.nlocks = (unsigned)count;
 		cfg.lock_span = stride * count;
+	} else if (KEY("lockbytes")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || (v != 1 && v != 4))
+			goto bad;
+		cfg.lock_shift = v == 1 ? 0 : 2;
 	} else if (KEY("publish")) {
 		if (parse_u64(val, &cfg.publish, NULL, 1) < 0 ||
 		    cfg.publish == 0 || cfg.publish % 8 != 0 ||
@@ -1791,7 +1804,7 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, measured, user, rqloop, sched, m5base, "
-			"publish, timing, busdepth, buscpus, crossbus, locked, quantum, lock, "
+			"publish, timing, busdepth, buscpus, crossbus, locked, quantum, lock, lockbytes, "
 			"free, unit)\n", arg);
 		return -1;
 	}
@@ -1873,6 +1886,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	cfg.l1repl = cfg.l2repl = CM_REPL_LRU;
 	cfg.inclusive = 1;
 	cfg.t.bus_depth = 8;		/* the P6 in-order queue (facts section 2) */
+	cfg.lock_shift = 2;		/* 4-byte lock words */
 	cfg.smp_vcpus = info->system_emulation ? info->system.smp_vcpus : 1;
 	cfg.ncpus = cfg.smp_vcpus > 0 ? (unsigned)cfg.smp_vcpus : 1;
 	cfg.argc = argc;

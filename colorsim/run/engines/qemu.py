@@ -164,12 +164,19 @@ class QemuEngine:
             args.extend(spec.machine.timing.plugin_args())
             sym = layout["symbols"]
             args.append(self.lock_arg(spec, layout))
-            # The kernel is identity-mapped: a symbol's address is physical.
-            args.append(f"publish={sym['modeled_clock']['addr']:#x}")
-            lo = sym["timing_check"]["addr"]
-            args.append(f"free={lo:#x}-{lo + sym['timing_check']['size']:#x}")
+            if (layout.get("lockmeter") or {}).get("bytes", 4) != 4:
+                args.append(f"lockbytes={layout['lockmeter']['bytes']}")
+            # Guest time from modelled time: the testbed kernel publishes
+            # its clocks (kernels/kernel/timer.c); a kernel without that
+            # cooperation (Linux 2.4) keeps QEMU's virtual-time ticks.
+            if "modeled_clock" in sym:
+                # The kernel is identity-mapped: a symbol's address is physical.
+                args.append(f"publish={sym['modeled_clock']['addr']:#x}")
+                lo = sym["timing_check"]["addr"]
+                args.append(f"free={lo:#x}-{lo + sym['timing_check']['size']:#x}")
             # A unit of work: one burst of the built-in workload (a call of
-            # its compute loop, kernels/workload/tasks.c).
+            # its compute loop, kernels/workload/tasks.c; Linux 2.4's init,
+            # workloads/linux24/l24tasks.c, has its own compute()).
             args.append(f"unit={sym['compute']['addr']:#x}")
         return ",".join([str(PLUGIN)] + args)
 

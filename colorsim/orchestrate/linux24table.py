@@ -1,0 +1,184 @@
+"""``python3 -m colorsim linux24-table``: the README's real-Linux table, generated.
+
+Real Linux 2.4.37 (built from the user's tree, ``LINUX24_SRC``) beside the
+testbed kernel and the paper, on the paper's 4-way Pentium Pro at the three
+L2 sizes it used, vanilla against 32 colors: where vanilla's bus traffic
+peaks, how the colored-line transactions change, and the run-queue loop's L2
+miss ratio (the paper's Table 2).  A second table puts the task-structure
+fields the walk reads at their offsets: 2.4.4 on i386 as the testbed lays
+them out, 2.4.37 on x86_64 as the built kernel's DWARF gives them, and the
+field on which Linux's measured vanilla peak falls.
+
+The rows come from one runs folder's catalog (default ``runs/linux24``):
+``--run`` makes the headline's six testbed runs and the six Linux runs in
+it first.  ``--write FILE`` and ``--check FILE`` work as for ``headline``,
+between ``<!-- linux24:begin -->`` and ``<!-- linux24:end -->``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from colorsim.errors import ConfigError, ResultsError
+from colorsim.orchestrate import headline
+
+KERNELS = ("linux24:vanilla", "linux24:c32")
+NAMES = ("linux24-vanilla", "linux24-c32")   # the catalog's kernel column
+TASKS = headline.TASKS
+TIMEOUT_S = 7200.0
+BEGIN, END = "<!-- linux24:begin -->", "<!-- linux24:end -->"
+# The walk's fields, 2.4.4's name (the testbed's layout) and 2.4.37's:
+# 2.4.37 tests cpus_runnable where 2.4.4 tested has_cpu, and its layout
+# names the list head, of which the walk reads .next.
+FIELDS = (("counter", "counter"), ("nice", "nice"), ("policy", "policy"),
+          ("mm", "mm"), ("has_cpu", "cpus_runnable"),
+          ("processor", "processor"), ("cpus_allowed", "cpus_allowed"),
+          ("run_list.next", "run_list"))
+
+
+def specs():
+    """The six Linux runs: ppro4, TASKS processes, l24tasks as init."""
+    from colorsim.describe.machine import get_machine
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    for l2 in headline.L2S:
+        m = get_machine("ppro4").with_l2(l2)
+        for k in KERNELS:
+            # a Linux boot is a minute of CPU or more; on a shared
+            # machine the wall time is several times that
+            yield RunSpec(m, parse_variant(k, m), Workload(tasks=TASKS),
+                          timeout_s=TIMEOUT_S)
+
+
+def make_runs(out: Path, log=print) -> None:
+    """The testbed's headline runs and the Linux runs that ``out`` lacks."""
+    from colorsim.run.runner import run
+    headline.make_runs(out, log)
+    todo = list(specs())
+    for i, spec in enumerate(todo, 1):
+        log(f"linux24-table: run {i}/{len(todo)}: {spec.default_name()}")
+        run(spec, name=spec.default_name(), out=out)
+
+
+def table_rows(cat) -> list:
+    """One row per L2 size: Linux's pair, the testbed's pair, the paper's."""
+    from colorsim.report.common import paper_results
+    paper = paper_results()
+    linux = headline.pick_runs(cat, NAMES, TASKS, how="linux24-table")
+    testbed = headline.pick_runs(cat, headline.KERNELS, headline.TASKS,
+                                 how="linux24-table")
+    rows = []
+    for i, l2 in enumerate(headline.L2S):
+        rows.append({
+            "l2": l2,
+            "linux": headline.pair_numbers(*(linux[i][k] for k in NAMES)),
+            "testbed": headline.pair_numbers(testbed[i]["vanilla"],
+                                             testbed[i]["c32"]),
+            "paper_peak": paper["fig1"]["peak_offset"],
+            "paper_colored": paper["fig7"]["colored_change"].get(l2),
+            "paper_miss": (paper["table2"]["vanilla"][i],
+                           paper["table2"]["c32"][i])})
+    return rows
+
+
+def field_rows(cat) -> dict:
+    """The walk's fields at their offsets in both kernels, and the field
+    under Linux's measured vanilla peak (the paper's 512 KiB L2)."""
+    from colorsim.results.rundata import load_run
+    i = headline.L2S.index("512KiB")
+    linux = headline.pick_runs(cat, NAMES, TASKS, how="linux24-table")[i]
+    testbed = headline.pick_runs(cat, headline.KERNELS, headline.TASKS,
+                                 how="linux24-table")[i]
+    # the catalog's paths are relative to its runs folder
+    lay_l = load_run(Path(cat.root) / linux["linux24-vanilla"]["path"]).layout
+    lay_t = load_run(Path(cat.root) / testbed["vanilla"]["path"]).layout
+    fl, ft = lay_l["task_struct"]["fields"], lay_t["task_struct"]["fields"]
+    peak = int(linux["linux24-vanilla"]["peak_offset"])
+    under = [n for n in lay_l["scheduler_hot"]["fields_read_per_task"]
+             if fl[n]["offset"] <= peak < fl[n]["offset"] + fl[n]["size"]]
+    return {"fields": [(old, ft.get(old), new, fl.get(new)) for old, new in FIELDS],
+            "peak": peak, "peak_field": under[0] if under else None,
+            "testbed_first": lay_t["scheduler_hot"]["first_touched"],
+            "linux_first": lay_l["scheduler_hot"]["first_touched"]}
+
+
+def _pct(x, sign=False) -> str:
+    return "—" if x is None else headline._pct(x, sign)
+
+
+def render(rows, fields) -> str:
+    """The two Markdown tables."""
+    out = ["| L2 | vanilla's peak offset: Linux 2.4.37 / testbed / paper "
+           "| colored-line transactions, c32 vs vanilla: Linux 2.4.37 / testbed / paper "
+           "| run-queue loop L2 miss ratio, vanilla / c32: Linux 2.4.37 "
+           "| testbed | the paper's (Table 2) |",
+           "|---|---|---|---|---|---|"]
+    for r in rows:
+        li, tb = r["linux"], r["testbed"]
+        pc = r["paper_colored"]
+        out.append(
+            f"| {r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
+            f"| {li['peak']:#05x} / {tb['peak']:#05x} / {r['paper_peak']:#05x} "
+            f"| {_pct(li['colored_change'], True)} / {_pct(tb['colored_change'], True)}"
+            f" / {'—' if pc is None else f'{pc:+.1f} %'} "
+            f"| {_pct(li['miss_vanilla'])} / {_pct(li['miss_c32'])} "
+            f"| {_pct(tb['miss_vanilla'])} / {_pct(tb['miss_c32'])} "
+            f"| {r['paper_miss'][0]:.1f} % / {r['paper_miss'][1]:.1f} % |")
+    out += ["", "| field the walk reads: 2.4.4 (i386) | offset, size "
+            "| 2.4.37 (x86_64) | offset, size |", "|---|---|---|---|"]
+    for old, fo, new, fn in fields["fields"]:
+        out.append(f"| `{old}` | {_at(fo)} | `{new}` | {_at(fn)} |")
+    out += ["", f"Linux 2.4.37's vanilla peak (512 KiB): {fields['peak']:#05x}, "
+            f"in `{fields['peak_field'] or 'no field the walk reads'}`; the first "
+            f"field each walk step touches: `{fields['testbed_first']}` (2.4.4), "
+            f"`{fields['linux_first']}` (2.4.37)."]
+    return "\n".join(out) + "\n"
+
+
+def _at(f) -> str:
+    return "—" if f is None else f"{f['offset']:#05x}, {f['size']} B"
+
+
+def cmd_linux24_table(a):
+    from colorsim.results.catalog import Catalog, rebuild
+    from colorsim.run.rundir import check_out_dir
+    from colorsim.run.runner import RUNS
+    out = check_out_dir(Path(a.runs) if a.runs else RUNS / "linux24")
+    for f in (a.write, a.check):
+        if f is not None and not Path(f).is_file():
+            raise ConfigError(f"{f}: no such file")
+    if a.run:
+        from colorsim.describe.linux24 import source_tree
+        source_tree()          # a one-line refusal before any run
+        make_runs(out)
+        rebuild(out)
+    if not (out / "catalog" / "runs.parquet").is_file():
+        raise ResultsError(f"no catalog of runs in {out}: make the runs with "
+                           f"'python3 -m colorsim linux24-table --run'")
+    cat = Catalog(out)
+    table = render(table_rows(cat), field_rows(cat))
+    if a.write:
+        headline.write_into(Path(a.write), table, BEGIN, END)
+        print(f"linux24-table: wrote the table into {a.write}")
+    elif a.check:
+        headline.check_in(Path(a.check), table, BEGIN, END, how="linux24-table")
+        print(f"linux24-table: {a.check} matches the catalog")
+    else:
+        print(table, end="")
+
+
+def add_parser(sub):
+    p = sub.add_parser("linux24-table", help="the README's real Linux 2.4 table, from "
+                       "the catalog")
+    p.add_argument("--runs", type=Path, default=None,
+                   help="runs folder with its catalog (default runs/linux24)")
+    p.add_argument("--run", action="store_true",
+                   help="make the twelve runs first (the Linux ones need "
+                   "LINUX24_SRC) and rebuild the catalog")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--write", type=Path, metavar="FILE",
+                   help="put the tables between FILE's linux24 markers")
+    g.add_argument("--check", type=Path, metavar="FILE",
+                   help="exit 2 if FILE's tables differ from the catalog's")
+    p.set_defaults(func=cmd_linux24_table)
+    return p
