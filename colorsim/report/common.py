@@ -94,7 +94,7 @@ class ExpData:
                            ["failed", "damaged", "unverified"]).sum()),
                        "missing": int((pts["status"] == "missing").sum()) + lost,
                        "lacks": int((pts["status"] == "lacks").sum())}
-        self.lacking = sorted(set(x for x in pts["lacks"] if x))
+        self.lacking = sorted(set(", ".join(x) for x in pts["lacks"] if len(x)))
         self.stand_in = bool(self.runs["stand_in"].any()) if len(self.runs) else False
         self.tag = ""
 

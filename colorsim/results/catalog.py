@@ -9,8 +9,9 @@ directories alone (:func:`rebuild`, ``colorsim catalog rebuild``):
                 schedule(), counter totals ``n_<stat>``);
 * ``offsets``   long: run_id, dump, view, cpu, mode, kind, offset, count;
 * ``counters``  long: run_id, dump, cpu, mode, stat, value (per CPU);
-* ``stats``     long: run_id, dump, name, value: every stats.txt dump
-                (gem5 appends one Begin/End block per dump; all are kept);
+* ``stats``     long: run_id, dump, name, value, unit, desc: every
+                stats.txt dump (gem5 appends one Begin/End block per dump;
+                all are kept);
 * ``points``    each sweep point (runs/sweeps/*.json) with its status:
                 done (its run loads, verifies and is of the point's id),
                 damaged or unverified (with the reason), failed (with the
@@ -24,6 +25,9 @@ sorted table is the same bytes; a DuckDB database file carries block
 allocation and free-list state that depends on its write history.  Parquet
 files are also plain files that pandas, pyarrow, DuckDB and Spark all read,
 so a notebook needs nothing of ours.
+
+Every table has its declared columns and types whatever runs are present
+(colorsim/results/schema.py).
 
 Nothing non-deterministic goes in: no wall times, host names or dates, no
 absolute paths; rows are sorted.
@@ -41,6 +45,7 @@ from colorsim.errors import ConfigError, ResultsError
 from colorsim.argtypes import directory
 from colorsim.results.runrows import (CATALOG, TIMING_COLUMNS, find_run_dirs,
                                       run_rows)
+from colorsim.results.schema import conform
 
 TABLES = ("runs", "offsets", "counters", "stats", "points", "outputs")
 
@@ -92,8 +97,8 @@ def point_rows(root: Path, states: dict) -> tuple:
         exp, scale = data["experiment"], data["scale"]
         for oid, o in sorted(data.get("outputs", {}).items()):
             outputs.append({"experiment": exp, "scale": scale, "output": oid,
-                            "what": o["what"], "needs": ", ".join(o["needs"]),
-                            "lacks": ", ".join(o["lacks"])})
+                            "what": o["what"], "needs": list(o["needs"]),
+                            "lacks": list(o["lacks"])})
         for i, p in enumerate(data["points"]):
             rec = {"experiment": exp, "scale": scale, "point": i,
                    **{k: p[k] for k in POINT_KEYS},
@@ -101,7 +106,7 @@ def point_rows(root: Path, states: dict) -> tuple:
                    "timing": bool(p.get("timing")),
                    "args": p.get("args") or "",
                    "run_id": p.get("run_id"),
-                   "lacks": ", ".join(p.get("lacks") or [])}
+                   "lacks": list(p.get("lacks") or [])}
             status, reason = "lacks", ""
             if p.get("refused"):        # the runner refused the point
                 status = "missing"
@@ -134,6 +139,12 @@ def point_rows(root: Path, states: dict) -> tuple:
 
 def build_tables(root: Path, notice=None) -> dict:
     """Every catalog table as a pandas DataFrame, sorted."""
+    return {k: t.to_pandas() for k, t in build_arrow(root, notice).items()}
+
+
+def build_arrow(root: Path, notice=None) -> dict:
+    """Every catalog table as a pyarrow Table of its declared schema
+    (colorsim/results/schema.py), sorted."""
     import pandas as pd
     from colorsim.results.rundata import load_run
     root = Path(root)
@@ -173,48 +184,37 @@ def build_tables(root: Path, notice=None) -> dict:
                + (" ..." if len(unverified) > 1 else ""))
     runs = pd.DataFrame(rows)
     if len(runs):
-        first = ["run_id", "run", "path", "engine", "engine_version",
-                 "machine", "cpus", "l2_size", "l2_assoc", "line", "kernel",
-                 "colors", "tasks", "burst", "buffer", "warmup", "roi", "seed"]
-        runs = runs[first + sorted(c for c in runs.columns if c not in first)]
         runs = runs.sort_values(["run_id", "path"], kind="stable")
-    empty = {"offsets": ["run_id", "dump", "view", "cpu", "mode", "kind",
-                         "offset", "count"],
-             "counters": ["run_id", "dump", "cpu", "mode", "stat", "value"],
-             "stats": ["run_id", "dump", "name", "value"]}
 
-    def cat(parts, name, keys):
+    def cat(parts, keys):
         if not parts:
-            return pd.DataFrame(columns=empty[name])
+            return pd.DataFrame()
         df = pd.concat(parts, ignore_index=True)
         df = df.drop_duplicates()
         return df.sort_values(keys, kind="stable")
 
     points, outputs = point_rows(root, states)
+    points = pd.DataFrame(points)
+    if len(points):
+        points = points.sort_values(["experiment", "scale", "point"],
+                                    kind="stable")
     tables = {
         "runs": runs,
-        "offsets": cat(offs, "offsets", ["run_id", "dump", "view", "cpu",
-                                         "mode", "kind", "offset"]),
-        "counters": cat(cnts, "counters", ["run_id", "dump", "cpu", "mode",
-                                           "stat"]),
-        "stats": cat(stats, "stats", ["run_id", "dump", "name"]),
-        "points": pd.DataFrame(points, columns=None if points else
-                               ["experiment", "scale", "point", "run_id",
-                                "status"]),
-        "outputs": pd.DataFrame(outputs, columns=None if outputs else
-                                ["experiment", "scale", "output", "what",
-                                 "needs", "lacks"]),
+        "offsets": cat(offs, ["run_id", "dump", "view", "cpu", "mode", "kind",
+                              "offset"]),
+        "counters": cat(cnts, ["run_id", "dump", "cpu", "mode", "stat"]),
+        "stats": cat(stats, ["run_id", "dump", "name"]),
+        "points": points,
+        "outputs": pd.DataFrame(outputs),
     }
-    if len(tables["points"]):
-        tables["points"] = tables["points"].sort_values(
-            ["experiment", "scale", "point"], kind="stable")
-    return {k: v.reset_index(drop=True) for k, v in tables.items()}
+    # every table with its declared columns and types (results/schema.py),
+    # whatever runs are present
+    return {k: conform(k, v.reset_index(drop=True))
+            for k, v in tables.items()}
 
 
-def _write_parquet(df, path: Path) -> None:
-    import pyarrow as pa
+def _write_parquet(table, path: Path) -> None:
     import pyarrow.parquet as pq
-    table = pa.Table.from_pandas(df, preserve_index=False)
     pq.write_table(table, path, compression="zstd", write_statistics=True)
 
 
@@ -246,14 +246,14 @@ def rebuild(root=None, notice=None) -> Path:
     if not root.is_dir():
         raise ConfigError(f"{root} does not exist: no runs to catalog")
     with _Lock(root):
-        tables = build_tables(root, notice)
+        tables = build_arrow(root, notice)
         new = root / f".catalog.new{os.getpid()}"
         old = root / f".catalog.old{os.getpid()}"
         if new.exists():
             shutil.rmtree(new)
         new.mkdir()
-        for name, df in tables.items():
-            _write_parquet(df, new / f"{name}.parquet")
+        for name, table in tables.items():
+            _write_parquet(table, new / f"{name}.parquet")
         final = root / CATALOG
         if final.exists():
             final.rename(old)

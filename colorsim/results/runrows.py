@@ -131,10 +131,10 @@ def run_rows(run, root: Path) -> dict:
     sf = _stats_file(run.path, cfg)
     if sf is not None:
         dumps = parse_stats(sf)
-        st = to_frame(dumps)[["dump", "name", "value"]]
+        st = to_frame(dumps)[["dump", "name", "value", "unit", "desc"]]
         row["dumps"] = len(dumps)
     else:
-        st = pd.DataFrame(columns=["dump", "name", "value"])
+        st = pd.DataFrame(columns=["dump", "name", "value", "unit", "desc"])
         row["dumps"] = 0
     st.insert(0, "run_id", rid)
     row.update(timing_columns(cfg, run.counters, run.path / "console.log",

@@ -1,0 +1,108 @@
+"""The catalog's declared schema: the same columns and types whatever runs
+are present, lists as lists, gem5's units and descriptions kept."""
+
+import json
+import re
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+
+from colorsim import ROOT
+from colorsim.results.catalog import TABLES, Catalog, rebuild
+from colorsim.results.schema import COUNTERS, SCHEMAS
+from colorsim.run import runner
+
+RECORDED = ROOT / "recorded" / "gem5"
+
+
+def _schemas(root):
+    return {t: pq.read_schema(root / "catalog" / f"{t}.parquet").remove_metadata()
+            for t in TABLES}
+
+
+def _sweep_file(root, lacks):
+    """A sweep file of one point that lacks ``lacks`` (no run needed)."""
+    d = root / "sweeps"
+    d.mkdir(parents=True)
+    point = {"machine": "ppro4", "l2": "512KiB", "cpus": 4, "kernel": "c32",
+             "workload": "web", "workload_run": "web", "tasks": 256,
+             "seed": 1, "warmup": None, "roi": None, "burst": 2000,
+             "engine": "gem5", "lacks": lacks}
+    (d / "fig6-paper.json").write_text(json.dumps({
+        "experiment": "fig6", "scale": "paper", "points": [point],
+        "outputs": {"fig6": {"what": "throughput", "needs": ["gem5", "timing"],
+                             "lacks": lacks}}}))
+
+
+@pytest.fixture(scope="module")
+def catalogs(tmp_path_factory):
+    """Three catalogs of different runs: a QEMU run, two gem5 runs, none."""
+    from test_integrity import _small
+    mp = pytest.MonkeyPatch()
+    try:
+        qemu = tmp_path_factory.mktemp("qemu")
+        runner.run(_small(), name="q", out=qemu, progress=lambda *_: None)
+        gem5 = tmp_path_factory.mktemp("gem5")
+        for name in ("ppro4-l2_512k-c32-t1024", "piii8-l2_1024k-vanilla-t1024"):
+            shutil.copytree(RECORDED / name, gem5 / name)
+        _sweep_file(gem5, ["gem5"])
+        empty = tmp_path_factory.mktemp("empty")
+        for root in (qemu, gem5, empty):
+            rebuild(root)
+        yield qemu, gem5, empty
+    finally:
+        mp.undo()
+
+
+def test_the_same_schema_whatever_runs_are_there(catalogs):
+    qemu, gem5, empty = catalogs
+    a, b, c = map(_schemas, catalogs)
+    for t in TABLES:
+        assert a[t] == b[t] == c[t] == SCHEMAS[t], t
+    assert len(Catalog(qemu).runs()) == 1 and len(Catalog(gem5).runs()) == 2
+    assert len(Catalog(empty).runs()) == 0
+
+
+def test_columns_keep_their_types_and_lists_stay_lists(catalogs):
+    _, gem5, _ = catalogs
+    runs = Catalog(gem5).runs()
+    for _, r in runs.iterrows():                  # config.json's way_bits
+        cfg = json.loads((gem5 / r["path"] / "config.json").read_text())
+        assert r["way_bits"] == cfg["variant"]["way_bits"]
+    assert runs["n_cycles"].notna().all()         # a gem5 counter
+    assert runs["n_rqloop_l2_read_misses"].isna().all()   # busmon's only
+    pts = Catalog(gem5).points()
+    assert list(pts["lacks"].iloc[0]) == ["gem5"]
+    out = Catalog(gem5).outputs()
+    assert list(out["needs"].iloc[0]) == ["gem5", "timing"]
+    st = Catalog(gem5).stats()
+    sim = st[st["name"] == "simSeconds"].iloc[0]
+    assert sim["unit"] == "Second" and sim["desc"] == "Number of seconds simulated"
+
+
+def test_every_counter_a_run_writes_is_a_declared_column(catalogs):
+    qemu, gem5, _ = catalogs
+    for root in (qemu, gem5):
+        stats = set(Catalog(root).counters()["stat"])
+        assert stats <= set(COUNTERS), stats - set(COUNTERS)
+
+
+def test_declared_counters_follow_the_plugin_and_the_kernel():
+    """A counter added to the cache model, busmon or the kernel's wait
+    report without a column here fails this test."""
+    src = (ROOT / "engine" / "qemu-plugin" / "cachemodel.c").read_text()
+    body = src[src.index("cm_counter_name[CM_NCOUNTERS] = {"):]
+    names = re.findall(r'"(\w+)"', body[:body.index("};")])
+    busmon = (ROOT / "engine" / "qemu-plugin" / "busmon.c").read_text()
+    fill = busmon[busmon.index("static void fill_counters_csv"):]
+    fill = fill[:fill.index("\n}\n")]
+    names += re.findall(r'"(\w+)"', fill)
+    names += re.findall(r"all,(\w+),", fill)
+    names += re.findall(r",\w+,(\w+),%", fill)
+    wait = (ROOT / "kernels" / "kernel" / "waitstat.c").read_text()
+    words = wait[wait.index("names[NR_WCHAN] = {"):]
+    names += [f"wait_{w}_mean" for w in
+              re.findall(r'"(\w+)"', words[:words.index("};")])]
+    assert len(names) > 40
+    assert set(names) <= set(COUNTERS), set(names) - set(COUNTERS)
