@@ -1,5 +1,6 @@
 """The catalog's declared schema: the same columns and types whatever runs
-are present, lists as lists, gem5's units and descriptions kept."""
+are present, lists as lists, gem5's units and descriptions kept; and the
+recorded gem5 runs listed in every catalog."""
 
 import json
 import re
@@ -9,11 +10,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from colorsim import ROOT
+from colorsim.cli import main as cli_main
+from colorsim.results import runrows
 from colorsim.results.catalog import TABLES, Catalog, rebuild
 from colorsim.results.schema import COUNTERS, SCHEMAS
 from colorsim.run import runner
 
 RECORDED = ROOT / "recorded" / "gem5"
+REAL_RECORDED = runrows.RECORDED
 
 
 def _schemas(root):
@@ -40,6 +44,7 @@ def catalogs(tmp_path_factory):
     """Three catalogs of different runs: a QEMU run, two gem5 runs, none."""
     from test_integrity import _small
     mp = pytest.MonkeyPatch()
+    mp.setattr(runrows, "RECORDED", ())     # the recorded runs: a test below
     try:
         qemu = tmp_path_factory.mktemp("qemu")
         runner.run(_small(), name="q", out=qemu, progress=lambda *_: None)
@@ -106,3 +111,27 @@ def test_declared_counters_follow_the_plugin_and_the_kernel():
               re.findall(r'"(\w+)"', words[:words.index("};")])]
     assert len(names) > 40
     assert set(names) <= set(COUNTERS), set(names) - set(COUNTERS)
+
+
+def test_recorded_gem5_runs_are_in_the_catalog(tmp_path, capsys, monkeypatch):
+    """`runs --where engine=gem5` lists the repository's recorded gem5
+    runs, with where they came from, in a catalog of no runs at all."""
+    monkeypatch.setattr(runrows, "RECORDED", REAL_RECORDED)
+    rebuild(tmp_path)
+    assert cli_main(["runs", "--runs", str(tmp_path), "--where",
+                     "engine=gem5", "--where", "machine=ppro4"]) == 0
+    out = capsys.readouterr().out
+    folders = sorted(d.name for d in RECORDED.iterdir()
+                     if d.name.startswith("ppro4") and d.is_dir())
+    assert len(folders) == 6
+    for name in folders:
+        assert f"recorded/gem5/{name}" in out
+    assert "source_commit" in out and "9fcf1bb9a822" in out
+    rec = Catalog(tmp_path).recorded()
+    assert rec["recorded"].all() and len(Catalog(tmp_path).runs()) == 0
+    # each run once: ../shared/gem5's full copies of the same runs are not
+    # listed again
+    assert rec["run_id"].is_unique
+    assert not rec["path"].str.startswith("/").any()
+    assert cli_main(["show", "--runs", str(tmp_path), folders[0]]) == 0
+    assert "a recorded run" in capsys.readouterr().out

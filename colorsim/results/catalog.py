@@ -9,6 +9,8 @@ directories alone (:func:`rebuild`, ``colorsim catalog rebuild``):
                 schedule(), counter totals ``n_<stat>``);
 * ``offsets``   long: run_id, dump, view, cpu, mode, kind, offset, count;
 * ``counters``  long: run_id, dump, cpu, mode, stat, value (per CPU);
+* ``recorded``  the gem5 runs recorded in the repository (recorded/gem5)
+                and in ../shared/gem5, with the columns of ``runs``;
 * ``stats``     long: run_id, dump, name, value, unit, desc: every
                 stats.txt dump (gem5 appends one Begin/End block per dump;
                 all are kept);
@@ -43,11 +45,13 @@ from pathlib import Path
 
 from colorsim.errors import ConfigError, ResultsError
 from colorsim.argtypes import directory
+from colorsim.results import runrows
 from colorsim.results.runrows import (CATALOG, TIMING_COLUMNS, find_run_dirs,
                                       run_rows)
 from colorsim.results.schema import conform
 
-TABLES = ("runs", "offsets", "counters", "stats", "points", "outputs")
+TABLES = ("runs", "recorded", "offsets", "counters", "stats", "points",
+          "outputs")
 
 
 # -- sweep points -------------------------------------------------------------
@@ -135,6 +139,40 @@ def point_rows(root: Path, states: dict) -> tuple:
     return points, outputs
 
 
+# -- recorded runs ------------------------------------------------------------
+
+def recorded_rows(have: set, notice=None) -> list:
+    """The ``recorded`` table's rows: every run below the folders of
+    ``runrows.RECORDED`` that is there, with ``path`` as the folder's label
+    and the run's place in it.  A run whose id is in ``have`` (a runs-table
+    run, or an earlier folder's copy: the repository's trimmed copies come
+    before the full recordings they were made from) is listed once.  Only
+    the runs-table row is kept; the run's folder holds the rest."""
+    from colorsim.results.rundata import load_run
+    from colorsim.run.identity import run_id
+    from colorsim.run.rundir import read_config
+    rows, have, bad = [], set(have), []
+    for label, folder in runrows.RECORDED:
+        dirs, _ = find_run_dirs(folder)
+        for d in dirs:
+            try:
+                if run_id(read_config(d)) in have:
+                    continue
+                r = run_rows(load_run(d), folder)["runs"]
+            except (ResultsError, ArithmeticError, KeyError, TypeError,
+                    ValueError) as e:
+                bad.append(f"{label}/{d.relative_to(folder)}: {e}")
+                continue
+            r.update(path=f"{label}/{r['path']}", recorded=True,
+                     id_matches_name=None)
+            have.add(r["run_id"])
+            rows.append(r)
+    if bad and notice:
+        notice(f"colorsim: catalog: left out {len(bad)} damaged recorded "
+               f"run(s): {bad[0]}" + (" ..." if len(bad) > 1 else ""))
+    return rows
+
+
 # -- building and writing -----------------------------------------------------
 
 def build_tables(root: Path, notice=None) -> dict:
@@ -185,6 +223,9 @@ def build_arrow(root: Path, notice=None) -> dict:
     runs = pd.DataFrame(rows)
     if len(runs):
         runs = runs.sort_values(["run_id", "path"], kind="stable")
+    recorded = pd.DataFrame(recorded_rows(set(runs.get("run_id", ())), notice))
+    if len(recorded):
+        recorded = recorded.sort_values(["run_id", "path"], kind="stable")
 
     def cat(parts, keys):
         if not parts:
@@ -200,6 +241,7 @@ def build_arrow(root: Path, notice=None) -> dict:
                                     kind="stable")
     tables = {
         "runs": runs,
+        "recorded": recorded,
         "offsets": cat(offs, ["run_id", "dump", "view", "cpu", "mode", "kind",
                               "offset"]),
         "counters": cat(cnts, ["run_id", "dump", "cpu", "mode", "stat"]),
@@ -291,8 +333,18 @@ class Catalog:
         except Exception as e:          # pyarrow's many error types
             raise ResultsError(f"{path} is damaged: {e}".splitlines()[0]) from None
 
-    def runs(self, **where):
-        return filter_frame(self.table("runs"), where)
+    def runs(self, recorded=False, **where):
+        """The runs table filtered by ``where``; with ``recorded`` the
+        recorded runs (gem5's in recorded/gem5 and ../shared/gem5) too."""
+        df = self.table("runs")
+        if recorded:
+            import pandas as pd
+            rec = self.table("recorded")
+            df = pd.concat([df, rec], ignore_index=True) if len(rec) else df
+        return filter_frame(df, where)
+
+    def recorded(self, **where):
+        return filter_frame(self.table("recorded"), where)
 
     def offsets(self, run_id=None):
         df = self.table("offsets")
@@ -318,8 +370,9 @@ class Catalog:
         return self.table("outputs")
 
     def find(self, key: str):
-        """One run's catalog row by id prefix, run name or path."""
-        df = self.table("runs")
+        """One run's catalog row (a recorded run's too) by id prefix, run
+        name or path."""
+        df = self.runs(recorded=True)
         key = str(key).rstrip("/")
         hit = df[(df["run_id"].str.startswith(key)) | (df["run"] == key) |
                  (df["path"] == key)]
@@ -390,6 +443,9 @@ def parse_where(items) -> dict:
 RUN_COLUMNS = ["run", "machine", "cpus", "l2_size", "kernel", "tasks", "seed",
                "roi", "engine", "peak_offset", "colored_lines_sum",
                "rqloop_l2_miss_ratio", "schedule_calls", "verified"]
+# where a recorded run came from, printed when any is listed
+PROVENANCE_COLUMNS = ["path", "engine_version", "source_commit",
+                      "source_dirty"]
 
 
 def cmd_catalog(a):
@@ -404,8 +460,10 @@ def cmd_catalog(a):
 def cmd_runs(a):
     import pandas as pd
     cat = Catalog(a.runs)
-    df = cat.runs(**parse_where(a.where))
+    df = cat.runs(recorded=True, **parse_where(a.where))
     cols = [c for c in RUN_COLUMNS if c in df.columns]
+    if df["recorded"].fillna(False).astype(bool).any():
+        cols += ["recorded"] + PROVENANCE_COLUMNS
     if a.columns:
         cols = a.columns.split(",")
         missing = [c for c in cols if c not in df.columns]
@@ -428,7 +486,7 @@ def cmd_show(a):
     for k in ("engine", "engine_version", "machine", "cpus", "l2_size",
               "l2_assoc", "line", "kernel", "colors", "tasks", "seed",
               "warmup", "roi", "burst", "source_commit", "source_dirty",
-              "verified"):
+              "verified", "recorded"):
         print(f"  {k:22} {row[k]}")
     print("key statistics (region of interest):")
     for k in ("peak_offset", "peak_count", "colored_lines_sum",
@@ -444,6 +502,10 @@ def cmd_show(a):
         elif isinstance(v, float) and not math.isnan(v) and "ratio" in k:
             v = f"{v:.2%}"
         print(f"  {k:32} {v}")
+    if row["recorded"]:
+        print(f"stats dumps: a recorded run; its stats.txt is in its folder, "
+              f"{row['path']}")
+        return
     st = cat.stats(row["run_id"])
     dumps = sorted(st["dump"].unique())
     print(f"stats dumps: {len(dumps)}")

@@ -68,7 +68,7 @@ RUN_FIELDS = (
     ("l2_assoc", I), ("line", I), ("kernel", S), ("colors", I), ("tasks", I),
     ("burst", I), ("buffer", I), ("warmup", I), ("roi", I), ("seed", I),
     # where the run came from
-    ("source_commit", S), ("source_dirty", B),
+    ("recorded", B), ("source_commit", S), ("source_dirty", B),
     ("kernel_sha256", S), ("plugin_sha256", S), ("build_id", S),
     ("way_bits", I), ("verified", B), ("id_matches_name", B), ("dumps", I),
     # bus transactions per page offset
@@ -102,6 +102,8 @@ RUN_FIELDS += tuple((f"n_{c}", F) for c in COUNTERS)
 
 SCHEMAS = {
     "runs": pa.schema(RUN_FIELDS),
+    # runs recorded outside the runs folder (recorded/gem5, ../shared/gem5)
+    "recorded": pa.schema(RUN_FIELDS),
     "offsets": pa.schema([("run_id", S), ("dump", I), ("view", S),
                           ("cpu", I), ("mode", S), ("kind", S),
                           ("offset", I), ("count", I)]),
@@ -133,7 +135,8 @@ def conform(name: str, df):
     import pandas as pd
     schema = SCHEMAS[name]
     extra = [c for c in df.columns if c not in schema.names
-             and not (name == "runs" and c.startswith("n_"))]
+             and not (name in ("runs", "recorded")
+                                 and c.startswith("n_"))]
     if extra:
         raise ValueError(f"catalog table {name}: undeclared column(s) "
                          f"{', '.join(extra)} (declare them in "
