@@ -5,6 +5,9 @@ recorded gem5 runs listed in every catalog."""
 import json
 import re
 import shutil
+import subprocess
+import sys
+import textwrap
 
 import pyarrow.parquet as pq
 import pytest
@@ -135,3 +138,45 @@ def test_recorded_gem5_runs_are_in_the_catalog(tmp_path, capsys, monkeypatch):
     assert not rec["path"].str.startswith("/").any()
     assert cli_main(["show", "--runs", str(tmp_path), folders[0]]) == 0
     assert "a recorded run" in capsys.readouterr().out
+
+
+def _doc_snippet(start):
+    """The docs page's Python block that begins with ``start``."""
+    text = (ROOT / "docs" / "sweeps-and-catalog.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    found = [textwrap.dedent(b) for b in blocks
+             if textwrap.dedent(b).startswith(start)]
+    assert len(found) == 1, f"no one block of the docs begins with {start!r}"
+    return found[0]
+
+
+def _run_outside(code, catalogs, tmp_path):
+    """``code`` run from a folder outside the checkout whose runs/catalog is
+    the gem5 catalog, with nothing of ours on the path (-I: no PYTHONPATH,
+    no user site, no current folder)."""
+    _, gem5, _ = catalogs
+    work = tmp_path / "elsewhere"
+    (work / "runs").mkdir(parents=True)
+    shutil.copytree(gem5 / "catalog", work / "runs" / "catalog")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    p = subprocess.run([sys.executable, "-I", "-c", code], cwd=work, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "colorsim" not in p.stderr
+    return p.stdout
+
+
+def test_the_documented_pandas_query_needs_no_checkout(catalogs, tmp_path):
+    code = _doc_snippet("import pandas")
+    assert len(code.strip().splitlines()) == 2
+    out = _run_outside(code, catalogs, tmp_path)
+    assert "rqloop_l2_miss_ratio" in out and "c32" in out and "vanilla" in out
+
+
+def test_the_documented_duckdb_query_needs_no_checkout(catalogs, tmp_path):
+    pytest.importorskip("duckdb", reason="requires duckdb: the DuckDB query "
+                        "needs it (pip install duckdb)")
+    code = _doc_snippet("import duckdb")
+    assert len(code.strip().splitlines()) == 2
+    out = _run_outside(code, catalogs, tmp_path)
+    assert "per_schedule" in out and "gem5" in out and "piii8" in out
