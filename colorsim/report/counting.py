@@ -350,7 +350,7 @@ def eq3(d: ExpData, out: Path, paper: dict) -> list:
         ax.set_ylim(0, 105)
     axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     axes[0, 0].set_ylabel("L2 miss ratio in the run-queue loop (%)")
-    fig.suptitle("Eq. (3), c >= p / (s / 8 KB), on held-out geometries", fontsize=10)
+    fig.suptitle("Eq. (3), c >= p / (s / 8 KiB), on held-out geometries", fontsize=10)
     fig.tight_layout()
     it.images = save(fig, out, "eq3", d)
     it.tables.append(("The run-queue loop's L2 miss ratio (mean over seeds) at eq. (3)'s "
