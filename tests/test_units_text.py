@@ -42,3 +42,29 @@ def test_no_kb_mb_or_us_in_what_readers_see():
         if WRONG.search(line):
             bad.append(f"configs/experiments.toml:{n}: {line.strip()[:70]}")
     assert not bad, "\n".join(bad)
+
+
+def test_every_figure_says_what_it_is_normalised_to():
+    """Each report figure passes ``norm`` to save(), and the title line
+    carries it beside the scale, seeds and accept mode."""
+    import ast
+    import types
+
+    import pandas as pd
+
+    from colorsim.report.common import context
+    missing = []
+    for f in sorted((ROOT / "colorsim" / "report").glob("*.py")):
+        for n in ast.walk(ast.parse(f.read_text())):
+            if (isinstance(n, ast.Call) and getattr(n.func, "id", None) == "save"
+                    and len(n.args) >= 4
+                    and not any(k.arg == "norm" for k in n.keywords)):
+                missing.append(f"{f.name}:{n.lineno}")
+    assert not missing, f"save() without norm=: {missing}"
+    d = types.SimpleNamespace(scale="quick", runs=pd.DataFrame({
+        "seed": [1, 2], "workload_run": ["web", "web"], "accept": ["pipe", "pipe"],
+        "timing": [False, False]}))
+    line = context(d, "per schedule() call")
+    assert line == ("quick scale | seeds 1, 2 | web: herd accept lock | counting | "
+                    "per schedule() call")
+    assert context(d).endswith("| not normalised")
