@@ -60,7 +60,7 @@ workload = "web"
 tasks = [256]
 """
 
-CHECK = """<!DOCTYPE html><html><body>
+CHECK = r"""<!DOCTYPE html><html><body>
 <iframe id="f" src="report.html" style="width:1200px;height:900px"></iframe>
 <pre id="out">pending</pre>
 <script>
@@ -68,9 +68,12 @@ document.getElementById('f').onload = function () {
   var d = this.contentDocument;
   var imgs = Array.prototype.slice.call(d.images).map(function (i) {
     return i.getAttribute('src') + '=' + (i.complete ? i.naturalWidth : 0); });
+  var prov = d.querySelector('table.provenance');
   document.getElementById('out').textContent = 'IMAGES ' + imgs.join(' ') +
     ' TABLES ' + d.querySelectorAll('table.results').length +
-    ' SECTIONS ' + d.querySelectorAll('section').length;
+    ' SECTIONS ' + d.querySelectorAll('section').length +
+    ' PROVENANCE ' + (prov ? prov.innerText.replace(/\s+/g, ' ') : 'none') +
+    ' END';
 };
 </script></body></html>
 """
@@ -142,12 +145,19 @@ def test_report_opens_in_a_headless_browser(swept, tmp_path):
             f"--user-data-dir={tmp_path / 'profile'}"]
     r = subprocess.run(args + ["--dump-dom", (out / "check.html").as_uri()],
                        capture_output=True, text=True, timeout=120)
-    m = re.search(r"IMAGES (.*) TABLES (\d+) SECTIONS (\d+)", r.stdout)
+    m = re.search(r"IMAGES (.*) TABLES (\d+) SECTIONS (\d+) PROVENANCE (.*) END",
+                  r.stdout)
     assert m, (r.stdout[-2000:], r.stderr[-2000:])
     imgs = dict(x.split("=") for x in m.group(1).split())
     assert set(imgs) == {"fig1.png", "table2.png"}
     assert all(int(w) > 100 for w in imgs.values()), imgs   # decoded, not broken
     assert int(m.group(2)) >= 4 and int(m.group(3)) >= 4
+    # the provenance block, as the browser renders it: the catalog's hash,
+    # the runs' source commit, the scale and the seeds
+    from colorsim.report.html import catalog_hash
+    prov = m.group(4)
+    assert catalog_hash(swept) in prov and "source commit" in prov, prov
+    assert "placement seeds 1, 2" in prov and "scale paper" in prov, prov
     shot = tmp_path / "shot.png"
     subprocess.run(args + ["--window-size=1200,2000", f"--screenshot={shot}",
                            (out / "report.html").as_uri()],

@@ -154,11 +154,11 @@ def cmd_timing_table(a):
             print(f"missing: {path} (run with --run)", file=sys.stderr)
             continue
         rows.append(timing_summary(path))
-    print(f"{'machine':7} {'cpus':>4} {'L2':>6} {'kernel':8} {'units':>6} {'sched':>6} "
+    print(f"{'machine':7} {'cpus':>4} {'L2':>7} {'kernel':8} {'units':>6} {'sched':>6} "
           f"{'work/s':>9} {'cyc/sched':>10} {'lock acq':>8} {'contend':>8} "
-          f"{'hold us':>8} {'max us':>8} {'spin us':>10} {'spread':>6} {'skew us':>7}")
+          f"{'hold µs':>8} {'max µs':>8} {'spin µs':>10} {'spread':>6} {'skew µs':>7}")
     for r in rows:
-        print(f"{r['machine']:7} {r['cpus']:>4} {r['l2'] // 1024:>5}K "
+        print(f"{r['machine']:7} {r['cpus']:>4} {r['l2'] // 1024:>4}KiB "
               f"{r['kernel']:8} {r['work_units']:>6} {r['schedule_calls']:>6} "
               f"{r['work_per_modeled_second']:>9.0f} {r['cycles_per_schedule']:>10.0f} "
               f"{r['lock_acquisitions']:>8} {r['lock_contention']:>8.3f} "

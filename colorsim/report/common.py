@@ -94,7 +94,7 @@ class ExpData:
                            ["failed", "damaged", "unverified"]).sum()),
                        "missing": int((pts["status"] == "missing").sum()) + lost,
                        "lacks": int((pts["status"] == "lacks").sum())}
-        self.lacking = sorted(set(x for x in pts["lacks"] if x))
+        self.lacking = sorted(set(", ".join(x) for x in pts["lacks"] if len(x)))
         self.stand_in = bool(self.runs["stand_in"].any()) if len(self.runs) else False
         self.tag = ""
 
@@ -166,15 +166,16 @@ def _setup_matplotlib():
     return plt
 
 
-def save(fig, out: Path, stem: str, d: "ExpData" = None) -> list:
+def save(fig, out: Path, stem: str, d: "ExpData" = None, norm: str = "") -> list:
     """``stem``.png and ``stem``.svg in ``out``, written atomically, with no
     dates or software versions that would change the bytes.  With ``d``,
     the title gains a line saying what the figure was made from (scale,
-    seeds, web's accept mode, counting or modelled time)."""
+    seeds, web's accept mode, counting or modelled time) and ``norm``,
+    what its numbers are normalised to."""
     import matplotlib.pyplot as plt
     if d is not None and len(d.runs):
         sup = fig._suptitle.get_text() if fig._suptitle else ""
-        ctx = context(d)
+        ctx = context(d, norm)
         fig.suptitle(f"{sup}\n{ctx}" if sup else ctx,
                      fontsize=fig._suptitle.get_fontsize() if sup else 9)
         fig.tight_layout()
@@ -219,9 +220,11 @@ def _status_line(d: ExpData) -> str:
     return s
 
 
-def context(d: ExpData) -> str:
-    """What every figure of ``d`` was made from, for its footer: the scale,
-    the placement seeds, web's accept mode, counting or modelled time."""
+def context(d: ExpData, norm: str = "") -> str:
+    """What every figure of ``d`` was made from, for its title: the scale,
+    the placement seeds, web's accept mode, counting or modelled time, and
+    ``norm``: what the numbers are normalised to ("not normalised" if
+    nothing)."""
     r = d.runs
     parts = [f"{d.scale} scale" if d.scale else "",
              "seeds " + ", ".join(str(int(s)) for s in sorted(set(r["seed"])))
@@ -234,6 +237,7 @@ def context(d: ExpData) -> str:
         parts.append("modelled time" if r["timing"].fillna(False).astype(bool).all()
                      else "counting" if not r["timing"].fillna(False).astype(bool).any()
                      else "counting and modelled time")
+    parts.append(norm or "not normalised")
     return " | ".join(p for p in parts if p)
 
 
@@ -285,7 +289,7 @@ def _miss_figure(plt, s, axis, keys, key_name, paper_tab, title, xlabel, out,
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
-    return save(fig, out, stem, d)
+    return save(fig, out, stem, d, norm="misses per loop L2 read")
 
 
 def _colors_axis(ax, colors, xlabel: str, title: str) -> None:

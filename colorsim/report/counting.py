@@ -45,7 +45,7 @@ def fig1(d: ExpData, out: Path, paper: dict) -> list:
     _setup_matplotlib()
     figure1(panels, [out / f"{stem}.png", out / f"{stem}.svg"], hot,
             f"Figure 1: {r0['machine']}, L2 {l2_name(r0['l2_size'])}, {procs(d)}",
-            paper_peak=paper["fig1"]["peak_offset"], footer=context(d))
+            paper_peak=paper["fig1"]["peak_offset"], footer=context(d, "not normalised: transactions in the region"))
     it.images = [f"{stem}.png", f"{stem}.svg"]
     it.tables.append(("Peak per seed (ours) beside the paper's peak offset",
                       pd.DataFrame(rows)))
@@ -101,7 +101,8 @@ def fig3(d: ExpData, out: Path, paper: dict) -> list:
         it.tables.append((f"Throughput ({unit_of(tdf)})",
                           ts.rename(columns={"tasks": "processes"}).round(1)))
     fig.tight_layout()
-    it.images = save(fig, out, "fig3", d)
+    it.images = save(fig, out, "fig3", d,
+                     norm="transactions in the region; throughput per modelled second")
     return [it]
 
 
@@ -162,7 +163,7 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
                  fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
-    it.images = save(fig, out, d.stem("fig7"), d)
+    it.images = save(fig, out, d.stem("fig7"), d, norm="per schedule() call")
     it.tables.append(("Colored-line transactions per schedule(), 32 colors vs "
                       "vanilla, beside the paper's change", pd.DataFrame(rows)))
     return [it]
@@ -261,7 +262,7 @@ def fig8(d: ExpData, out: Path, paper: dict) -> list:
     axes[0, 0].set_ylabel("colored-line transactions per schedule()")
     fig.suptitle("Figure 8: colored-line transactions vs colors", fontsize=10)
     fig.tight_layout()
-    it.images = save(fig, out, "fig8", d)
+    it.images = save(fig, out, "fig8", d, norm="per schedule() call")
     it.tables.append(("Colored-line transactions per schedule() and eq. (3)",
                       pd.DataFrame(rows)))
     return [it, thr]
@@ -292,7 +293,8 @@ def fig8_throughput(d: ExpData, out: Path, paper: dict, it: Item) -> None:
     axes[0, 0].set_ylabel(unit_of(df))
     fig.suptitle("Figure 8: throughput vs colors (mean, min-max of seeds)", fontsize=10)
     fig.tight_layout()
-    it.images = save(fig, out, "fig8_throughput", d)
+    it.images = save(fig, out, "fig8_throughput", d,
+                     norm="throughput per modelled second")
     it.tables.append((f"Throughput ({unit_of(df)}), mean [min-max] over seeds",
                       pd.DataFrame(rows)))
 
@@ -350,9 +352,9 @@ def eq3(d: ExpData, out: Path, paper: dict) -> list:
         ax.set_ylim(0, 105)
     axes[0, -1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     axes[0, 0].set_ylabel("L2 miss ratio in the run-queue loop (%)")
-    fig.suptitle("Eq. (3), c >= p / (s / 8 KB), on held-out geometries", fontsize=10)
+    fig.suptitle("Eq. (3), c >= p / (s / 8 KiB), on held-out geometries", fontsize=10)
     fig.tight_layout()
-    it.images = save(fig, out, "eq3", d)
+    it.images = save(fig, out, "eq3", d, norm="misses per loop L2 read")
     it.tables.append(("The run-queue loop's L2 miss ratio (mean over seeds) at eq. (3)'s "
                       "colors and twice them; the fewest colors that bring it under 50 %",
                       pd.DataFrame(rows)))

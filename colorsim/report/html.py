@@ -223,7 +223,7 @@ def write_report(items, out: Path, cat, exps, used=None) -> Path:
                  "<li><b>Held-out geometries of eq. (3).</b> L2 sizes and "
                  "process counts outside the paper's grid (2048 and 4096 "
                  "processes at 512 KiB-2 MiB of L2), where eq. (3), c &ge; p / (s / 8 "
-                 "KB), predicts the colors needed: the eq3 experiment "
+                 "KiB), predicts the colors needed: the eq3 experiment "
                  "(<code>python3 -m colorsim sweep eq3</code>) and its figure "
                  "above, the loop miss ratio at eq. (3)'s colors and twice "
                  "them.</li>"

@@ -54,7 +54,7 @@ def fig6(d: ExpData, out: Path, paper: dict) -> list:
                  "same-seed ratios", fontsize=8)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
-    it.images = save(fig, out, "fig6", d)
+    it.images = save(fig, out, "fig6", d, norm="c32's throughput over vanilla's, same seed")
     rows = []
     thr = spread(df, ["l2_size", "tasks", "kernel"], "throughput")
     for _, r in g.iterrows():
@@ -101,7 +101,8 @@ def _throughput_vs_cpus(d, out, paper, oid, title) -> Item:
     ax.set_title(f"{title} (mean, min-max of seeds)", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    it.images = save(fig, out, oid, d)
+    it.images = save(fig, out, oid, d,
+                     norm="throughput per modelled second")
     it.tables.append((f"Throughput ({unit_of(df)}), mean [min-max] over seeds "
                       "(- : no run)", pd.DataFrame(rows)))
     return it
@@ -145,7 +146,8 @@ def _speedup(d, out, paper, oid) -> Item:
     ax.set_title(f"{oid}: speed-up over vanilla (bars: same-seed min-max)", fontsize=8)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    it.images = save(fig, out, oid, d)
+    it.images = save(fig, out, oid, d,
+                     norm="throughput over vanilla's, same seed")
     it.tables.append(("Speed-up over vanilla: ours (mean [min-max] of same-seed "
                       "ratios), the paper's, deviation", pd.DataFrame(rows)))
     return it
@@ -195,7 +197,8 @@ def _locks(d, out, paper, oid) -> Item:
     fig.suptitle(f"{oid}: runqueue_lock (lockmeter, all CPUs; mean, min-max of seeds)",
                  fontsize=9)
     fig.tight_layout()
-    it.images = save(fig, out, oid, d)
+    it.images = save(fig, out, oid, d,
+                     norm="contention: share of acquisitions that waited; hold: per acquisition")
     it.tables.append(("runqueue_lock per CPU count: ours (mean [min-max] over seeds) "
                       "and the paper's", pd.DataFrame(rows)))
     return it

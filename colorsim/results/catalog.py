@@ -9,8 +9,11 @@ directories alone (:func:`rebuild`, ``colorsim catalog rebuild``):
                 schedule(), counter totals ``n_<stat>``);
 * ``offsets``   long: run_id, dump, view, cpu, mode, kind, offset, count;
 * ``counters``  long: run_id, dump, cpu, mode, stat, value (per CPU);
-* ``stats``     long: run_id, dump, name, value: every stats.txt dump
-                (gem5 appends one Begin/End block per dump; all are kept);
+* ``recorded``  the gem5 runs recorded in the repository (recorded/gem5)
+                and in ../shared/gem5, with the columns of ``runs``;
+* ``stats``     long: run_id, dump, name, value, unit, desc: every
+                stats.txt dump (gem5 appends one Begin/End block per dump;
+                all are kept);
 * ``points``    each sweep point (runs/sweeps/*.json) with its status:
                 done (its run loads, verifies and is of the point's id),
                 damaged or unverified (with the reason), failed (with the
@@ -24,6 +27,9 @@ sorted table is the same bytes; a DuckDB database file carries block
 allocation and free-list state that depends on its write history.  Parquet
 files are also plain files that pandas, pyarrow, DuckDB and Spark all read,
 so a notebook needs nothing of ours.
+
+Every table has its declared columns and types whatever runs are present
+(colorsim/results/schema.py).
 
 Nothing non-deterministic goes in: no wall times, host names or dates, no
 absolute paths; rows are sorted.
@@ -39,10 +45,13 @@ from pathlib import Path
 
 from colorsim.errors import ConfigError, ResultsError
 from colorsim.argtypes import directory
+from colorsim.results import runrows
 from colorsim.results.runrows import (CATALOG, TIMING_COLUMNS, find_run_dirs,
                                       run_rows)
+from colorsim.results.schema import conform
 
-TABLES = ("runs", "offsets", "counters", "stats", "points", "outputs")
+TABLES = ("runs", "recorded", "offsets", "counters", "stats", "points",
+          "outputs")
 
 
 # -- sweep points -------------------------------------------------------------
@@ -92,8 +101,8 @@ def point_rows(root: Path, states: dict) -> tuple:
         exp, scale = data["experiment"], data["scale"]
         for oid, o in sorted(data.get("outputs", {}).items()):
             outputs.append({"experiment": exp, "scale": scale, "output": oid,
-                            "what": o["what"], "needs": ", ".join(o["needs"]),
-                            "lacks": ", ".join(o["lacks"])})
+                            "what": o["what"], "needs": list(o["needs"]),
+                            "lacks": list(o["lacks"])})
         for i, p in enumerate(data["points"]):
             rec = {"experiment": exp, "scale": scale, "point": i,
                    **{k: p[k] for k in POINT_KEYS},
@@ -101,7 +110,7 @@ def point_rows(root: Path, states: dict) -> tuple:
                    "timing": bool(p.get("timing")),
                    "args": p.get("args") or "",
                    "run_id": p.get("run_id"),
-                   "lacks": ", ".join(p.get("lacks") or [])}
+                   "lacks": list(p.get("lacks") or [])}
             status, reason = "lacks", ""
             if p.get("refused"):        # the runner refused the point
                 status = "missing"
@@ -130,10 +139,50 @@ def point_rows(root: Path, states: dict) -> tuple:
     return points, outputs
 
 
+# -- recorded runs ------------------------------------------------------------
+
+def recorded_rows(have: set, notice=None) -> list:
+    """The ``recorded`` table's rows: every run below the folders of
+    ``runrows.RECORDED`` that is there, with ``path`` as the folder's label
+    and the run's place in it.  A run whose id is in ``have`` (a runs-table
+    run, or an earlier folder's copy: the repository's trimmed copies come
+    before the full recordings they were made from) is listed once.  Only
+    the runs-table row is kept; the run's folder holds the rest."""
+    from colorsim.results.rundata import load_run
+    from colorsim.run.identity import run_id
+    from colorsim.run.rundir import read_config
+    rows, have, bad = [], set(have), []
+    for label, folder in runrows.RECORDED:
+        dirs, _ = find_run_dirs(folder)
+        for d in dirs:
+            try:
+                if run_id(read_config(d)) in have:
+                    continue
+                r = run_rows(load_run(d), folder)["runs"]
+            except (ResultsError, ArithmeticError, KeyError, TypeError,
+                    ValueError) as e:
+                bad.append(f"{label}/{d.relative_to(folder)}: {e}")
+                continue
+            r.update(path=f"{label}/{r['path']}", recorded=True,
+                     id_matches_name=None)
+            have.add(r["run_id"])
+            rows.append(r)
+    if bad and notice:
+        notice(f"colorsim: catalog: left out {len(bad)} damaged recorded "
+               f"run(s): {bad[0]}" + (" ..." if len(bad) > 1 else ""))
+    return rows
+
+
 # -- building and writing -----------------------------------------------------
 
 def build_tables(root: Path, notice=None) -> dict:
     """Every catalog table as a pandas DataFrame, sorted."""
+    return {k: t.to_pandas() for k, t in build_arrow(root, notice).items()}
+
+
+def build_arrow(root: Path, notice=None) -> dict:
+    """Every catalog table as a pyarrow Table of its declared schema
+    (colorsim/results/schema.py), sorted."""
     import pandas as pd
     from colorsim.results.rundata import load_run
     root = Path(root)
@@ -173,48 +222,41 @@ def build_tables(root: Path, notice=None) -> dict:
                + (" ..." if len(unverified) > 1 else ""))
     runs = pd.DataFrame(rows)
     if len(runs):
-        first = ["run_id", "run", "path", "engine", "engine_version",
-                 "machine", "cpus", "l2_size", "l2_assoc", "line", "kernel",
-                 "colors", "tasks", "burst", "buffer", "warmup", "roi", "seed"]
-        runs = runs[first + sorted(c for c in runs.columns if c not in first)]
         runs = runs.sort_values(["run_id", "path"], kind="stable")
-    empty = {"offsets": ["run_id", "dump", "view", "cpu", "mode", "kind",
-                         "offset", "count"],
-             "counters": ["run_id", "dump", "cpu", "mode", "stat", "value"],
-             "stats": ["run_id", "dump", "name", "value"]}
+    recorded = pd.DataFrame(recorded_rows(set(runs.get("run_id", ())), notice))
+    if len(recorded):
+        recorded = recorded.sort_values(["run_id", "path"], kind="stable")
 
-    def cat(parts, name, keys):
+    def cat(parts, keys):
         if not parts:
-            return pd.DataFrame(columns=empty[name])
+            return pd.DataFrame()
         df = pd.concat(parts, ignore_index=True)
         df = df.drop_duplicates()
         return df.sort_values(keys, kind="stable")
 
     points, outputs = point_rows(root, states)
+    points = pd.DataFrame(points)
+    if len(points):
+        points = points.sort_values(["experiment", "scale", "point"],
+                                    kind="stable")
     tables = {
         "runs": runs,
-        "offsets": cat(offs, "offsets", ["run_id", "dump", "view", "cpu",
-                                         "mode", "kind", "offset"]),
-        "counters": cat(cnts, "counters", ["run_id", "dump", "cpu", "mode",
-                                           "stat"]),
-        "stats": cat(stats, "stats", ["run_id", "dump", "name"]),
-        "points": pd.DataFrame(points, columns=None if points else
-                               ["experiment", "scale", "point", "run_id",
-                                "status"]),
-        "outputs": pd.DataFrame(outputs, columns=None if outputs else
-                                ["experiment", "scale", "output", "what",
-                                 "needs", "lacks"]),
+        "recorded": recorded,
+        "offsets": cat(offs, ["run_id", "dump", "view", "cpu", "mode", "kind",
+                              "offset"]),
+        "counters": cat(cnts, ["run_id", "dump", "cpu", "mode", "stat"]),
+        "stats": cat(stats, ["run_id", "dump", "name"]),
+        "points": points,
+        "outputs": pd.DataFrame(outputs),
     }
-    if len(tables["points"]):
-        tables["points"] = tables["points"].sort_values(
-            ["experiment", "scale", "point"], kind="stable")
-    return {k: v.reset_index(drop=True) for k, v in tables.items()}
+    # every table with its declared columns and types (results/schema.py),
+    # whatever runs are present
+    return {k: conform(k, v.reset_index(drop=True))
+            for k, v in tables.items()}
 
 
-def _write_parquet(df, path: Path) -> None:
-    import pyarrow as pa
+def _write_parquet(table, path: Path) -> None:
     import pyarrow.parquet as pq
-    table = pa.Table.from_pandas(df, preserve_index=False)
     pq.write_table(table, path, compression="zstd", write_statistics=True)
 
 
@@ -246,14 +288,14 @@ def rebuild(root=None, notice=None) -> Path:
     if not root.is_dir():
         raise ConfigError(f"{root} does not exist: no runs to catalog")
     with _Lock(root):
-        tables = build_tables(root, notice)
+        tables = build_arrow(root, notice)
         new = root / f".catalog.new{os.getpid()}"
         old = root / f".catalog.old{os.getpid()}"
         if new.exists():
             shutil.rmtree(new)
         new.mkdir()
-        for name, df in tables.items():
-            _write_parquet(df, new / f"{name}.parquet")
+        for name, table in tables.items():
+            _write_parquet(table, new / f"{name}.parquet")
         final = root / CATALOG
         if final.exists():
             final.rename(old)
@@ -291,8 +333,18 @@ class Catalog:
         except Exception as e:          # pyarrow's many error types
             raise ResultsError(f"{path} is damaged: {e}".splitlines()[0]) from None
 
-    def runs(self, **where):
-        return filter_frame(self.table("runs"), where)
+    def runs(self, recorded=False, **where):
+        """The runs table filtered by ``where``; with ``recorded`` the
+        recorded runs (gem5's in recorded/gem5 and ../shared/gem5) too."""
+        df = self.table("runs")
+        if recorded:
+            import pandas as pd
+            rec = self.table("recorded")
+            df = pd.concat([df, rec], ignore_index=True) if len(rec) else df
+        return filter_frame(df, where)
+
+    def recorded(self, **where):
+        return filter_frame(self.table("recorded"), where)
 
     def offsets(self, run_id=None):
         df = self.table("offsets")
@@ -318,8 +370,9 @@ class Catalog:
         return self.table("outputs")
 
     def find(self, key: str):
-        """One run's catalog row by id prefix, run name or path."""
-        df = self.table("runs")
+        """One run's catalog row (a recorded run's too) by id prefix, run
+        name or path."""
+        df = self.runs(recorded=True)
         key = str(key).rstrip("/")
         hit = df[(df["run_id"].str.startswith(key)) | (df["run"] == key) |
                  (df["path"] == key)]
@@ -390,6 +443,9 @@ def parse_where(items) -> dict:
 RUN_COLUMNS = ["run", "machine", "cpus", "l2_size", "kernel", "tasks", "seed",
                "roi", "engine", "peak_offset", "colored_lines_sum",
                "rqloop_l2_miss_ratio", "schedule_calls", "verified"]
+# where a recorded run came from, printed when any is listed
+PROVENANCE_COLUMNS = ["path", "engine_version", "source_commit",
+                      "source_dirty"]
 
 
 def cmd_catalog(a):
@@ -404,8 +460,10 @@ def cmd_catalog(a):
 def cmd_runs(a):
     import pandas as pd
     cat = Catalog(a.runs)
-    df = cat.runs(**parse_where(a.where))
+    df = cat.runs(recorded=True, **parse_where(a.where))
     cols = [c for c in RUN_COLUMNS if c in df.columns]
+    if df["recorded"].fillna(False).astype(bool).any():
+        cols += ["recorded"] + PROVENANCE_COLUMNS
     if a.columns:
         cols = a.columns.split(",")
         missing = [c for c in cols if c not in df.columns]
@@ -428,7 +486,7 @@ def cmd_show(a):
     for k in ("engine", "engine_version", "machine", "cpus", "l2_size",
               "l2_assoc", "line", "kernel", "colors", "tasks", "seed",
               "warmup", "roi", "burst", "source_commit", "source_dirty",
-              "verified"):
+              "verified", "recorded"):
         print(f"  {k:22} {row[k]}")
     print("key statistics (region of interest):")
     for k in ("peak_offset", "peak_count", "colored_lines_sum",
@@ -444,6 +502,10 @@ def cmd_show(a):
         elif isinstance(v, float) and not math.isnan(v) and "ratio" in k:
             v = f"{v:.2%}"
         print(f"  {k:32} {v}")
+    if row["recorded"]:
+        print(f"stats dumps: a recorded run; its stats.txt is in its folder, "
+              f"{row['path']}")
+        return
     st = cat.stats(row["run_id"])
     dumps = sorted(st["dump"].unique())
     print(f"stats dumps: {len(dumps)}")

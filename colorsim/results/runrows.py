@@ -13,8 +13,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from colorsim import ROOT
+
 CATALOG = "catalog"
 _SKIP_DIRS = {CATALOG, "sweeps"}
+# Runs recorded elsewhere that every catalog also lists (its ``recorded``
+# table): the gem5 runs kept in the repository, and new recordings where
+# they arrive, beside the checkout.  (label, folder): the label stands in
+# the ``path`` column, never an absolute path.
+RECORDED = (("recorded/gem5", ROOT / "recorded" / "gem5"),
+            ("../shared/gem5", ROOT.parent / "shared" / "gem5"))
 
 
 # -- finding runs -----------------------------------------------------------
@@ -69,7 +77,7 @@ def run_rows(run, root: Path) -> dict:
     rel = str(run.path.relative_to(root))
     row = dict(run.config_row())
     w, v = cfg["workload"], cfg["variant"]
-    row.update(run=run.path.name, path=rel, run_id=rid,
+    row.update(run=run.path.name, path=rel, run_id=rid, recorded=False,
                engine_version=identity_dict(cfg)["engine_version"],
                warmup=w.get("warmup_ticks"), roi=w.get("roi_ticks"),
                buffer=w.get("buffer"), way_bits=v.get("way_bits"),
@@ -131,10 +139,10 @@ def run_rows(run, root: Path) -> dict:
     sf = _stats_file(run.path, cfg)
     if sf is not None:
         dumps = parse_stats(sf)
-        st = to_frame(dumps)[["dump", "name", "value"]]
+        st = to_frame(dumps)[["dump", "name", "value", "unit", "desc"]]
         row["dumps"] = len(dumps)
     else:
-        st = pd.DataFrame(columns=["dump", "name", "value"])
+        st = pd.DataFrame(columns=["dump", "name", "value", "unit", "desc"])
         row["dumps"] = 0
     st.insert(0, "run_id", rid)
     row.update(timing_columns(cfg, run.counters, run.path / "console.log",
