@@ -121,7 +121,8 @@ def _figure(df: pd.DataFrame, out: Path, d: ExpData) -> list:
     fig.suptitle("Built-in workload: burst length vs the shapes of Figure 6 and "
                  "Table 6 (mean of seeds)", fontsize=9)
     fig.tight_layout()
-    return save(fig, out, d.stem("burst"), d)
+    return save(fig, out, d.stem("burst"), d,
+                norm="c32 over vanilla work per modelled second; lock shares of the region")
 
 
 def burst(d: ExpData, out: Path, paper: dict) -> list:
