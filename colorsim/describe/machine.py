@@ -153,7 +153,8 @@ TIMING_FIELDS = ("inst", "l2_hit", "mem", "hitm", "inval", "bus_line",
 # Further [x.timing] keys, each its own busmon option, with its default
 # when a machine leaves it out.
 TIMING_EXTRA = {"bus_depth": ("busdepth", 8), "locked_rmw": ("locked", 0),
-                "bus_cpus": ("buscpus", 0), "cross_bus": ("crossbus", 0)}
+                "bus_cpus": ("buscpus", 0), "cross_bus": ("crossbus", 0),
+                "store_buffer": ("storebuf", 0)}
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,7 @@ class Timing:
     fetch: bool = False     # instruction fetches through L1I and L2 when timing
     bus_cpus: int = 0       # CPUs per bus (0: one bus for all)
     cross_bus: int = 0      # a transaction that crosses to the other bus
+    store_buffer: int = 0   # store buffer entries (0: every store stalls)
 
     def __post_init__(self):
         for f in TIMING_FIELDS:
@@ -186,7 +188,7 @@ class Timing:
             raise ConfigError(f"timing.fetch must be true or false, got "
                               f"{self.fetch!r}")
         for f, top in (("locked_rmw", 1_000_000), ("cross_bus", 1_000_000),
-                       ("bus_cpus", 1024)):
+                       ("bus_cpus", 1024), ("store_buffer", 64)):
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
                 raise ConfigError(f"timing.{f} must be a whole number "

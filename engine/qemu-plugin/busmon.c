@@ -921,6 +921,10 @@ static void stats_cpu(FILE *f, unsigned c)
 		stat_modes(f, c, "busWaitCycles",
 			   "Modelled cycles queued for the bus",
 			   IDX(bus_wait_cycles), -1);
+		if (cfg.t.store_buffer > 0)
+			stat_modes(f, c, "storeStallCycles",
+				   "Modelled cycles waiting for the store buffer",
+				   IDX(store_stall_cycles), -1);
 	}
 	if (cfg.lock != 0) {
 		char prefix[32];
@@ -1079,6 +1083,8 @@ static int counter_shown(unsigned i)
 		return model.has_l1i;
 	if (i == (unsigned)IDX(cycles) || i == (unsigned)IDX(bus_wait_cycles))
 		return cfg.timing;
+	if (i == (unsigned)IDX(store_stall_cycles))
+		return cfg.timing && cfg.t.store_buffer > 0;
 	return 1;
 }
 
@@ -1211,6 +1217,9 @@ static void fill_json(FILE *f)
 			"},\n", cfg.t.inst, cfg.t.l2_hit, cfg.t.mem, cfg.t.hitm,
 			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
 		fprintf(f, "  \"locked\": %" PRIu64 ",\n", cfg.t.locked);
+		fprintf(f, "  \"store_buffer\": {\"entries\": %" PRIu64
+			", \"waited_before_served\": %" PRIu64 "},\n",
+			cfg.t.store_buffer, b->store_waits);
 		fprintf(f, "  \"bus\": {\"depth\": %" PRIu64 ", \"transactions\": %"
 			PRIu64 ", \"addr_busy_cycles\": %" PRIu64
 			", \"data_busy_cycles\": %" PRIu64 ", \"wait_cycles\": %"
@@ -1487,6 +1496,10 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
 			goto bad;
 		cfg.t.locked = v;
+	} else if (KEY("storebuf")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > CM_SB_MAX)
+			goto bad;
+		cfg.t.store_buffer = v;
 	} else if (KEY("buscpus")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > MAX_CPUS)
 			goto bad;
@@ -1528,8 +1541,8 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, sched, m5base, "
-			"publish, timing, busdepth, buscpus, crossbus, locked, lock, free, "
-			"unit)\n", arg);
+			"publish, timing, busdepth, buscpus, crossbus, locked, storebuf, "
+			"lock, free, unit)\n", arg);
 		return -1;
 	}
 	return 0;

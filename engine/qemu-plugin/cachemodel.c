@@ -67,10 +67,10 @@ const char *const cm_counter_name[CM_NCOUNTERS] = {
 	"rqloop_l2_read_evicted_loop", "rqloop_l2_read_evicted_kernel",
 	"rqloop_l2_read_evicted_user",
 	"l1i_accesses", "l1i_misses",
-	"cycles", "bus_wait_cycles",
+	"cycles", "bus_wait_cycles", "store_stall_cycles",
 };
 
-_Static_assert(CM_NCOUNTERS == 28, "cm_counter_name out of date");
+_Static_assert(CM_NCOUNTERS == 29, "cm_counter_name out of date");
 
 static int is_pow2(uint64_t x)
 {
@@ -291,6 +291,141 @@ static void loop_left(struct cm_loop_lines *t, uint64_t lineno,
 		*gone = (uint8_t)why;
 }
 
+/* ---- the store buffer ------------------------------------------------- */
+
+/*
+ * A P6 posts stores: a store retires into the store buffer and the CPU
+ * goes on while its line is gained (p6-timing-facts.md; machines.toml
+ * gives the size and its source).  Each entry completes at the later of
+ * its own cost after the store (its L2 hit, or its RFO or INVALIDATE:
+ * the request goes to the bus when the store executes) and the entry
+ * before it (stores complete in program order).  The CPU waits only for
+ * a store that finds every entry taken, or, at a locked RMW, for all of
+ * them.
+ */
+
+/* Charge `cycles` to cpu: to its clock, or to the buffered store being
+ * modelled. */
+static void charge(struct cm_model *m, unsigned cpu, unsigned mode,
+		   uint64_t cycles)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+
+	if (p->sb_defer)
+		p->sb_cost += cycles;
+	else
+		cm_stall(m, cpu, mode, cycles);
+}
+
+static struct cm_sbentry *sb_at(struct cm_model *m, struct cm_cpu *p,
+				unsigned i)
+{
+	return &p->sb[(p->sb_head + i) % m->t.store_buffer];
+}
+
+static void sb_pop(struct cm_model *m, struct cm_cpu *p)
+{
+	p->sb_head = (p->sb_head + 1) % m->t.store_buffer;
+	p->sb_len--;
+	p->sb_seq++;
+}
+
+/* Drop the entries that have completed by the CPU's clock, in order; an
+ * entry whose request the bus has not served yet stays. */
+static void sb_retire(struct cm_model *m, struct cm_cpu *p)
+{
+	while (p->sb_len > 0 && sb_at(m, p, 0)->pend == 0 &&
+	       sb_at(m, p, 0)->done <= p->now)
+		sb_pop(m, p);
+}
+
+/*
+ * The CPU waits for its oldest entry: until its completion as known, and
+ * if the bus has not served its request yet, for that request's queueing
+ * too, charged when it is served as for a load (so it is no longer the
+ * entry's).
+ */
+static void sb_wait_oldest(struct cm_model *m, unsigned cpu, unsigned mode)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	struct cm_sbentry *e = sb_at(m, p, 0);
+
+	if (e->done > p->now) {
+		p->ctr[mode].store_stall_cycles += e->done - p->now;
+		cm_stall(m, cpu, mode, e->done - p->now);
+	}
+	for (unsigned i = 0; e->pend > 0 && i < p->qlen; i++) {
+		struct cm_busreq *r = &p->q[(p->qhead + i) & (m->qcap - 1)];
+
+		if (r->posted == 2 && r->sbseq == p->sb_seq) {
+			r->posted = 0;
+			e->pend--;
+			m->bs.store_waits++;
+		}
+	}
+	sb_pop(m, p);
+}
+
+/* A locked RMW waits for every earlier store (SDM vol. 3A 7.1.2). */
+static void sb_drain(struct cm_model *m, unsigned cpu, unsigned mode)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+
+	while (p->sb != NULL && p->sb_len > 0)
+		sb_wait_oldest(m, cpu, mode);
+}
+
+/* A store made at cycle `at`, whose line costs `cost` (its request went
+ * to the bus then), takes an entry, waiting for the oldest if none is
+ * free. */
+static void sb_push(struct cm_model *m, unsigned cpu, unsigned mode,
+		    uint64_t at, uint64_t cost)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	struct cm_sbentry *e;
+	uint64_t done = at + cost;
+
+	sb_retire(m, p);
+	if (p->sb_len == m->t.store_buffer) {
+		sb_wait_oldest(m, cpu, mode);
+		sb_retire(m, p);
+	}
+	if (p->sb_len > 0 && done < sb_at(m, p, p->sb_len - 1)->done)
+		done = sb_at(m, p, p->sb_len - 1)->done;
+	e = sb_at(m, p, p->sb_len);
+	e->own = at + cost;
+	e->done = done;
+	e->pend = p->sb_pend;
+	p->sb_len++;
+}
+
+/* Entry `seq`'s request has been served after queueing `d` cycles: the
+ * entry completes that much later, and the entries after it no earlier
+ * than it. */
+static void sb_delay(struct cm_model *m, struct cm_cpu *p, uint64_t seq,
+		     uint64_t d)
+{
+	unsigned i = (unsigned)(seq - p->sb_seq);
+	struct cm_sbentry *e;
+
+	if (seq >= p->sb_seq + p->sb_len) {	/* the store being modelled */
+		p->sb_cost += d;
+		p->sb_pend--;
+		return;
+	}
+	e = sb_at(m, p, i);
+	e->own += d;
+	e->pend--;
+	if (e->done < e->own)
+		e->done = e->own;
+	for (i++; i < p->sb_len; i++) {
+		struct cm_sbentry *prev = e;
+
+		e = sb_at(m, p, i);
+		e->done = e->own > prev->done ? e->own : prev->done;
+	}
+}
+
 /* ---- the bus ----------------------------------------------------------- */
 
 /* Record one transaction at page offset of `addr` (8-byte bucket). */
@@ -422,6 +557,8 @@ static void bus_serve(struct cm_model *m, unsigned c, uint64_t t)
 	m->bs.wait_cycles += wait;
 	if (!r->posted && p->now - r->t > m->bs.max_lag)
 		m->bs.max_lag = p->now - r->t;
+	if (r->posted == 2)		/* a buffered store's entry waits */
+		sb_delay(m, p, r->sbseq, wait + (lat - r->lat));
 	if (!r->posted && wait + (lat - r->lat) != 0) {
 		/* The queueing, and the crossing's cost (latency, not
 		 * queueing), both delay the CPU's later requests. */
@@ -479,13 +616,18 @@ static void bus_request(struct cm_model *m, unsigned cpu, unsigned mode,
 	r->lat = (uint32_t)lat;
 	r->occ = (uint32_t)occ;
 	r->mode = (uint8_t)mode;
+	if (!posted && p->sb_defer) {	/* a buffered store's line */
+		posted = 2;
+		r->sbseq = p->sb_seq + p->sb_len;
+		p->sb_pend++;
+	}
 	r->posted = (uint8_t)posted;
-	r->cross = posted ? 0 : (uint8_t)m->snoop_cross;
+	r->cross = posted == 1 ? 0 : (uint8_t)m->snoop_cross;
 	m->snoop_cross = 0;
 	if (++p->qlen > m->bs.max_pending)
 		m->bs.max_pending = p->qlen;
-	if (!posted)
-		cm_stall(m, cpu, mode, lat);
+	if (posted != 1)
+		charge(m, cpu, mode, lat);
 	bus_settle(m);
 }
 
@@ -713,7 +855,7 @@ static struct cm_line *l2_access(struct cm_model *m, unsigned cpu,
 	p->ctr[mode].rqloop_l2_read_accesses += rq;
 	if (l2 != NULL) {
 		cache_touch(&p->l2, l2);
-		cm_stall(m, cpu, mode, m->t.l2_hit);
+		charge(m, cpu, mode, m->t.l2_hit);
 		if (own && l2->state == CM_S)
 			bus_upgrade(m, cpu, mode, lineno);
 		if (own)
@@ -753,8 +895,8 @@ static void l1_own_hit(struct cm_model *m, unsigned cpu, unsigned mode,
  * then a store, yet a P6 takes the line with one read for ownership, so
  * the load must not fetch it Shared first (READ, then INVALIDATE).
  */
-static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
-			int store, unsigned flags)
+static void access_line_now(struct cm_model *m, unsigned cpu, uint64_t paddr,
+			    int store, unsigned flags)
 {
 	struct cm_cpu *p = &m->cpu[cpu];
 	unsigned mode = (flags & CM_F_USER) ? CM_USER : CM_KERNEL;
@@ -771,8 +913,10 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	/* A locked RMW waits for the CPU's earlier loads and stores to
 	 * complete (SDM vol. 3A 7.1.2): `locked` cycles on top of gaining
 	 * the line, charged once, at its load half. */
-	if ((flags & CM_F_LOCKED) && !store)
+	if ((flags & CM_F_LOCKED) && !store) {
+		sb_drain(m, cpu, mode);
 		cm_stall(m, cpu, mode, m->t.locked);
+	}
 	if (store)
 		ctr->l1d_write_accesses++;
 	else
@@ -802,6 +946,27 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	l1->state = l2->state;
 	cache_touch(&p->l1, l1);
 	wb_flush(m, cpu);
+}
+
+/* One access within a line; a store (not part of a locked RMW) goes
+ * through the store buffer when there is one. */
+static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
+			int store, unsigned flags)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	uint64_t at = p->now;
+
+	if (!store || p->sb == NULL || (flags & CM_F_LOCKED)) {
+		access_line_now(m, cpu, paddr, store, flags);
+		return;
+	}
+	p->sb_defer = 1;
+	p->sb_cost = 0;
+	p->sb_pend = 0;
+	access_line_now(m, cpu, paddr, store, flags);
+	p->sb_defer = 0;
+	sb_push(m, cpu, (flags & CM_F_USER) ? CM_USER : CM_KERNEL, at,
+		p->sb_cost);
 }
 
 void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
@@ -927,6 +1092,11 @@ int cm_enable_timing(struct cm_model *m, const struct cm_timing *t,
 			 "1 to %d transactions.", t->bus_depth, CM_IOQ_MAX);
 		return -1;
 	}
+	if (t->store_buffer > CM_SB_MAX) {
+		snprintf(err, errlen, "The store buffer (%" PRIu64 ") must be "
+			 "0 to %d entries.", t->store_buffer, CM_SB_MAX);
+		return -1;
+	}
 	while (cap > 64 && (uint64_t)cap * m->ncpus > 2097152)
 		cap /= 2;
 	m->nbuses = t->bus_cpus > 0 && t->bus_cpus < m->ncpus ? 2 : 1;
@@ -937,7 +1107,11 @@ int cm_enable_timing(struct cm_model *m, const struct cm_timing *t,
 	}
 	for (unsigned c = 0; c < m->ncpus; c++) {
 		m->cpu[c].q = calloc(cap, sizeof(struct cm_busreq));
-		if (m->cpu[c].q == NULL) {
+		if (t->store_buffer > 0)
+			m->cpu[c].sb = calloc(t->store_buffer,
+					      sizeof(struct cm_sbentry));
+		if (m->cpu[c].q == NULL ||
+		    (t->store_buffer > 0 && m->cpu[c].sb == NULL)) {
 			snprintf(err, errlen, "Out of memory allocating the "
 				 "bus queues.");
 			return -1;
@@ -1023,6 +1197,7 @@ void cm_free(struct cm_model *m)
 			free(m->cpu[c].loop.key);
 			free(m->cpu[c].loop.gone);
 			free(m->cpu[c].q);
+			free(m->cpu[c].sb);
 		}
 	free(m->cpu);
 	free(m->hist);

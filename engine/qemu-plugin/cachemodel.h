@@ -99,6 +99,9 @@ struct cm_counters {
 	/* Modelled time (only with cm_enable_timing()). */
 	uint64_t cycles;		/* base cost of instructions + stalls */
 	uint64_t bus_wait_cycles;	/* of which: queueing for the bus */
+	/* Of cycles: waiting for the store buffer (with store_buffer): a
+	 * store that found it full, or a locked RMW that drained it. */
+	uint64_t store_stall_cycles;
 };
 
 #define CM_NCOUNTERS (sizeof(struct cm_counters) / sizeof(uint64_t))
@@ -155,9 +158,17 @@ struct cm_timing {
 	 * coherency filter and crossbar). */
 	uint64_t bus_cpus;
 	uint64_t cross_bus;
+	/* Store buffer entries (0: off, every store stalls in full).  A
+	 * store that is not part of a locked RMW takes an entry and the CPU
+	 * goes on; the entry retires, in program order, when its line has
+	 * been gained (its L2 hit, or its RFO or INVALIDATE with the bus
+	 * queueing), so the CPU stalls only for a store that finds every
+	 * entry taken, or at a locked RMW, which drains the buffer first. */
+	uint64_t store_buffer;
 };
 
 #define CM_IOQ_MAX	64
+#define CM_SB_MAX	64
 #define CM_MAX_BUSES	2
 
 /* One bus's state, as served so far, and its totals since the reset. */
@@ -183,8 +194,10 @@ struct cm_busreq {
 	uint64_t charged;
 	uint32_t lat;		/* latency with no queueing */
 	uint32_t occ;		/* data-bus cycles, 0 for an address-only one */
+	uint64_t sbseq;		/* posted == 2: its store buffer entry */
 	uint8_t mode;
-	uint8_t posted;		/* a write-back: the CPU does not wait */
+	uint8_t posted;		/* 1: a write-back, the CPU does not wait;
+				 * 2: a buffered store's, its entry waits */
 	uint8_t cross;		/* 1: the other bus's address phase too;
 				 * 2: its data phase as well (HITM there) */
 };
@@ -200,6 +213,10 @@ struct cm_busstats {
 	uint64_t max_pending;	/* most requests waiting in one CPU's queue */
 	uint64_t max_lag;	/* longest a CPU ran on before its queueing
 				 * was charged: its clock then - the request */
+	uint64_t store_waits;	/* buffered stores' requests whose entry
+				 * the CPU had to wait for before the bus
+				 * served them (then it waits for their
+				 * queueing as for a load's) */
 };
 
 /*
@@ -226,6 +243,16 @@ struct cm_loop_lines {
 	uint32_t full;		/* loop lines not remembered: table full */
 };
 
+/* One store buffer entry: when its own line is gained (`own`) and when it
+ * completes, no earlier than the entry before it (`done`), as known so
+ * far, and how many of its bus requests still wait to be served (their
+ * queueing is not known yet, so the entry cannot retire). */
+struct cm_sbentry {
+	uint64_t own;
+	uint64_t done;
+	uint32_t pend;
+};
+
 /* Everything one CPU owns.  Padded so CPUs never share a host line. */
 struct cm_cpu {
 	struct cm_cache l1;
@@ -243,6 +270,17 @@ struct cm_cpu {
 	/* Halted or waiting for a lock: its clock does not hold the bus
 	 * back (the caller sets it; see bus_floor()). */
 	int parked;
+	/* The store buffer: its entries, oldest first (a ring of
+	 * store_buffer); sb_seq is the oldest entry's number.  While a
+	 * buffered store is modelled (sb_defer), its costs add up in sb_cost
+	 * instead of stalling the CPU, and sb_pend counts its requests the
+	 * bus has not served yet. */
+	struct cm_sbentry *sb;
+	unsigned sb_head, sb_len;
+	uint64_t sb_seq;
+	int sb_defer;
+	uint64_t sb_cost;
+	unsigned sb_pend;
 } __attribute__((aligned(64)));
 
 /* hist[cpu][mode][kind][chunk] */

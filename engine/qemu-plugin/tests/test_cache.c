@@ -1108,6 +1108,71 @@ static void test_two_buses(void)
 	}
 }
 
+/*
+ * The store buffer (store_buffer = 12, the PPro's).  One CPU at cycle 1000
+ * stores to 13 lines no cache holds.  Without the buffer each store stalls
+ * for its RFO in full, one after another: 13 x mem.  With it the first 12
+ * cost the CPU nothing; the 13th finds the buffer full and waits for the
+ * oldest entry (mem).  All 13 RFOs went to the bus at cycle 1000, so they
+ * queue: the i-th completes at 1039 + 12 i (request phases 6 apart, data
+ * phases back to back, the in-order queue never binding).  A locked RMW
+ * then drains the buffer: it waits for the last entry, 1183, before its
+ * own `locked` cycles; without the buffer it costs only those.
+ */
+static void store_buffer_run(uint64_t entries, uint64_t *now,
+			     uint64_t *stall, uint64_t *after_locked)
+{
+	struct cm_model m;
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39, .hitm = 30,
+			       .inval = 18, .bus_line = 12, .bus_addr = 6,
+			       .bus_depth = 8, .locked = 12,
+			       .store_buffer = entries };
+	char err[128];
+
+	model(&m, 1, &geoms[0], &geoms[1]);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0) {
+		printf("cm_enable_timing: %s\n", err);
+		exit(2);
+	}
+	m.cpu[0].now = 1000;
+	for (unsigned i = 0; i < 13; i++)
+		cm_access(&m, 0, 0x100000 + 32 * i, 4, 1, 0);
+	*now = m.cpu[0].now;
+	cm_bus_flush(&m);
+	cm_access(&m, 0, 0x100000, 4, 0, CM_F_LOCKED);
+	cm_access(&m, 0, 0x100000, 4, 1, CM_F_LOCKED);
+	cm_bus_flush(&m);
+	*after_locked = m.cpu[0].now;
+	*stall = ctr(&m, 0)->store_stall_cycles;
+	EXPECT("13 RFOs", 13, ctr(&m, 0)->bus[CM_RFO]);
+	EXPECT("the stalled-for entry waited no queueing", 0,
+	       ctr(&m, 0)->bus_wait_cycles);
+	cm_free(&m);
+}
+
+static void test_store_buffer(void)
+{
+	uint64_t now, stall, locked;
+	char err[128];
+	struct cm_model m;
+	struct cm_timing t = { .inst = 1, .bus_depth = 8, .store_buffer = 65 };
+
+	context = "store buffer";
+	store_buffer_run(0, &now, &stall, &locked);
+	EXPECT("off: every RFO stalls", 1000 + 13 * 39, now);
+	EXPECT("off: the locked RMW costs locked", 1000 + 13 * 39 + 12, locked);
+	EXPECT("off: no store stalls", 0, stall);
+	store_buffer_run(12, &now, &stall, &locked);
+	EXPECT("12 entries: only the 13th store waits", 1000 + 39, now);
+	EXPECT("the locked RMW drains the buffer", 1039 + 12 * 12 + 12, locked);
+	EXPECT("store stalls: full, then the drain", 39 + 12 * 12, stall);
+
+	model(&m, 1, &geoms[0], &geoms[1]);
+	EXPECT("more than 64 entries refused", -1,
+	       cm_enable_timing(&m, &t, err, sizeof(err)));
+	cm_free(&m);
+}
+
 int main(void)
 {
 	char name[64];
@@ -1142,6 +1207,7 @@ int main(void)
 	test_bus_queueing();
 	test_locked_cost();
 	test_two_buses();
+	test_store_buffer();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
