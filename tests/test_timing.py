@@ -336,6 +336,7 @@ def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     (["timing=1:2:3:4:5:6:7", "cpus=8", "buscpus=2"], "need more than 2 buses"),
     (["busdepth=65"], "busmon: bad value in 'busdepth=65'"),
     (["storebuf=65"], "busmon: bad value in 'storebuf=65'"),
+    (["dtlb=6"], "busmon: bad value in 'dtlb=6'"),
     (["free=0x20-0x10"], "busmon: bad value in 'free=0x20-0x10'"),
 ])
 def test_timing_option_errors(args, message, tmp_path):
@@ -355,6 +356,7 @@ def test_machine_costs_reach_the_plugin():
         assert args[0].startswith("timing=")
         assert "busdepth=8" in args and "locked=12" in args, args
         assert "buscpus=4" in args and "storebuf=12" in args, args
+        assert "dtlb=64" in args and "dtlblarge=8" in args, args
     assert "crossbus=11" in get_machine("piii8").timing.plugin_args()
     # instruction fetches: on with --timing (timing.fetch), off without
     from colorsim.run.engines.qemu import QemuEngine

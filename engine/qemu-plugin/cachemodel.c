@@ -68,9 +68,10 @@ const char *const cm_counter_name[CM_NCOUNTERS] = {
 	"rqloop_l2_read_evicted_user",
 	"l1i_accesses", "l1i_misses",
 	"cycles", "bus_wait_cycles", "store_stall_cycles",
+	"dtlb_misses", "itlb_misses",
 };
 
-_Static_assert(CM_NCOUNTERS == 29, "cm_counter_name out of date");
+_Static_assert(CM_NCOUNTERS == 31, "cm_counter_name out of date");
 
 static int is_pow2(uint64_t x)
 {
@@ -1028,6 +1029,97 @@ void cm_fetch(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	}
 }
 
+/* ---- TLBs ------------------------------------------------------------- */
+
+static uint64_t tlb_vpn(int large, uint64_t vaddr)
+{
+	return vaddr >> (large ? CM_LARGE_SHIFT : 12);
+}
+
+/* The frame of vpn in t, or NULL. */
+static uint64_t *tlb_find(struct cm_tlb *t, uint64_t vpn)
+{
+	uint64_t *set = t->tag + (vpn % t->sets) * t->assoc;
+
+	for (uint32_t i = 0; i < t->assoc; i++)
+		if (set[i] == vpn + 1)
+			return &set[i];
+	return NULL;
+}
+
+int cm_tlb_hit(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr)
+{
+	struct cm_tlb *t = &m->cpu[cpu].tlb[instr ? CM_ITLB : CM_DTLB];
+
+	if (t->tag == NULL)
+		return 1;
+	for (int large = 0; large < 2; large++, t++) {
+		uint64_t *f = t->tag != NULL ? tlb_find(t, tlb_vpn(large, vaddr))
+					     : NULL;
+
+		if (f != NULL) {
+			t->stamp[f - t->tag] = ++t->clock;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void cm_tlb_fill(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr,
+		 int large, const uint64_t *walk, unsigned nwalk,
+		 unsigned flags)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	struct cm_tlb *t = &p->tlb[(instr ? CM_ITLB : CM_DTLB) + (large != 0)];
+	unsigned mode = (flags & CM_F_USER) ? CM_USER : CM_KERNEL;
+	uint64_t vpn = tlb_vpn(large, vaddr);
+	uint64_t *set, *v;
+
+	if (t->tag == NULL)
+		return;
+	if (instr)
+		p->ctr[mode].itlb_misses++;
+	else
+		p->ctr[mode].dtlb_misses++;
+	/* The walk's loads: not the access's own, so no run-queue flag. */
+	for (unsigned i = 0; i < nwalk; i++)
+		access_line_now(m, cpu, walk[i], 0, flags & CM_F_USER);
+	set = t->tag + (vpn % t->sets) * t->assoc;
+	v = &set[0];
+	for (uint32_t i = 0; i < t->assoc; i++) {
+		if (set[i] == 0) {
+			v = &set[i];
+			break;
+		}
+		if (t->stamp[&set[i] - t->tag] < t->stamp[v - t->tag])
+			v = &set[i];
+	}
+	*v = vpn + 1;
+	t->stamp[v - t->tag] = ++t->clock;
+}
+
+void cm_tlb_flush(struct cm_model *m, unsigned cpu)
+{
+	for (int k = CM_DTLB; k <= CM_ITLB; k += 2) {
+		struct cm_tlb *t = &m->cpu[cpu].tlb[k];
+
+		if (t->tag != NULL)
+			memset(t->tag, 0, sizeof(*t->tag) * t->sets * t->assoc);
+	}
+}
+
+/* Allocate one TLB array of `entries` (0: none). */
+static int tlb_init(struct cm_tlb *t, uint64_t entries)
+{
+	t->assoc = entries < 4 ? (uint32_t)entries : 4;
+	t->sets = t->assoc ? (uint32_t)(entries / t->assoc) : 0;
+	if (entries == 0)
+		return 0;
+	t->tag = calloc(entries, sizeof(*t->tag));
+	t->stamp = calloc(entries, sizeof(*t->stamp));
+	return t->tag != NULL && t->stamp != NULL ? 0 : -1;
+}
+
 /* ---- setup, reset, queries -------------------------------------------- */
 
 int cm_init(struct cm_model *m, unsigned ncpus, const struct cm_geom *l1,
@@ -1097,6 +1189,15 @@ int cm_enable_timing(struct cm_model *m, const struct cm_timing *t,
 			 "0 to %d entries.", t->store_buffer, CM_SB_MAX);
 		return -1;
 	}
+	if (t->dtlb > 1024 || t->dtlb_large > 1024 || t->itlb > 1024 ||
+	    t->itlb_large > 1024 || (t->dtlb >= 4 && t->dtlb % 4) ||
+	    (t->itlb >= 4 && t->itlb % 4) ||
+	    (t->dtlb_large >= 4 && t->dtlb_large % 4) ||
+	    (t->itlb_large >= 4 && t->itlb_large % 4)) {
+		snprintf(err, errlen, "A TLB must have 0 to 1024 entries, a "
+			 "multiple of 4 from 4 on.");
+		return -1;
+	}
 	while (cap > 64 && (uint64_t)cap * m->ncpus > 2097152)
 		cap /= 2;
 	m->nbuses = t->bus_cpus > 0 && t->bus_cpus < m->ncpus ? 2 : 1;
@@ -1111,7 +1212,13 @@ int cm_enable_timing(struct cm_model *m, const struct cm_timing *t,
 			m->cpu[c].sb = calloc(t->store_buffer,
 					      sizeof(struct cm_sbentry));
 		if (m->cpu[c].q == NULL ||
-		    (t->store_buffer > 0 && m->cpu[c].sb == NULL)) {
+		    (t->store_buffer > 0 && m->cpu[c].sb == NULL) ||
+		    tlb_init(&m->cpu[c].tlb[CM_DTLB], t->dtlb) < 0 ||
+		    tlb_init(&m->cpu[c].tlb[CM_DTLB + 1],
+			     t->dtlb ? t->dtlb_large : 0) < 0 ||
+		    tlb_init(&m->cpu[c].tlb[CM_ITLB], t->itlb) < 0 ||
+		    tlb_init(&m->cpu[c].tlb[CM_ITLB + 1],
+			     t->itlb ? t->itlb_large : 0) < 0) {
 			snprintf(err, errlen, "Out of memory allocating the "
 				 "bus queues.");
 			return -1;
@@ -1198,6 +1305,10 @@ void cm_free(struct cm_model *m)
 			free(m->cpu[c].loop.gone);
 			free(m->cpu[c].q);
 			free(m->cpu[c].sb);
+			for (int k = 0; k < 4; k++) {
+				free(m->cpu[c].tlb[k].tag);
+				free(m->cpu[c].tlb[k].stamp);
+			}
 		}
 	free(m->cpu);
 	free(m->hist);

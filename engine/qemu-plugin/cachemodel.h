@@ -102,6 +102,10 @@ struct cm_counters {
 	/* Of cycles: waiting for the store buffer (with store_buffer): a
 	 * store that found it full, or a locked RMW that drained it. */
 	uint64_t store_stall_cycles;
+	/* TLB misses (with dtlb/itlb): each walked the page table with
+	 * loads through L1D and L2. */
+	uint64_t dtlb_misses;
+	uint64_t itlb_misses;
 };
 
 #define CM_NCOUNTERS (sizeof(struct cm_counters) / sizeof(uint64_t))
@@ -165,7 +169,16 @@ struct cm_timing {
 	 * queueing), so the CPU stalls only for a store that finds every
 	 * entry taken, or at a locked RMW, which drains the buffer first. */
 	uint64_t store_buffer;
+	/* TLBs, in entries (0: no TLB, translation is free): for 4 KiB pages
+	 * (4-way) and for large pages (4-way, or fully associative if fewer
+	 * than 4).  A miss walks the page table: a load of each entry the
+	 * caller names, through L1D and L2, stalling the CPU. */
+	uint64_t dtlb, dtlb_large;
+	uint64_t itlb, itlb_large;
 };
+
+/* Large pages are tagged as the P6's 4 MiB PSE pages. */
+#define CM_LARGE_SHIFT	22
 
 #define CM_IOQ_MAX	64
 #define CM_SB_MAX	64
@@ -253,6 +266,18 @@ struct cm_sbentry {
 	uint32_t pend;
 };
 
+/* One TLB array: sets x assoc tags (virtual page number + 1; 0 =
+ * empty), true LRU. */
+struct cm_tlb {
+	uint64_t *tag;
+	uint64_t *stamp;
+	uint32_t sets, assoc;
+	uint64_t clock;
+};
+
+/* Which TLB: data or instruction; 4 KiB or large pages. */
+enum { CM_DTLB = 0, CM_ITLB = 2, CM_TLB_LARGE = 1 };
+
 /* Everything one CPU owns.  Padded so CPUs never share a host line. */
 struct cm_cpu {
 	struct cm_cache l1;
@@ -281,6 +306,7 @@ struct cm_cpu {
 	int sb_defer;
 	uint64_t sb_cost;
 	unsigned sb_pend;
+	struct cm_tlb tlb[4];	/* CM_DTLB/CM_ITLB (+ CM_TLB_LARGE) */
 } __attribute__((aligned(64)));
 
 /* hist[cpu][mode][kind][chunk] */
@@ -371,6 +397,22 @@ static inline void cm_stall(struct cm_model *m, unsigned cpu, unsigned mode,
 	m->cpu[cpu].now += cycles;
 	m->cpu[cpu].ctr[mode].cycles += cycles;
 }
+
+/*
+ * TLBs (cm_timing dtlb, itlb).  cm_tlb_hit() looks vaddr up in the data
+ * (instr = 0) or instruction TLB, both page sizes; it returns 1 on a hit,
+ * or if that TLB is off.  On a miss the caller walks the guest's tables
+ * and calls cm_tlb_fill() with the page size and the physical addresses
+ * of the entries a P6 reads (the page-directory entry, and for a 4 KiB
+ * page the page-table entry): each is loaded through L1D and L2 in the
+ * mode of `flags`.  cm_tlb_flush() drops the 4 KiB entries (a CR3 write;
+ * the large pages are the kernel's, global as Linux 2.4 maps them).
+ */
+int cm_tlb_hit(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr);
+void cm_tlb_fill(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr,
+		 int large, const uint64_t *walk, unsigned nwalk,
+		 unsigned flags);
+void cm_tlb_flush(struct cm_model *m, unsigned cpu);
 
 /* Zero all counters and histograms; cache contents are kept. */
 void cm_reset_stats(struct cm_model *m);

@@ -1173,6 +1173,63 @@ static void test_store_buffer(void)
 	cm_free(&m);
 }
 
+/*
+ * TLBs (dtlb = 64 4-way for 4 KiB pages, 8 4-way for large ones, as the
+ * PPro's).  A miss walks two entries (PDE, PTE) for a 4 KiB page, one for
+ * a large page: loads through L1D and L2 that stall the CPU as loads do
+ * (here both miss to memory: 2 x mem).  Five 4 KiB pages in one set evict
+ * the least recently used; a large entry covers 4 MiB; a CR3 write drops
+ * the 4 KiB entries and keeps the large ones.  Off (0), every lookup hits.
+ */
+static void test_tlb(void)
+{
+	struct cm_model m;
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39, .hitm = 30,
+			       .inval = 18, .bus_line = 12, .bus_addr = 6,
+			       .bus_depth = 8, .dtlb = 64, .dtlb_large = 8 };
+	const uint64_t walk[2] = { 0x9000, 0xa008 }, pde = 0xb010;
+	char err[128];
+	uint64_t before;
+
+	context = "TLB";
+	model(&m, 1, &geoms[0], &geoms[1]);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0) {
+		printf("cm_enable_timing: %s\n", err);
+		exit(2);
+	}
+	EXPECT("cold: miss", 0, cm_tlb_hit(&m, 0, 0, 0x400123));
+	before = m.cpu[0].now;
+	cm_tlb_fill(&m, 0, 0, 0x400123, 0, walk, 2, 0);
+	cm_bus_flush(&m);
+	EXPECT("walk: two loads to memory", 2 * 39, m.cpu[0].now - before);
+	EXPECT("walk loads are L1D reads", 2, ctr(&m, 0)->l1d_read_accesses);
+	EXPECT("one DTLB miss", 1, ctr(&m, 0)->dtlb_misses);
+	EXPECT("same page: hit", 1, cm_tlb_hit(&m, 0, 0, 0x400ff8));
+	EXPECT("next page: miss", 0, cm_tlb_hit(&m, 0, 0, 0x401000));
+	EXPECT("no ITLB: hit", 1, cm_tlb_hit(&m, 0, 1, 0x401000));
+	for (uint64_t i = 1; i <= 4; i++)	/* 16 sets: same set as 0x400 */
+		cm_tlb_fill(&m, 0, 0, 0x400000 + i * 16 * 4096, 0, walk, 2, 0);
+	EXPECT("fifth page in a set evicts the oldest", 0,
+	       cm_tlb_hit(&m, 0, 0, 0x400000));
+	EXPECT("the newest stays", 1, cm_tlb_hit(&m, 0, 0, 0x440000));
+	cm_tlb_fill(&m, 0, 0, 0x1000000, 1, &pde, 1, 0);
+	EXPECT("a large entry covers 4 MiB", 1,
+	       cm_tlb_hit(&m, 0, 0, 0x1000000 + (3u << 20)));
+	EXPECT("but not the next 4 MiB", 0, cm_tlb_hit(&m, 0, 0, 0x1400000));
+	cm_tlb_flush(&m, 0);
+	EXPECT("CR3 write: 4 KiB entries gone", 0,
+	       cm_tlb_hit(&m, 0, 0, 0x440000));
+	EXPECT("CR3 write: large entries kept", 1,
+	       cm_tlb_hit(&m, 0, 0, 0x1000000));
+	cm_free(&m);
+
+	t.dtlb = 6;
+	model(&m, 1, &geoms[0], &geoms[1]);
+	EXPECT("6 entries refused", -1,
+	       cm_enable_timing(&m, &t, err, sizeof(err)));
+	cm_free(&m);
+}
+
 int main(void)
 {
 	char name[64];
@@ -1208,6 +1265,7 @@ int main(void)
 	test_locked_cost();
 	test_two_buses();
 	test_store_buffer();
+	test_tlb();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
