@@ -337,6 +337,7 @@ def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     (["busdepth=65"], "busmon: bad value in 'busdepth=65'"),
     (["storebuf=65"], "busmon: bad value in 'storebuf=65'"),
     (["dtlb=6"], "busmon: bad value in 'dtlb=6'"),
+    (["overlap=65"], "busmon: bad value in 'overlap=65'"),
     (["free=0x20-0x10"], "busmon: bad value in 'free=0x20-0x10'"),
 ])
 def test_timing_option_errors(args, message, tmp_path):

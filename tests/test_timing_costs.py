@@ -27,6 +27,9 @@ def test_each_switch_turns_its_cost_off(name):
             assert off.plugin_args() != m.timing.plugin_args(), cost
     assert "storebuf=0" in m.without_costs(["store_buffer"]).timing.plugin_args()
     assert "dtlb=0" in m.without_costs(["dtlb"]).timing.plugin_args()
+    # overlap: off by default (an upper bound), a what-if row switches it on
+    assert "overlap=0" in m.timing.plugin_args()
+    assert "overlap=4" in m.timing.adding("overlap").plugin_args()
 
 
 @pytest.mark.parametrize("args, expect", [

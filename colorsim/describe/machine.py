@@ -156,7 +156,7 @@ TIMING_EXTRA = {"bus_depth": ("busdepth", 8), "locked_rmw": ("locked", 0),
                 "bus_cpus": ("buscpus", 0), "cross_bus": ("crossbus", 0),
                 "store_buffer": ("storebuf", 0), "dtlb": ("dtlb", 0),
                 "dtlb_large": ("dtlblarge", 0), "itlb": ("itlb", 0),
-                "itlb_large": ("itlblarge", 0)}
+                "itlb_large": ("itlblarge", 0), "overlap": ("overlap", 0)}
 
 
 # The costs that can be switched off one at a time (``colorsim run
@@ -168,6 +168,14 @@ TIMING_SWITCHES = {
     "store_buffer": "every store stalls for its line in full",
     "two_buses": "all CPUs on one bus (no crossing cost)",
     "dtlb": "no DTLB: translation is free (no page walks)",
+}
+
+
+# Costs that are off by default and can be switched on for a what-if
+# (``colorsim timing-sensitivity``'s rows): name -> (value, what it means).
+TIMING_ADDITIONS = {
+    "overlap": (4, "load misses outside the run-queue loop overlap, "
+                   "4 in flight (an upper bound)"),
 }
 
 
@@ -201,6 +209,7 @@ class Timing:
     dtlb_large: int = 0     # DTLB entries, large pages
     itlb: int = 0           # ITLB entries, 4 KiB pages (0: no ITLB)
     itlb_large: int = 0     # ITLB entries, large pages
+    overlap: int = 0        # load misses in flight outside the run-queue loop
 
     def __post_init__(self):
         for f in TIMING_FIELDS:
@@ -216,7 +225,7 @@ class Timing:
         for f, top in (("locked_rmw", 1_000_000), ("cross_bus", 1_000_000),
                        ("bus_cpus", 1024), ("store_buffer", 64),
                        ("dtlb", 1024), ("dtlb_large", 1024), ("itlb", 1024),
-                       ("itlb_large", 1024)):
+                       ("itlb_large", 1024), ("overlap", 64)):
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
                 raise ConfigError(f"timing.{f} must be a whole number "
@@ -235,6 +244,13 @@ class Timing:
         if cost == "two_buses":
             return 0 < self.bus_cpus < cpus
         return bool(getattr(self, _switch(cost)))
+
+    def adding(self, cost: str) -> "Timing":
+        """The same costs with one of TIMING_ADDITIONS switched on."""
+        if cost not in TIMING_ADDITIONS:
+            raise ConfigError(f"unknown timing addition {cost!r} (known: "
+                              f"{', '.join(TIMING_ADDITIONS)})")
+        return dataclasses.replace(self, **{cost: TIMING_ADDITIONS[cost][0]})
 
     def without(self, cost: str) -> "Timing":
         """The same costs with one switched off (``--timing-off``)."""

@@ -4,7 +4,8 @@
 --run) and prints, for two points of the timing table (ppro4 at 512 KiB
 and piii8 with 8 CPUs, 1024 tasks of the built-in workload), vanilla and
 c32 with every cost of machines.toml's [x.timing] on, then with each
-switchable cost (describe.machine.TIMING_SWITCHES) off in turn.  Per row:
+switchable cost (describe.machine.TIMING_SWITCHES) off in turn, and with
+each what-if cost (TIMING_ADDITIONS: overlapped load misses) on.  Per row:
 work per modelled second of both kernels, c32's gain over vanilla, and the
 run-queue lock's contention; a cost that is already off on a machine
 (piii8's two buses on ppro4) has no row there.
@@ -22,14 +23,18 @@ POINTS = (("ppro4", "512KiB", None), ("piii8", None, 8))
 KERNELS = ("vanilla", "c32")
 
 
-def _machine(name, l2, cpus, off):
+def _machine(name, l2, cpus, change):
+    """The machine with one cost switched off, or ("+cost") on."""
+    import dataclasses
     from colorsim.describe.machine import get_machine
     m = get_machine(name)
     if l2:
         m = m.with_l2(l2)
     if cpus:
         m = m.with_cpus(cpus)
-    return m.without_costs([off] if off else [])
+    if change and change.startswith("+"):
+        return dataclasses.replace(m, timing=m.timing.adding(change[1:]))
+    return m.without_costs([change] if change else [])
 
 
 def _spec(machine, kernel, tasks):
@@ -46,7 +51,8 @@ def rows(points, costs, tasks: int, out: Path, run: bool, force: bool):
     for name, l2, cpus in points:
         base = _machine(name, l2, cpus, None)
         for off in (None, *costs):
-            if off and not base.timing.is_on(off, base.processor.cpus):
+            if (off and not off.startswith("+")
+                    and not base.timing.is_on(off, base.processor.cpus)):
                 continue
             m = _machine(name, l2, cpus, off)
             got = {}
@@ -74,17 +80,18 @@ def format_row(name, off, got) -> str:
             f"{c['lock_contention']:>8.3f}")
 
 
-HEADER = (f"{'machine':7} {'cpus':>4} {'L2':>6} {'cost off':14} {'van w/s':>9} "
+HEADER = (f"{'machine':7} {'cpus':>4} {'L2':>6} {'cost off/+on':14} {'van w/s':>9} "
           f"{'c32 w/s':>9} {'c32 gain':>8} {'van cont':>8} {'c32 cont':>8}")
 
 
 def cmd_timing_sensitivity(a):
-    from colorsim.describe.machine import TIMING_SWITCHES
-    costs = tuple(a.costs.split(",")) if a.costs else tuple(TIMING_SWITCHES)
+    from colorsim.describe.machine import TIMING_ADDITIONS, TIMING_SWITCHES
+    known = (*TIMING_SWITCHES, *("+" + c for c in TIMING_ADDITIONS))
+    costs = tuple(a.costs.split(",")) if a.costs else known
     for c in costs:
-        if c not in TIMING_SWITCHES:
+        if c not in known:
             raise ConfigError(f"unknown timing cost {c!r} (known: "
-                              f"{', '.join(TIMING_SWITCHES)})")
+                              f"{', '.join(known)})")
     points = [p for p in POINTS if a.machine in (None, p[0])]
     if not points:
         raise ConfigError(f"--machine must be ppro4 or piii8, got {a.machine!r}")
@@ -103,8 +110,8 @@ def add_parser(sub):
     t.add_argument("--out", type=Path, help="run directory (default runs/timing)")
     t.add_argument("--machine", help="ppro4 (512 KiB) or piii8 (8 CPUs) only "
                    "(default both)")
-    t.add_argument("--costs", help="comma-separated costs to switch off "
-                   "(default all)")
+    t.add_argument("--costs", help="comma-separated costs to switch off, "
+                   "or with + to switch on (default all)")
     t.add_argument("--tasks", type=int, default=1024,
                    help="tasks of the built-in workload (default 1024)")
     t.set_defaults(func=cmd_timing_sensitivity)

@@ -1212,6 +1212,8 @@ static int counter_shown(unsigned i)
 		return cfg.timing && cfg.t.dtlb > 0;
 	if (i == (unsigned)IDX(itlb_misses))
 		return cfg.timing && cfg.t.itlb > 0;
+	if (i == (unsigned)IDX(overlap_stall_cycles))
+		return cfg.timing && cfg.t.overlap > 0;
 	return 1;
 }
 
@@ -1347,6 +1349,7 @@ static void fill_json(FILE *f)
 		fprintf(f, "  \"store_buffer\": {\"entries\": %" PRIu64
 			", \"waited_before_served\": %" PRIu64 "},\n",
 			cfg.t.store_buffer, b->store_waits);
+		fprintf(f, "  \"overlap\": %" PRIu64 ",\n", cfg.t.overlap);
 		fprintf(f, "  \"tlb\": {\"dtlb\": %" PRIu64 ", \"dtlb_large\": %"
 			PRIu64 ", \"itlb\": %" PRIu64 ", \"itlb_large\": %" PRIu64
 			", \"walk_errors\": %llu},\n", cfg.t.dtlb,
@@ -1628,10 +1631,10 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
 			goto bad;
 		cfg.t.locked = v;
-	} else if (KEY("storebuf")) {
+	} else if (KEY("storebuf") || KEY("overlap")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > CM_SB_MAX)
 			goto bad;
-		cfg.t.store_buffer = v;
+		*(KEY("storebuf") ? &cfg.t.store_buffer : &cfg.t.overlap) = v;
 	} else if (KEY("dtlb") || KEY("dtlblarge") || KEY("itlb") ||
 		   KEY("itlblarge")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1024 ||
@@ -1681,7 +1684,8 @@ static int parse_option(const char *arg)
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, user, rqloop, sched, m5base, "
 			"publish, timing, busdepth, buscpus, crossbus, locked, storebuf, "
-			"dtlb, dtlblarge, itlb, itlblarge, lock, free, unit)\n", arg);
+			"dtlb, dtlblarge, itlb, itlblarge, overlap, lock, free, unit)\n",
+			arg);
 		return -1;
 	}
 	return 0;

@@ -68,10 +68,10 @@ const char *const cm_counter_name[CM_NCOUNTERS] = {
 	"rqloop_l2_read_evicted_user",
 	"l1i_accesses", "l1i_misses",
 	"cycles", "bus_wait_cycles", "store_stall_cycles",
-	"dtlb_misses", "itlb_misses",
+	"dtlb_misses", "itlb_misses", "overlap_stall_cycles",
 };
 
-_Static_assert(CM_NCOUNTERS == 31, "cm_counter_name out of date");
+_Static_assert(CM_NCOUNTERS == 32, "cm_counter_name out of date");
 
 static int is_pow2(uint64_t x)
 {
@@ -305,7 +305,25 @@ static void loop_left(struct cm_loop_lines *t, uint64_t lineno,
  * them.
  */
 
-/* Charge `cycles` to cpu: to its clock, or to the buffered store being
+/*
+ * Load misses outside the run-queue loop (with `overlap`) use the same
+ * machinery: up to `overlap` of them are in flight while the CPU goes
+ * on, each completing at its own cost after it was made (loads need not
+ * complete in order), and the CPU waits for the oldest when a further
+ * one finds them all in flight.  Nothing bounds how far the CPU runs
+ * past a miss (a P6's 40-entry reorder buffer would), so this is an
+ * upper bound on the overlap, not an estimate.
+ */
+
+/* The posted buffers of a CPU: stores, load misses. */
+enum { CM_BUF_STORE = 0, CM_BUF_LOAD = 1 };
+
+static uint64_t buf_cap(const struct cm_model *m, int k)
+{
+	return k == CM_BUF_STORE ? m->t.store_buffer : m->t.overlap;
+}
+
+/* Charge `cycles` to cpu: to its clock, or to the buffered access being
  * modelled. */
 static void charge(struct cm_model *m, unsigned cpu, unsigned mode,
 		   uint64_t cycles)
@@ -318,26 +336,30 @@ static void charge(struct cm_model *m, unsigned cpu, unsigned mode,
 		cm_stall(m, cpu, mode, cycles);
 }
 
-static struct cm_sbentry *sb_at(struct cm_model *m, struct cm_cpu *p,
+static struct cm_sbentry *sb_at(struct cm_model *m, struct cm_cpu *p, int k,
 				unsigned i)
 {
-	return &p->sb[(p->sb_head + i) % m->t.store_buffer];
+	struct cm_posted *b = &p->buf[k];
+
+	return &b->e[(b->head + i) % buf_cap(m, k)];
 }
 
-static void sb_pop(struct cm_model *m, struct cm_cpu *p)
+static void sb_pop(struct cm_model *m, struct cm_cpu *p, int k)
 {
-	p->sb_head = (p->sb_head + 1) % m->t.store_buffer;
-	p->sb_len--;
-	p->sb_seq++;
+	struct cm_posted *b = &p->buf[k];
+
+	b->head = (unsigned)((b->head + 1) % buf_cap(m, k));
+	b->len--;
+	b->seq++;
 }
 
 /* Drop the entries that have completed by the CPU's clock, in order; an
  * entry whose request the bus has not served yet stays. */
-static void sb_retire(struct cm_model *m, struct cm_cpu *p)
+static void sb_retire(struct cm_model *m, struct cm_cpu *p, int k)
 {
-	while (p->sb_len > 0 && sb_at(m, p, 0)->pend == 0 &&
-	       sb_at(m, p, 0)->done <= p->now)
-		sb_pop(m, p);
+	while (p->buf[k].len > 0 && sb_at(m, p, k, 0)->pend == 0 &&
+	       sb_at(m, p, k, 0)->done <= p->now)
+		sb_pop(m, p, k);
 }
 
 /*
@@ -346,83 +368,93 @@ static void sb_retire(struct cm_model *m, struct cm_cpu *p)
  * too, charged when it is served as for a load (so it is no longer the
  * entry's).
  */
-static void sb_wait_oldest(struct cm_model *m, unsigned cpu, unsigned mode)
+static void sb_wait_oldest(struct cm_model *m, unsigned cpu, unsigned mode,
+			   int k)
 {
 	struct cm_cpu *p = &m->cpu[cpu];
-	struct cm_sbentry *e = sb_at(m, p, 0);
+	struct cm_sbentry *e = sb_at(m, p, k, 0);
 
 	if (e->done > p->now) {
-		p->ctr[mode].store_stall_cycles += e->done - p->now;
+		if (k == CM_BUF_STORE)
+			p->ctr[mode].store_stall_cycles += e->done - p->now;
+		else
+			p->ctr[mode].overlap_stall_cycles += e->done - p->now;
 		cm_stall(m, cpu, mode, e->done - p->now);
 	}
 	for (unsigned i = 0; e->pend > 0 && i < p->qlen; i++) {
 		struct cm_busreq *r = &p->q[(p->qhead + i) & (m->qcap - 1)];
 
-		if (r->posted == 2 && r->sbseq == p->sb_seq) {
+		if (r->posted == 2 + k && r->sbseq == p->buf[k].seq) {
 			r->posted = 0;
 			e->pend--;
-			m->bs.store_waits++;
+			m->bs.store_waits += k == CM_BUF_STORE;
 		}
 	}
-	sb_pop(m, p);
+	sb_pop(m, p, k);
 }
 
-/* A locked RMW waits for every earlier store (SDM vol. 3A 7.1.2). */
+/* A locked RMW waits for every earlier load and store (SDM vol. 3A
+ * 7.1.2). */
 static void sb_drain(struct cm_model *m, unsigned cpu, unsigned mode)
 {
 	struct cm_cpu *p = &m->cpu[cpu];
 
-	while (p->sb != NULL && p->sb_len > 0)
-		sb_wait_oldest(m, cpu, mode);
+	for (int k = CM_BUF_STORE; k <= CM_BUF_LOAD; k++)
+		while (p->buf[k].e != NULL && p->buf[k].len > 0)
+			sb_wait_oldest(m, cpu, mode, k);
 }
 
-/* A store made at cycle `at`, whose line costs `cost` (its request went
- * to the bus then), takes an entry, waiting for the oldest if none is
- * free. */
-static void sb_push(struct cm_model *m, unsigned cpu, unsigned mode,
+/* An access made at cycle `at`, whose line costs `cost` (its request went
+ * to the bus then), takes an entry of buffer k, waiting for the oldest if
+ * none is free.  Stores complete in order: no earlier than the entry
+ * before. */
+static void sb_push(struct cm_model *m, unsigned cpu, unsigned mode, int k,
 		    uint64_t at, uint64_t cost)
 {
 	struct cm_cpu *p = &m->cpu[cpu];
+	struct cm_posted *b = &p->buf[k];
 	struct cm_sbentry *e;
 	uint64_t done = at + cost;
 
-	sb_retire(m, p);
-	if (p->sb_len == m->t.store_buffer) {
-		sb_wait_oldest(m, cpu, mode);
-		sb_retire(m, p);
+	sb_retire(m, p, k);
+	if (b->len == buf_cap(m, k)) {
+		sb_wait_oldest(m, cpu, mode, k);
+		sb_retire(m, p, k);
 	}
-	if (p->sb_len > 0 && done < sb_at(m, p, p->sb_len - 1)->done)
-		done = sb_at(m, p, p->sb_len - 1)->done;
-	e = sb_at(m, p, p->sb_len);
+	if (k == CM_BUF_STORE && b->len > 0 &&
+	    done < sb_at(m, p, k, b->len - 1)->done)
+		done = sb_at(m, p, k, b->len - 1)->done;
+	e = sb_at(m, p, k, b->len);
 	e->own = at + cost;
 	e->done = done;
 	e->pend = p->sb_pend;
-	p->sb_len++;
+	b->len++;
 }
 
-/* Entry `seq`'s request has been served after queueing `d` cycles: the
- * entry completes that much later, and the entries after it no earlier
- * than it. */
-static void sb_delay(struct cm_model *m, struct cm_cpu *p, uint64_t seq,
-		     uint64_t d)
+/* Entry `seq` of buffer k had its request served after queueing `d`
+ * cycles: the entry completes that much later (a store's later entries
+ * no earlier than it). */
+static void sb_delay(struct cm_model *m, struct cm_cpu *p, int k,
+		     uint64_t seq, uint64_t d)
 {
-	unsigned i = (unsigned)(seq - p->sb_seq);
+	struct cm_posted *b = &p->buf[k];
+	unsigned i = (unsigned)(seq - b->seq);
 	struct cm_sbentry *e;
 
-	if (seq >= p->sb_seq + p->sb_len) {	/* the store being modelled */
+	if (seq >= b->seq + b->len) {	/* the access being modelled */
 		p->sb_cost += d;
 		p->sb_pend--;
 		return;
 	}
-	e = sb_at(m, p, i);
+	e = sb_at(m, p, k, i);
 	e->own += d;
 	e->pend--;
 	if (e->done < e->own)
 		e->done = e->own;
-	for (i++; i < p->sb_len; i++) {
+	for (i++; k == CM_BUF_STORE && i < b->len; i++) {
 		struct cm_sbentry *prev = e;
 
-		e = sb_at(m, p, i);
+		e = sb_at(m, p, k, i);
 		e->done = e->own > prev->done ? e->own : prev->done;
 	}
 }
@@ -558,8 +590,8 @@ static void bus_serve(struct cm_model *m, unsigned c, uint64_t t)
 	m->bs.wait_cycles += wait;
 	if (!r->posted && p->now - r->t > m->bs.max_lag)
 		m->bs.max_lag = p->now - r->t;
-	if (r->posted == 2)		/* a buffered store's entry waits */
-		sb_delay(m, p, r->sbseq, wait + (lat - r->lat));
+	if (r->posted >= 2)		/* a buffered access's entry waits */
+		sb_delay(m, p, r->posted - 2, r->sbseq, wait + (lat - r->lat));
 	if (!r->posted && wait + (lat - r->lat) != 0) {
 		/* The queueing, and the crossing's cost (latency, not
 		 * queueing), both delay the CPU's later requests. */
@@ -617,9 +649,11 @@ static void bus_request(struct cm_model *m, unsigned cpu, unsigned mode,
 	r->lat = (uint32_t)lat;
 	r->occ = (uint32_t)occ;
 	r->mode = (uint8_t)mode;
-	if (!posted && p->sb_defer) {	/* a buffered store's line */
-		posted = 2;
-		r->sbseq = p->sb_seq + p->sb_len;
+	if (!posted && p->sb_defer) {	/* a buffered access's line */
+		int k = p->sb_defer - 1;
+
+		posted = 2 + k;
+		r->sbseq = p->buf[k].seq + p->buf[k].len;
 		p->sb_pend++;
 	}
 	r->posted = (uint8_t)posted;
@@ -950,24 +984,29 @@ static void access_line_now(struct cm_model *m, unsigned cpu, uint64_t paddr,
 }
 
 /* One access within a line; a store (not part of a locked RMW) goes
- * through the store buffer when there is one. */
+ * through the store buffer when there is one, and a load outside the
+ * run-queue loop (not a locked RMW's) that misses L1 through the load
+ * buffer (`overlap`) when there is one. */
 static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 			int store, unsigned flags)
 {
 	struct cm_cpu *p = &m->cpu[cpu];
 	uint64_t at = p->now;
+	int k = store ? CM_BUF_STORE : CM_BUF_LOAD;
 
-	if (!store || p->sb == NULL || (flags & CM_F_LOCKED)) {
+	if (p->buf[k].e == NULL || (flags & CM_F_LOCKED) ||
+	    (!store && (flags & CM_F_RQLOOP))) {
 		access_line_now(m, cpu, paddr, store, flags);
 		return;
 	}
-	p->sb_defer = 1;
+	p->sb_defer = k + 1;
 	p->sb_cost = 0;
 	p->sb_pend = 0;
 	access_line_now(m, cpu, paddr, store, flags);
 	p->sb_defer = 0;
-	sb_push(m, cpu, (flags & CM_F_USER) ? CM_USER : CM_KERNEL, at,
-		p->sb_cost);
+	if (k == CM_BUF_STORE || p->sb_cost > 0 || p->sb_pend > 0)
+		sb_push(m, cpu, (flags & CM_F_USER) ? CM_USER : CM_KERNEL, k,
+			at, p->sb_cost);
 }
 
 void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
@@ -1184,9 +1223,10 @@ int cm_enable_timing(struct cm_model *m, const struct cm_timing *t,
 			 "1 to %d transactions.", t->bus_depth, CM_IOQ_MAX);
 		return -1;
 	}
-	if (t->store_buffer > CM_SB_MAX) {
-		snprintf(err, errlen, "The store buffer (%" PRIu64 ") must be "
-			 "0 to %d entries.", t->store_buffer, CM_SB_MAX);
+	if (t->store_buffer > CM_SB_MAX || t->overlap > CM_SB_MAX) {
+		snprintf(err, errlen, "The store buffer (%" PRIu64 ") and the "
+			 "misses in flight (%" PRIu64 ") must be 0 to %d.",
+			 t->store_buffer, t->overlap, CM_SB_MAX);
 		return -1;
 	}
 	if (t->dtlb > 1024 || t->dtlb_large > 1024 || t->itlb > 1024 ||
@@ -1209,10 +1249,14 @@ int cm_enable_timing(struct cm_model *m, const struct cm_timing *t,
 	for (unsigned c = 0; c < m->ncpus; c++) {
 		m->cpu[c].q = calloc(cap, sizeof(struct cm_busreq));
 		if (t->store_buffer > 0)
-			m->cpu[c].sb = calloc(t->store_buffer,
-					      sizeof(struct cm_sbentry));
+			m->cpu[c].buf[CM_BUF_STORE].e =
+				calloc(t->store_buffer, sizeof(struct cm_sbentry));
+		if (t->overlap > 0)
+			m->cpu[c].buf[CM_BUF_LOAD].e =
+				calloc(t->overlap, sizeof(struct cm_sbentry));
 		if (m->cpu[c].q == NULL ||
-		    (t->store_buffer > 0 && m->cpu[c].sb == NULL) ||
+		    (t->store_buffer > 0 && m->cpu[c].buf[0].e == NULL) ||
+		    (t->overlap > 0 && m->cpu[c].buf[1].e == NULL) ||
 		    tlb_init(&m->cpu[c].tlb[CM_DTLB], t->dtlb) < 0 ||
 		    tlb_init(&m->cpu[c].tlb[CM_DTLB + 1],
 			     t->dtlb ? t->dtlb_large : 0) < 0 ||
@@ -1304,7 +1348,8 @@ void cm_free(struct cm_model *m)
 			free(m->cpu[c].loop.key);
 			free(m->cpu[c].loop.gone);
 			free(m->cpu[c].q);
-			free(m->cpu[c].sb);
+			free(m->cpu[c].buf[0].e);
+			free(m->cpu[c].buf[1].e);
 			for (int k = 0; k < 4; k++) {
 				free(m->cpu[c].tlb[k].tag);
 				free(m->cpu[c].tlb[k].stamp);

@@ -106,6 +106,9 @@ struct cm_counters {
 	 * loads through L1D and L2. */
 	uint64_t dtlb_misses;
 	uint64_t itlb_misses;
+	/* Of cycles: waiting for a load miss in flight (with overlap): a
+	 * load miss that found `overlap` in flight, or a locked RMW. */
+	uint64_t overlap_stall_cycles;
 };
 
 #define CM_NCOUNTERS (sizeof(struct cm_counters) / sizeof(uint64_t))
@@ -175,6 +178,10 @@ struct cm_timing {
 	 * caller names, through L1D and L2, stalling the CPU. */
 	uint64_t dtlb, dtlb_large;
 	uint64_t itlb, itlb_large;
+	/* Load misses outside the run-queue loop in flight at once (0: every
+	 * load miss stalls in full).  With no reorder-buffer limit, an upper
+	 * bound on the P6's overlap (cachemodel.c, the store buffer). */
+	uint64_t overlap;
 };
 
 /* Large pages are tagged as the P6's 4 MiB PSE pages. */
@@ -210,7 +217,8 @@ struct cm_busreq {
 	uint64_t sbseq;		/* posted == 2: its store buffer entry */
 	uint8_t mode;
 	uint8_t posted;		/* 1: a write-back, the CPU does not wait;
-				 * 2: a buffered store's, its entry waits */
+				 * 2: a buffered store's, its entry waits;
+				 * 3: a load miss in flight's, likewise */
 	uint8_t cross;		/* 1: the other bus's address phase too;
 				 * 2: its data phase as well (HITM there) */
 };
@@ -278,6 +286,13 @@ struct cm_tlb {
 /* Which TLB: data or instruction; 4 KiB or large pages. */
 enum { CM_DTLB = 0, CM_ITLB = 2, CM_TLB_LARGE = 1 };
 
+/* A ring of entries, oldest first; seq is the oldest entry's number. */
+struct cm_posted {
+	struct cm_sbentry *e;
+	unsigned head, len;
+	uint64_t seq;
+};
+
 /* Everything one CPU owns.  Padded so CPUs never share a host line. */
 struct cm_cpu {
 	struct cm_cache l1;
@@ -295,14 +310,12 @@ struct cm_cpu {
 	/* Halted or waiting for a lock: its clock does not hold the bus
 	 * back (the caller sets it; see bus_floor()). */
 	int parked;
-	/* The store buffer: its entries, oldest first (a ring of
-	 * store_buffer); sb_seq is the oldest entry's number.  While a
-	 * buffered store is modelled (sb_defer), its costs add up in sb_cost
-	 * instead of stalling the CPU, and sb_pend counts its requests the
-	 * bus has not served yet. */
-	struct cm_sbentry *sb;
-	unsigned sb_head, sb_len;
-	uint64_t sb_seq;
+	/* The store buffer (buf[0], store_buffer entries) and the load
+	 * misses in flight (buf[1], overlap entries).  While a buffered
+	 * access is modelled (sb_defer: its buffer + 1), its costs add up
+	 * in sb_cost instead of stalling the CPU, and sb_pend counts its
+	 * requests the bus has not served yet. */
+	struct cm_posted buf[2];
 	int sb_defer;
 	uint64_t sb_cost;
 	unsigned sb_pend;

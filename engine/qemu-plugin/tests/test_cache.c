@@ -1230,6 +1230,46 @@ static void test_tlb(void)
 	cm_free(&m);
 }
 
+/*
+ * Load misses in flight (overlap = 4).  One CPU at cycle 1000 loads 5
+ * lines no cache holds: with overlap the first 4 cost it nothing and the
+ * 5th waits for the oldest (mem); without, each stalls in full.  A load
+ * of the run-queue loop (a pointer chase) stalls in full either way.
+ */
+static void test_overlap(void)
+{
+	for (uint64_t ov = 0; ov <= 4; ov += 4) {
+		struct cm_model m;
+		struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39,
+				       .hitm = 30, .inval = 18, .bus_line = 12,
+				       .bus_addr = 6, .bus_depth = 8,
+				       .overlap = ov };
+		char err[128];
+
+		context = ov ? "overlap 4" : "overlap off";
+		model(&m, 1, &geoms[0], &geoms[1]);
+		if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0) {
+			printf("cm_enable_timing: %s\n", err);
+			exit(2);
+		}
+		m.cpu[0].now = 1000;
+		for (unsigned i = 0; i < 5; i++)
+			cm_access(&m, 0, 0x200000 + 32 * i, 4, 0, 0);
+		EXPECT("five load misses", ov ? 1000 + 39 : 1000 + 5 * 39,
+		       m.cpu[0].now);
+		EXPECT("stall counted", ov ? 39 : 0,
+		       ctr(&m, 0)->overlap_stall_cycles);
+		cm_bus_flush(&m);
+		m.cpu[0].now = 5000;
+		cm_access(&m, 0, 0x300000, 4, 0, CM_F_RQLOOP);
+		cm_bus_flush(&m);
+		EXPECT("a loop load stalls in full", 5000 + 39, m.cpu[0].now);
+		cm_access(&m, 0, 0x300000, 4, 0, 0);
+		EXPECT("an L1 hit costs nothing", 5000 + 39, m.cpu[0].now);
+		cm_free(&m);
+	}
+}
+
 int main(void)
 {
 	char name[64];
@@ -1266,6 +1306,7 @@ int main(void)
 	test_two_buses();
 	test_store_buffer();
 	test_tlb();
+	test_overlap();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
