@@ -37,14 +37,15 @@ def _machine(name, l2, cpus, change):
     return m.without_costs([change] if change else [])
 
 
-def _spec(machine, kernel, tasks):
+def _spec(machine, kernel, tasks, seed):
     from colorsim.describe.runspec import RunSpec, Workload
     from colorsim.describe.variants import parse_variant
     return RunSpec(machine, parse_variant(kernel, machine),
-                   Workload(tasks=tasks), timing=True)
+                   Workload(tasks=tasks, seed=seed), timing=True)
 
 
-def rows(points, costs, tasks: int, out: Path, run: bool, force: bool):
+def rows(points, costs, tasks: int, out: Path, run: bool, force: bool,
+         seed: int = 1):
     """(machine, cost switched off or None, {kernel: summary}) per row;
     a row whose runs are missing (without --run) is left out, and named
     on stderr."""
@@ -57,7 +58,7 @@ def rows(points, costs, tasks: int, out: Path, run: bool, force: bool):
             m = _machine(name, l2, cpus, off)
             got = {}
             for k in KERNELS:
-                spec = _spec(m, k, tasks)
+                spec = _spec(m, k, tasks, seed)
                 path = out / spec.default_name()
                 if run and (force or not (path / "config.json").is_file()):
                     from colorsim.run.runner import run as run_one
@@ -87,7 +88,8 @@ HEADER = (f"{'machine':7} {'cpus':>4} {'L2':>6} {'cost off/+on':14} {'van w/s':>
 def cmd_timing_sensitivity(a):
     from colorsim.describe.machine import TIMING_ADDITIONS, TIMING_SWITCHES
     known = (*TIMING_SWITCHES, *("+" + c for c in TIMING_ADDITIONS))
-    costs = tuple(a.costs.split(",")) if a.costs else known
+    costs = (tuple(c for c in a.costs.split(",") if c) if a.costs is not None
+             else known)
     for c in costs:
         if c not in known:
             raise ConfigError(f"unknown timing cost {c!r} (known: "
@@ -97,7 +99,8 @@ def cmd_timing_sensitivity(a):
         raise ConfigError(f"--machine must be ppro4 or piii8, got {a.machine!r}")
     out = a.out or Path("runs") / "timing"
     print(HEADER)
-    for name, off, got in rows(points, costs, a.tasks, out, a.run, a.force):
+    for name, off, got in rows(points, costs, a.tasks, out, a.run, a.force,
+                               a.seed):
         print(format_row(name, off, got), flush=True)
     return 0
 
@@ -114,4 +117,8 @@ def add_parser(sub):
                    "or with + to switch on (default all)")
     t.add_argument("--tasks", type=int, default=1024,
                    help="tasks of the built-in workload (default 1024)")
+    t.add_argument("--seed", type=int, default=1,
+                   help="allocation-history seed (default 1); another seed "
+                   "with --costs '' shows how much the all-on row moves by "
+                   "chance")
     t.set_defaults(func=cmd_timing_sensitivity)
