@@ -25,7 +25,7 @@ from pathlib import Path
 from colorsim.results import compare
 from colorsim.orchestrate import crosscheck
 from colorsim.errors import ConfigError, Interrupted, ResultsError, RunError
-from colorsim.describe.machine import get_machine, read_machines
+from colorsim.describe.machine import TIMING_SWITCHES, get_machine, read_machines
 from colorsim.run.rundir import check_out_dir, check_run_name, partial_dir
 from colorsim.describe.runspec import RunSpec, Workload, parse_workload
 from colorsim.argtypes import directory
@@ -122,6 +122,9 @@ def add_run_options(p, kernel_required=True):
     p.add_argument("--force", action="store_true", help="run again even if a complete run exists")
     p.add_argument("--timing", action="store_true",
                    help="modelled time: cycles, lockmeter, throughput (QEMU; machines.toml [x.timing])")
+    p.add_argument("--timing-off", action="append", default=[], metavar="COST",
+                   help="with --timing: switch off one cost of machines.toml's "
+                        "[x.timing] (repeatable): " + ", ".join(TIMING_SWITCHES))
 
 
 def spec_from_args(a, kernel=None) -> RunSpec:
@@ -134,6 +137,11 @@ def spec_from_args(a, kernel=None) -> RunSpec:
             machine = machine.with_l2(a.l2)
         if a.cpus:
             machine = machine.with_cpus(a.cpus)
+        off = getattr(a, "timing_off", None) or []
+        if off and not getattr(a, "timing", False):
+            raise ConfigError("--timing-off needs --timing")
+        if off:
+            machine = machine.without_costs(off)
         variant = parse_variant(kernel or a.kernel, machine)
         program = parse_workload(a.workload)
         check_options_apply(a, program)
@@ -419,8 +427,10 @@ def build_parser():
     from colorsim.orchestrate import linux24table
     from colorsim.orchestrate import sweep
     from colorsim.orchestrate import timing
+    from colorsim.orchestrate import sensitivity
     sweep.add_parser(sub)
     timing.add_parser(sub)
+    sensitivity.add_parser(sub)
     catalog.add_parsers(sub)
     figures.add_parser(sub)
     headline.add_parser(sub)

@@ -335,6 +335,9 @@ def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     (["buscpus=2000"], "busmon: bad value in 'buscpus=2000'"),
     (["timing=1:2:3:4:5:6:7", "cpus=8", "buscpus=2"], "need more than 2 buses"),
     (["busdepth=65"], "busmon: bad value in 'busdepth=65'"),
+    (["storebuf=65"], "busmon: bad value in 'storebuf=65'"),
+    (["dtlb=6"], "busmon: bad value in 'dtlb=6'"),
+    (["overlap=65"], "busmon: bad value in 'overlap=65'"),
     (["free=0x20-0x10"], "busmon: bad value in 'free=0x20-0x10'"),
     (["quantum=20000"], "busmon: quantum= needs timing="),
     (["quantum=2000000000"], "busmon: bad value in 'quantum=2000000000'"),
@@ -355,7 +358,8 @@ def test_machine_costs_reach_the_plugin():
         args = get_machine(name).timing.plugin_args()
         assert args[0].startswith("timing=")
         assert "busdepth=8" in args and "locked=12" in args, args
-        assert "buscpus=4" in args
+        assert "buscpus=4" in args and "storebuf=12" in args, args
+        assert "dtlb=64" in args and "dtlblarge=8" in args, args
     assert "crossbus=11" in get_machine("piii8").timing.plugin_args()
     # instruction fetches: on with --timing (timing.fetch), off without
     from colorsim.run.engines.qemu import QemuEngine

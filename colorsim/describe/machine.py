@@ -154,7 +154,38 @@ TIMING_FIELDS = ("inst", "l2_hit", "mem", "hitm", "inval", "bus_line",
 # when a machine leaves it out.
 TIMING_EXTRA = {"bus_depth": ("busdepth", 8), "locked_rmw": ("locked", 0),
                 "bus_cpus": ("buscpus", 0), "cross_bus": ("crossbus", 0),
-                "quantum": ("quantum", 0)}
+                "quantum": ("quantum", 0),
+                "store_buffer": ("storebuf", 0), "dtlb": ("dtlb", 0),
+                "dtlb_large": ("dtlblarge", 0), "itlb": ("itlb", 0),
+                "itlb_large": ("itlblarge", 0), "overlap": ("overlap", 0)}
+
+
+# The costs that can be switched off one at a time (``colorsim run
+# --timing-off NAME``, ``colorsim timing-sensitivity``): name -> what
+# switching it off means.
+TIMING_SWITCHES = {
+    "fetch": "no instruction fetches (data accesses only)",
+    "locked_rmw": "a locked RMW costs only its line",
+    "store_buffer": "every store stalls for its line in full",
+    "two_buses": "all CPUs on one bus (no crossing cost)",
+    "dtlb": "no DTLB: translation is free (no page walks)",
+}
+
+
+# Costs that are off by default and can be switched on for a what-if
+# (``colorsim timing-sensitivity``'s rows): name -> (value, what it means).
+TIMING_ADDITIONS = {
+    "overlap": (4, "load misses outside the run-queue loop overlap, "
+                   "4 in flight (an upper bound)"),
+}
+
+
+def _switch(cost: str) -> str:
+    """The Timing field behind a switchable cost; ConfigError if unknown."""
+    if cost not in TIMING_SWITCHES:
+        raise ConfigError(f"unknown timing cost {cost!r} (known: "
+                          f"{', '.join(TIMING_SWITCHES)})")
+    return "bus_cpus" if cost == "two_buses" else cost
 
 
 @dataclass(frozen=True)
@@ -175,6 +206,12 @@ class Timing:
     bus_cpus: int = 0       # CPUs per bus (0: one bus for all)
     cross_bus: int = 0      # a transaction that crosses to the other bus
     quantum: int = 0        # most clocks a CPU may lead the slowest (0: off)
+    store_buffer: int = 0   # store buffer entries (0: every store stalls)
+    dtlb: int = 0           # DTLB entries, 4 KiB pages (0: no DTLB)
+    dtlb_large: int = 0     # DTLB entries, large pages
+    itlb: int = 0           # ITLB entries, 4 KiB pages (0: no ITLB)
+    itlb_large: int = 0     # ITLB entries, large pages
+    overlap: int = 0        # load misses in flight outside the run-queue loop
 
     def __post_init__(self):
         for f in TIMING_FIELDS:
@@ -188,7 +225,10 @@ class Timing:
             raise ConfigError(f"timing.fetch must be true or false, got "
                               f"{self.fetch!r}")
         for f, top in (("locked_rmw", 1_000_000), ("cross_bus", 1_000_000),
-                       ("bus_cpus", 1024), ("quantum", 1_000_000_000)):
+                       ("bus_cpus", 1024), ("store_buffer", 64),
+                       ("dtlb", 1024), ("dtlb_large", 1024), ("itlb", 1024),
+                       ("itlb_large", 1024), ("overlap", 64),
+                       ("quantum", 1_000_000_000)):
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
                 raise ConfigError(f"timing.{f} must be a whole number "
@@ -200,6 +240,29 @@ class Timing:
 
     def plugin_arg(self) -> str:
         return ":".join(str(getattr(self, f)) for f in TIMING_FIELDS)
+
+    def is_on(self, cost: str, cpus: int) -> bool:
+        """Whether a switchable cost (TIMING_SWITCHES) is on for a run
+        with this many CPUs."""
+        if cost == "two_buses":
+            return 0 < self.bus_cpus < cpus
+        return bool(getattr(self, _switch(cost)))
+
+    def adding(self, cost: str) -> "Timing":
+        """The same costs with one of TIMING_ADDITIONS switched on."""
+        if cost not in TIMING_ADDITIONS:
+            raise ConfigError(f"unknown timing addition {cost!r} (known: "
+                              f"{', '.join(TIMING_ADDITIONS)})")
+        return dataclasses.replace(self, **{cost: TIMING_ADDITIONS[cost][0]})
+
+    def without(self, cost: str) -> "Timing":
+        """The same costs with one switched off (``--timing-off``)."""
+        _switch(cost)
+        if cost == "fetch":
+            return dataclasses.replace(self, fetch=False)
+        if cost == "two_buses":
+            return dataclasses.replace(self, bus_cpus=0, cross_bus=0)
+        return dataclasses.replace(self, **{cost: 0})
 
     def plugin_args(self) -> list:
         """busmon's options for these costs: timing= and the others."""
@@ -264,6 +327,15 @@ class Machine:
                           f"{format_size(size)} is a what-if", stacklevel=2)
         caches = dataclasses.replace(self.caches, l2=l2)
         return dataclasses.replace(self, caches=caches)
+
+    def without_costs(self, costs) -> "Machine":
+        """The same machine with these timing costs switched off."""
+        if self.timing is None:
+            raise ConfigError(f"machine {self.name} has no [timing] table")
+        t = self.timing
+        for c in costs:
+            t = t.without(c)
+        return dataclasses.replace(self, timing=t)
 
     def with_cpus(self, cpus: int) -> "Machine":
         if not isinstance(cpus, int) or cpus < 1:

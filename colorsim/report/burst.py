@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from colorsim.report.common import (KERNEL_COLORS, Item, ExpData, fmt_num,
+from colorsim.report.common import (Item, ExpData, fmt_num,
                                     fmt_spread, gain, l2_name, save, spread,
                                     timed, _setup_matplotlib)
 

@@ -481,6 +481,124 @@ static int insn_is_locked(const struct qemu_plugin_insn *insn)
 	return lock || (i < n && (b[i] == 0x86 || b[i] == 0x87));
 }
 
+/*
+ * The TLB model's page walks need each CPU's CR3.  A `mov %reg, %cr3`
+ * (0F 22 /r with reg = 3) gets an instruction callback that reads the
+ * source register before the write: the new page-table root.  Returns
+ * the source's number (0-15, REX.B included), or -1.
+ */
+static int insn_cr3_source(const struct qemu_plugin_insn *insn)
+{
+	uint8_t b[16];
+	size_t n = qemu_plugin_insn_data(insn, b, sizeof(b)), i = 0;
+	unsigned rexb = 0;
+
+	for (; i < n && is_legacy_prefix(b[i]); i++)
+		;
+	for (; i < n && (b[i] & 0xf0) == 0x40; i++)
+		rexb = b[i] & 1;
+	if (i + 2 < n && b[i] == 0x0f && b[i + 1] == 0x22 &&
+	    ((b[i + 2] >> 3) & 7) == 3)
+		return (int)((b[i + 2] & 7) | rexb << 3);
+	return -1;
+}
+
+/* GDB's names of the general registers, in ModRM order. */
+static const char *const gpr_name[16] = {
+	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+};
+static struct qemu_plugin_register *gpr[16];
+static GByteArray *regbuf, *membuf;	/* glib's, for the read calls */
+static uint64_t cr3[MAX_CPUS];		/* 0 until the CPU writes CR3 */
+static unsigned long long walk_errors;	/* walks that could not be read */
+
+static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
+{
+	GArray *regs;
+
+	(void)id;
+	(void)vcpu;
+	if (gpr[0] != NULL)
+		return;			/* the same handles on every vCPU */
+	regs = qemu_plugin_get_registers();
+	for (unsigned i = 0; regs != NULL && i < regs->len; i++) {
+		const qemu_plugin_reg_descriptor *d =
+			&((const qemu_plugin_reg_descriptor *)regs->data)[i];
+
+		for (unsigned r = 0; r < 16; r++)
+			if (strcmp(d->name, gpr_name[r]) == 0)
+				gpr[r] = d->handle;
+	}
+	if (regs != NULL)
+		g_array_free(regs, 1);
+}
+
+static void vcpu_mov_cr3(unsigned int vcpu, void *udata)
+{
+	unsigned cpu = vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus;
+	struct qemu_plugin_register *r = gpr[(uintptr_t)udata];
+	uint64_t v = 0;
+
+	if (ignored(vcpu))		/* a client CPU: not modelled */
+		return;
+	g_byte_array_set_size(regbuf, 0);
+	if (r == NULL || qemu_plugin_read_register(r, regbuf) < 4) {
+		walk_errors++;
+		return;
+	}
+	memcpy(&v, regbuf->data, regbuf->len < 8 ? regbuf->len : 8);
+	cr3[cpu] = v & 0x000ffffffffff000ull;
+	cm_tlb_flush(&model, cpu);
+}
+
+/* One 8-byte page-table entry at physical address pa, or 0. */
+static uint64_t read_entry(uint64_t pa)
+{
+	uint64_t e = 0;
+
+	if (qemu_plugin_read_memory_hwaddr(pa, membuf, 8) !=
+	    QEMU_PLUGIN_HWADDR_OPERATION_OK || membuf->len < 8) {
+		walk_errors++;
+		return 0;
+	}
+	memcpy(&e, membuf->data, 8);
+	return e;
+}
+
+/*
+ * A DTLB miss at vaddr: walk the guest's 4-level tables from CR3 and give
+ * the model the entries a P6 would read.  The P6 (32-bit paging) reads a
+ * page-directory entry, and for a 4 KiB page a page-table entry; the
+ * guest's PD and PT entries are those, at their real addresses, and its
+ * PML4 and PDPT levels have no P6 counterpart.  A large page (the guest's
+ * 2 MiB identity map, 1 GiB none) is one PDE.
+ */
+static void dtlb_walk(unsigned cpu, uint64_t vaddr, unsigned flags)
+{
+	uint64_t table = cr3[cpu], walk[2], e = 0;
+	unsigned n = 0;
+	int large = 0;
+
+	for (int level = 3; level >= 0; level--) {
+		uint64_t ea = table + 8 * ((vaddr >> (12 + 9 * level)) & 511);
+
+		e = read_entry(ea);
+		if (!(e & 1))
+			return;		/* not present: nothing to cache */
+		if (level <= 1)
+			walk[n++] = ea;
+		if (level >= 1 && level <= 2 && (e & 0x80)) {
+			large = 1;
+			if (level == 2)
+				walk[n++] = ea;	/* a 1 GiB page: its entry */
+			break;
+		}
+		table = e & 0x000ffffffffff000ull;
+	}
+	cm_tlb_fill(&model, cpu, 0, vaddr, large, walk, n, flags);
+}
+
 static void vcpu_tb_exec(unsigned int vcpu, void *udata);
 static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata);
 static void vcpu_hlt(unsigned int vcpu, void *udata);
@@ -635,6 +753,10 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 				QEMU_PLUGIN_CB_NO_REGS, NULL);
 		if (insn_is_locked(insn))
 			f |= CM_F_LOCKED;
+		if (cfg.t.dtlb > 0 && insn_cr3_source(insn) >= 0)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_mov_cr3,
+				QEMU_PLUGIN_CB_R_REGS,
+				(void *)(uintptr_t)insn_cr3_source(insn));
 		qemu_plugin_register_vcpu_mem_cb(insn, vcpu_mem,
 						 QEMU_PLUGIN_CB_NO_REGS,
 						 QEMU_PLUGIN_MEM_RW,
@@ -910,6 +1032,9 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
 	if (hw == NULL || qemu_plugin_hwaddr_is_io(hw))
 		return;
+	/* Translation first: a DTLB miss walks the page table. */
+	if (cr3[cpu_of(vcpu)] != 0 && !cm_tlb_hit(&model, cpu_of(vcpu), 0, vaddr))
+		dtlb_walk(cpu_of(vcpu), vaddr, (unsigned)(uintptr_t)udata);
 	/* Stores need ownership, and so does the load of a locked RMW,
 	 * which arrives as R then W (CM_F_LOCKED, set at translation time). */
 	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
@@ -1126,6 +1251,10 @@ static void stats_cpu(FILE *f, unsigned c)
 		stat_modes(f, c, "busWaitCycles",
 			   "Modelled cycles queued for the bus",
 			   IDX(bus_wait_cycles), -1);
+		if (cfg.t.store_buffer > 0)
+			stat_modes(f, c, "storeStallCycles",
+				   "Modelled cycles waiting for the store buffer",
+				   IDX(store_stall_cycles), -1);
 	}
 	if (cfg.lock != 0) {
 		char prefix[32];
@@ -1304,6 +1433,14 @@ static int counter_shown(unsigned i)
 		return model.has_l1i;
 	if (i == (unsigned)IDX(cycles) || i == (unsigned)IDX(bus_wait_cycles))
 		return cfg.timing;
+	if (i == (unsigned)IDX(store_stall_cycles))
+		return cfg.timing && cfg.t.store_buffer > 0;
+	if (i == (unsigned)IDX(dtlb_misses))
+		return cfg.timing && cfg.t.dtlb > 0;
+	if (i == (unsigned)IDX(itlb_misses))
+		return cfg.timing && cfg.t.itlb > 0;
+	if (i == (unsigned)IDX(overlap_stall_cycles))
+		return cfg.timing && cfg.t.overlap > 0;
 	return 1;
 }
 
@@ -1448,6 +1585,15 @@ static void fill_json(FILE *f)
 			"},\n", cfg.t.inst, cfg.t.l2_hit, cfg.t.mem, cfg.t.hitm,
 			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
 		fprintf(f, "  \"locked\": %" PRIu64 ",\n", cfg.t.locked);
+		fprintf(f, "  \"store_buffer\": {\"entries\": %" PRIu64
+			", \"waited_before_served\": %" PRIu64 "},\n",
+			cfg.t.store_buffer, b->store_waits);
+		fprintf(f, "  \"overlap\": %" PRIu64 ",\n", cfg.t.overlap);
+		fprintf(f, "  \"tlb\": {\"dtlb\": %" PRIu64 ", \"dtlb_large\": %"
+			PRIu64 ", \"itlb\": %" PRIu64 ", \"itlb_large\": %" PRIu64
+			", \"walk_errors\": %llu},\n", cfg.t.dtlb,
+			cfg.t.dtlb_large, cfg.t.itlb, cfg.t.itlb_large,
+			walk_errors);
 		fprintf(f, "  \"bus\": {\"depth\": %" PRIu64 ", \"transactions\": %"
 			PRIu64 ", \"addr_busy_cycles\": %" PRIu64
 			", \"data_busy_cycles\": %" PRIu64 ", \"wait_cycles\": %"
@@ -1755,6 +1901,17 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
 			goto bad;
 		cfg.t.locked = v;
+	} else if (KEY("storebuf") || KEY("overlap")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > CM_SB_MAX)
+			goto bad;
+		*(KEY("storebuf") ? &cfg.t.store_buffer : &cfg.t.overlap) = v;
+	} else if (KEY("dtlb") || KEY("dtlblarge") || KEY("itlb") ||
+		   KEY("itlblarge")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1024 ||
+		    (v >= 4 && v % 4 != 0))
+			goto bad;
+		*(KEY("dtlb") ? &cfg.t.dtlb : KEY("dtlblarge") ? &cfg.t.dtlb_large :
+		  KEY("itlb") ? &cfg.t.itlb : &cfg.t.itlb_large) = v;
 	} else if (KEY("buscpus")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > MAX_CPUS)
 			goto bad;
@@ -1804,7 +1961,8 @@ static int parse_option(const char *arg)
 	} else {
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, measured, user, rqloop, sched, m5base, "
-			"publish, timing, busdepth, buscpus, crossbus, locked, quantum, lock, lockbytes, "
+			"publish, timing, busdepth, buscpus, crossbus, locked, storebuf, "
+			"dtlb, dtlblarge, itlb, itlblarge, overlap, quantum, lock, lockbytes, "
 			"free, unit)\n", arg);
 		return -1;
 	}
@@ -1967,6 +2125,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	}
 	remove_old_outputs();
 	write_json();
+	if (cfg.timing && cfg.t.dtlb > 0) {	/* page walks: CR3, memory */
+		regbuf = g_byte_array_new();
+		membuf = g_byte_array_new();
+		qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
+	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, vcpu_tb_trans);
 	qemu_plugin_register_atexit_cb(id, plugin_exit, NULL);
 	return 0;

@@ -67,10 +67,11 @@ const char *const cm_counter_name[CM_NCOUNTERS] = {
 	"rqloop_l2_read_evicted_loop", "rqloop_l2_read_evicted_kernel",
 	"rqloop_l2_read_evicted_user",
 	"l1i_accesses", "l1i_misses",
-	"cycles", "bus_wait_cycles",
+	"cycles", "bus_wait_cycles", "store_stall_cycles",
+	"dtlb_misses", "itlb_misses", "overlap_stall_cycles",
 };
 
-_Static_assert(CM_NCOUNTERS == 28, "cm_counter_name out of date");
+_Static_assert(CM_NCOUNTERS == 32, "cm_counter_name out of date");
 
 static int is_pow2(uint64_t x)
 {
@@ -291,6 +292,173 @@ static void loop_left(struct cm_loop_lines *t, uint64_t lineno,
 		*gone = (uint8_t)why;
 }
 
+/* ---- the store buffer ------------------------------------------------- */
+
+/*
+ * A P6 posts stores: a store retires into the store buffer and the CPU
+ * goes on while its line is gained (p6-timing-facts.md; machines.toml
+ * gives the size and its source).  Each entry completes at the later of
+ * its own cost after the store (its L2 hit, or its RFO or INVALIDATE:
+ * the request goes to the bus when the store executes) and the entry
+ * before it (stores complete in program order).  The CPU waits only for
+ * a store that finds every entry taken, or, at a locked RMW, for all of
+ * them.
+ */
+
+/*
+ * Load misses outside the run-queue loop (with `overlap`) use the same
+ * machinery: up to `overlap` of them are in flight while the CPU goes
+ * on, each completing at its own cost after it was made (loads need not
+ * complete in order), and the CPU waits for the oldest when a further
+ * one finds them all in flight.  Nothing bounds how far the CPU runs
+ * past a miss (a P6's 40-entry reorder buffer would), so this is an
+ * upper bound on the overlap, not an estimate.
+ */
+
+/* The posted buffers of a CPU: stores, load misses. */
+enum { CM_BUF_STORE = 0, CM_BUF_LOAD = 1 };
+
+static uint64_t buf_cap(const struct cm_model *m, int k)
+{
+	return k == CM_BUF_STORE ? m->t.store_buffer : m->t.overlap;
+}
+
+/* Charge `cycles` to cpu: to its clock, or to the buffered access being
+ * modelled. */
+static void charge(struct cm_model *m, unsigned cpu, unsigned mode,
+		   uint64_t cycles)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+
+	if (p->sb_defer)
+		p->sb_cost += cycles;
+	else
+		cm_stall(m, cpu, mode, cycles);
+}
+
+static struct cm_sbentry *sb_at(struct cm_model *m, struct cm_cpu *p, int k,
+				unsigned i)
+{
+	struct cm_posted *b = &p->buf[k];
+
+	return &b->e[(b->head + i) % buf_cap(m, k)];
+}
+
+static void sb_pop(struct cm_model *m, struct cm_cpu *p, int k)
+{
+	struct cm_posted *b = &p->buf[k];
+
+	b->head = (unsigned)((b->head + 1) % buf_cap(m, k));
+	b->len--;
+	b->seq++;
+}
+
+/* Drop the entries that have completed by the CPU's clock, in order; an
+ * entry whose request the bus has not served yet stays. */
+static void sb_retire(struct cm_model *m, struct cm_cpu *p, int k)
+{
+	while (p->buf[k].len > 0 && sb_at(m, p, k, 0)->pend == 0 &&
+	       sb_at(m, p, k, 0)->done <= p->now)
+		sb_pop(m, p, k);
+}
+
+/*
+ * The CPU waits for its oldest entry: until its completion as known, and
+ * if the bus has not served its request yet, for that request's queueing
+ * too, charged when it is served as for a load (so it is no longer the
+ * entry's).
+ */
+static void sb_wait_oldest(struct cm_model *m, unsigned cpu, unsigned mode,
+			   int k)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	struct cm_sbentry *e = sb_at(m, p, k, 0);
+
+	if (e->done > p->now) {
+		if (k == CM_BUF_STORE)
+			p->ctr[mode].store_stall_cycles += e->done - p->now;
+		else
+			p->ctr[mode].overlap_stall_cycles += e->done - p->now;
+		cm_stall(m, cpu, mode, e->done - p->now);
+	}
+	for (unsigned i = 0; e->pend > 0 && i < p->qlen; i++) {
+		struct cm_busreq *r = &p->q[(p->qhead + i) & (m->qcap - 1)];
+
+		if (r->posted == 2 + k && r->sbseq == p->buf[k].seq) {
+			r->posted = 0;
+			e->pend--;
+			m->bs.store_waits += k == CM_BUF_STORE;
+		}
+	}
+	sb_pop(m, p, k);
+}
+
+/* A locked RMW waits for every earlier load and store (SDM vol. 3A
+ * 7.1.2). */
+static void sb_drain(struct cm_model *m, unsigned cpu, unsigned mode)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+
+	for (int k = CM_BUF_STORE; k <= CM_BUF_LOAD; k++)
+		while (p->buf[k].e != NULL && p->buf[k].len > 0)
+			sb_wait_oldest(m, cpu, mode, k);
+}
+
+/* An access made at cycle `at`, whose line costs `cost` (its request went
+ * to the bus then), takes an entry of buffer k, waiting for the oldest if
+ * none is free.  Stores complete in order: no earlier than the entry
+ * before. */
+static void sb_push(struct cm_model *m, unsigned cpu, unsigned mode, int k,
+		    uint64_t at, uint64_t cost)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	struct cm_posted *b = &p->buf[k];
+	struct cm_sbentry *e;
+	uint64_t done = at + cost;
+
+	sb_retire(m, p, k);
+	if (b->len == buf_cap(m, k)) {
+		sb_wait_oldest(m, cpu, mode, k);
+		sb_retire(m, p, k);
+	}
+	if (k == CM_BUF_STORE && b->len > 0 &&
+	    done < sb_at(m, p, k, b->len - 1)->done)
+		done = sb_at(m, p, k, b->len - 1)->done;
+	e = sb_at(m, p, k, b->len);
+	e->own = at + cost;
+	e->done = done;
+	e->pend = p->sb_pend;
+	b->len++;
+}
+
+/* Entry `seq` of buffer k had its request served after queueing `d`
+ * cycles: the entry completes that much later (a store's later entries
+ * no earlier than it). */
+static void sb_delay(struct cm_model *m, struct cm_cpu *p, int k,
+		     uint64_t seq, uint64_t d)
+{
+	struct cm_posted *b = &p->buf[k];
+	unsigned i = (unsigned)(seq - b->seq);
+	struct cm_sbentry *e;
+
+	if (seq >= b->seq + b->len) {	/* the access being modelled */
+		p->sb_cost += d;
+		p->sb_pend--;
+		return;
+	}
+	e = sb_at(m, p, k, i);
+	e->own += d;
+	e->pend--;
+	if (e->done < e->own)
+		e->done = e->own;
+	for (i++; k == CM_BUF_STORE && i < b->len; i++) {
+		struct cm_sbentry *prev = e;
+
+		e = sb_at(m, p, k, i);
+		e->done = e->own > prev->done ? e->own : prev->done;
+	}
+}
+
 /* ---- the bus ----------------------------------------------------------- */
 
 /* Record one transaction at page offset of `addr` (8-byte bucket). */
@@ -422,6 +590,8 @@ static void bus_serve(struct cm_model *m, unsigned c, uint64_t t)
 	m->bs.wait_cycles += wait;
 	if (!r->posted && p->now - r->t > m->bs.max_lag)
 		m->bs.max_lag = p->now - r->t;
+	if (r->posted >= 2)		/* a buffered access's entry waits */
+		sb_delay(m, p, r->posted - 2, r->sbseq, wait + (lat - r->lat));
 	if (!r->posted && wait + (lat - r->lat) != 0) {
 		/* The queueing, and the crossing's cost (latency, not
 		 * queueing), both delay the CPU's later requests. */
@@ -479,13 +649,20 @@ static void bus_request(struct cm_model *m, unsigned cpu, unsigned mode,
 	r->lat = (uint32_t)lat;
 	r->occ = (uint32_t)occ;
 	r->mode = (uint8_t)mode;
+	if (!posted && p->sb_defer) {	/* a buffered access's line */
+		int k = p->sb_defer - 1;
+
+		posted = 2 + k;
+		r->sbseq = p->buf[k].seq + p->buf[k].len;
+		p->sb_pend++;
+	}
 	r->posted = (uint8_t)posted;
-	r->cross = posted ? 0 : (uint8_t)m->snoop_cross;
+	r->cross = posted == 1 ? 0 : (uint8_t)m->snoop_cross;
 	m->snoop_cross = 0;
 	if (++p->qlen > m->bs.max_pending)
 		m->bs.max_pending = p->qlen;
-	if (!posted)
-		cm_stall(m, cpu, mode, lat);
+	if (posted != 1)
+		charge(m, cpu, mode, lat);
 	bus_settle(m);
 }
 
@@ -713,7 +890,7 @@ static struct cm_line *l2_access(struct cm_model *m, unsigned cpu,
 	p->ctr[mode].rqloop_l2_read_accesses += rq;
 	if (l2 != NULL) {
 		cache_touch(&p->l2, l2);
-		cm_stall(m, cpu, mode, m->t.l2_hit);
+		charge(m, cpu, mode, m->t.l2_hit);
 		if (own && l2->state == CM_S)
 			bus_upgrade(m, cpu, mode, lineno);
 		if (own)
@@ -753,8 +930,8 @@ static void l1_own_hit(struct cm_model *m, unsigned cpu, unsigned mode,
  * then a store, yet a P6 takes the line with one read for ownership, so
  * the load must not fetch it Shared first (READ, then INVALIDATE).
  */
-static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
-			int store, unsigned flags)
+static void access_line_now(struct cm_model *m, unsigned cpu, uint64_t paddr,
+			    int store, unsigned flags)
 {
 	struct cm_cpu *p = &m->cpu[cpu];
 	unsigned mode = (flags & CM_F_USER) ? CM_USER : CM_KERNEL;
@@ -771,8 +948,10 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	/* A locked RMW waits for the CPU's earlier loads and stores to
 	 * complete (SDM vol. 3A 7.1.2): `locked` cycles on top of gaining
 	 * the line, charged once, at its load half. */
-	if ((flags & CM_F_LOCKED) && !store)
+	if ((flags & CM_F_LOCKED) && !store) {
+		sb_drain(m, cpu, mode);
 		cm_stall(m, cpu, mode, m->t.locked);
+	}
 	if (store)
 		ctr->l1d_write_accesses++;
 	else
@@ -802,6 +981,32 @@ static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	l1->state = l2->state;
 	cache_touch(&p->l1, l1);
 	wb_flush(m, cpu);
+}
+
+/* One access within a line; a store (not part of a locked RMW) goes
+ * through the store buffer when there is one, and a load outside the
+ * run-queue loop (not a locked RMW's) that misses L1 through the load
+ * buffer (`overlap`) when there is one. */
+static void access_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
+			int store, unsigned flags)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	uint64_t at = p->now;
+	int k = store ? CM_BUF_STORE : CM_BUF_LOAD;
+
+	if (p->buf[k].e == NULL || (flags & CM_F_LOCKED) ||
+	    (!store && (flags & CM_F_RQLOOP))) {
+		access_line_now(m, cpu, paddr, store, flags);
+		return;
+	}
+	p->sb_defer = k + 1;
+	p->sb_cost = 0;
+	p->sb_pend = 0;
+	access_line_now(m, cpu, paddr, store, flags);
+	p->sb_defer = 0;
+	if (k == CM_BUF_STORE || p->sb_cost > 0 || p->sb_pend > 0)
+		sb_push(m, cpu, (flags & CM_F_USER) ? CM_USER : CM_KERNEL, k,
+			at, p->sb_cost);
 }
 
 void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
@@ -874,6 +1079,97 @@ void cm_fetch(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	}
 }
 
+/* ---- TLBs ------------------------------------------------------------- */
+
+static uint64_t tlb_vpn(int large, uint64_t vaddr)
+{
+	return vaddr >> (large ? CM_LARGE_SHIFT : 12);
+}
+
+/* The frame of vpn in t, or NULL. */
+static uint64_t *tlb_find(struct cm_tlb *t, uint64_t vpn)
+{
+	uint64_t *set = t->tag + (vpn % t->sets) * t->assoc;
+
+	for (uint32_t i = 0; i < t->assoc; i++)
+		if (set[i] == vpn + 1)
+			return &set[i];
+	return NULL;
+}
+
+int cm_tlb_hit(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr)
+{
+	struct cm_tlb *t = &m->cpu[cpu].tlb[instr ? CM_ITLB : CM_DTLB];
+
+	if (t->tag == NULL)
+		return 1;
+	for (int large = 0; large < 2; large++, t++) {
+		uint64_t *f = t->tag != NULL ? tlb_find(t, tlb_vpn(large, vaddr))
+					     : NULL;
+
+		if (f != NULL) {
+			t->stamp[f - t->tag] = ++t->clock;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void cm_tlb_fill(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr,
+		 int large, const uint64_t *walk, unsigned nwalk,
+		 unsigned flags)
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+	struct cm_tlb *t = &p->tlb[(instr ? CM_ITLB : CM_DTLB) + (large != 0)];
+	unsigned mode = (flags & CM_F_USER) ? CM_USER : CM_KERNEL;
+	uint64_t vpn = tlb_vpn(large, vaddr);
+	uint64_t *set, *v;
+
+	if (t->tag == NULL)
+		return;
+	if (instr)
+		p->ctr[mode].itlb_misses++;
+	else
+		p->ctr[mode].dtlb_misses++;
+	/* The walk's loads: not the access's own, so no run-queue flag. */
+	for (unsigned i = 0; i < nwalk; i++)
+		access_line_now(m, cpu, walk[i], 0, flags & CM_F_USER);
+	set = t->tag + (vpn % t->sets) * t->assoc;
+	v = &set[0];
+	for (uint32_t i = 0; i < t->assoc; i++) {
+		if (set[i] == 0) {
+			v = &set[i];
+			break;
+		}
+		if (t->stamp[&set[i] - t->tag] < t->stamp[v - t->tag])
+			v = &set[i];
+	}
+	*v = vpn + 1;
+	t->stamp[v - t->tag] = ++t->clock;
+}
+
+void cm_tlb_flush(struct cm_model *m, unsigned cpu)
+{
+	for (int k = CM_DTLB; k <= CM_ITLB; k += 2) {
+		struct cm_tlb *t = &m->cpu[cpu].tlb[k];
+
+		if (t->tag != NULL)
+			memset(t->tag, 0, sizeof(*t->tag) * t->sets * t->assoc);
+	}
+}
+
+/* Allocate one TLB array of `entries` (0: none). */
+static int tlb_init(struct cm_tlb *t, uint64_t entries)
+{
+	t->assoc = entries < 4 ? (uint32_t)entries : 4;
+	t->sets = t->assoc ? (uint32_t)(entries / t->assoc) : 0;
+	if (entries == 0)
+		return 0;
+	t->tag = calloc(entries, sizeof(*t->tag));
+	t->stamp = calloc(entries, sizeof(*t->stamp));
+	return t->tag != NULL && t->stamp != NULL ? 0 : -1;
+}
+
 /* ---- setup, reset, queries -------------------------------------------- */
 
 int cm_init(struct cm_model *m, unsigned ncpus, const struct cm_geom *l1,
@@ -938,6 +1234,21 @@ int cm_enable_timing(struct cm_model *m, const struct cm_timing *t,
 			 "1 to %d transactions.", t->bus_depth, CM_IOQ_MAX);
 		return -1;
 	}
+	if (t->store_buffer > CM_SB_MAX || t->overlap > CM_SB_MAX) {
+		snprintf(err, errlen, "The store buffer (%" PRIu64 ") and the "
+			 "misses in flight (%" PRIu64 ") must be 0 to %d.",
+			 t->store_buffer, t->overlap, CM_SB_MAX);
+		return -1;
+	}
+	if (t->dtlb > 1024 || t->dtlb_large > 1024 || t->itlb > 1024 ||
+	    t->itlb_large > 1024 || (t->dtlb >= 4 && t->dtlb % 4) ||
+	    (t->itlb >= 4 && t->itlb % 4) ||
+	    (t->dtlb_large >= 4 && t->dtlb_large % 4) ||
+	    (t->itlb_large >= 4 && t->itlb_large % 4)) {
+		snprintf(err, errlen, "A TLB must have 0 to 1024 entries, a "
+			 "multiple of 4 from 4 on.");
+		return -1;
+	}
 	while (cap > 64 && (uint64_t)cap * m->ncpus > 2097152)
 		cap /= 2;
 	m->nbuses = t->bus_cpus > 0 && t->bus_cpus < m->ncpus ? 2 : 1;
@@ -948,7 +1259,21 @@ int cm_enable_timing(struct cm_model *m, const struct cm_timing *t,
 	}
 	for (unsigned c = 0; c < m->ncpus; c++) {
 		m->cpu[c].q = calloc(cap, sizeof(struct cm_busreq));
-		if (m->cpu[c].q == NULL) {
+		if (t->store_buffer > 0)
+			m->cpu[c].buf[CM_BUF_STORE].e =
+				calloc(t->store_buffer, sizeof(struct cm_sbentry));
+		if (t->overlap > 0)
+			m->cpu[c].buf[CM_BUF_LOAD].e =
+				calloc(t->overlap, sizeof(struct cm_sbentry));
+		if (m->cpu[c].q == NULL ||
+		    (t->store_buffer > 0 && m->cpu[c].buf[0].e == NULL) ||
+		    (t->overlap > 0 && m->cpu[c].buf[1].e == NULL) ||
+		    tlb_init(&m->cpu[c].tlb[CM_DTLB], t->dtlb) < 0 ||
+		    tlb_init(&m->cpu[c].tlb[CM_DTLB + 1],
+			     t->dtlb ? t->dtlb_large : 0) < 0 ||
+		    tlb_init(&m->cpu[c].tlb[CM_ITLB], t->itlb) < 0 ||
+		    tlb_init(&m->cpu[c].tlb[CM_ITLB + 1],
+			     t->itlb ? t->itlb_large : 0) < 0) {
 			snprintf(err, errlen, "Out of memory allocating the "
 				 "bus queues.");
 			return -1;
@@ -1040,6 +1365,12 @@ void cm_free(struct cm_model *m)
 			free(m->cpu[c].loop.key);
 			free(m->cpu[c].loop.gone);
 			free(m->cpu[c].q);
+			free(m->cpu[c].buf[0].e);
+			free(m->cpu[c].buf[1].e);
+			for (int k = 0; k < 4; k++) {
+				free(m->cpu[c].tlb[k].tag);
+				free(m->cpu[c].tlb[k].stamp);
+			}
 		}
 	free(m->cpu);
 	free(m->hist);

@@ -99,6 +99,16 @@ struct cm_counters {
 	/* Modelled time (only with cm_enable_timing()). */
 	uint64_t cycles;		/* base cost of instructions + stalls */
 	uint64_t bus_wait_cycles;	/* of which: queueing for the bus */
+	/* Of cycles: waiting for the store buffer (with store_buffer): a
+	 * store that found it full, or a locked RMW that drained it. */
+	uint64_t store_stall_cycles;
+	/* TLB misses (with dtlb/itlb): each walked the page table with
+	 * loads through L1D and L2. */
+	uint64_t dtlb_misses;
+	uint64_t itlb_misses;
+	/* Of cycles: waiting for a load miss in flight (with overlap): a
+	 * load miss that found `overlap` in flight, or a locked RMW. */
+	uint64_t overlap_stall_cycles;
 };
 
 #define CM_NCOUNTERS (sizeof(struct cm_counters) / sizeof(uint64_t))
@@ -155,9 +165,30 @@ struct cm_timing {
 	 * coherency filter and crossbar). */
 	uint64_t bus_cpus;
 	uint64_t cross_bus;
+	/* Store buffer entries (0: off, every store stalls in full).  A
+	 * store that is not part of a locked RMW takes an entry and the CPU
+	 * goes on; the entry retires, in program order, when its line has
+	 * been gained (its L2 hit, or its RFO or INVALIDATE with the bus
+	 * queueing), so the CPU stalls only for a store that finds every
+	 * entry taken, or at a locked RMW, which drains the buffer first. */
+	uint64_t store_buffer;
+	/* TLBs, in entries (0: no TLB, translation is free): for 4 KiB pages
+	 * (4-way) and for large pages (4-way, or fully associative if fewer
+	 * than 4).  A miss walks the page table: a load of each entry the
+	 * caller names, through L1D and L2, stalling the CPU. */
+	uint64_t dtlb, dtlb_large;
+	uint64_t itlb, itlb_large;
+	/* Load misses outside the run-queue loop in flight at once (0: every
+	 * load miss stalls in full).  With no reorder-buffer limit, an upper
+	 * bound on the P6's overlap (cachemodel.c, the store buffer). */
+	uint64_t overlap;
 };
 
+/* Large pages are tagged as the P6's 4 MiB PSE pages. */
+#define CM_LARGE_SHIFT	22
+
 #define CM_IOQ_MAX	64
+#define CM_SB_MAX	64
 #define CM_MAX_BUSES	2
 
 /* One bus's state, as served so far, and its totals since the reset. */
@@ -183,8 +214,11 @@ struct cm_busreq {
 	uint64_t charged;
 	uint32_t lat;		/* latency with no queueing */
 	uint32_t occ;		/* data-bus cycles, 0 for an address-only one */
+	uint64_t sbseq;		/* posted == 2: its store buffer entry */
 	uint8_t mode;
-	uint8_t posted;		/* a write-back: the CPU does not wait */
+	uint8_t posted;		/* 1: a write-back, the CPU does not wait;
+				 * 2: a buffered store's, its entry waits;
+				 * 3: a load miss in flight's, likewise */
 	uint8_t cross;		/* 1: the other bus's address phase too;
 				 * 2: its data phase as well (HITM there) */
 };
@@ -200,6 +234,10 @@ struct cm_busstats {
 	uint64_t max_pending;	/* most requests waiting in one CPU's queue */
 	uint64_t max_lag;	/* longest a CPU ran on before its queueing
 				 * was charged: its clock then - the request */
+	uint64_t store_waits;	/* buffered stores' requests whose entry
+				 * the CPU had to wait for before the bus
+				 * served them (then it waits for their
+				 * queueing as for a load's) */
 };
 
 /*
@@ -226,6 +264,35 @@ struct cm_loop_lines {
 	uint32_t full;		/* loop lines not remembered: table full */
 };
 
+/* One store buffer entry: when its own line is gained (`own`) and when it
+ * completes, no earlier than the entry before it (`done`), as known so
+ * far, and how many of its bus requests still wait to be served (their
+ * queueing is not known yet, so the entry cannot retire). */
+struct cm_sbentry {
+	uint64_t own;
+	uint64_t done;
+	uint32_t pend;
+};
+
+/* One TLB array: sets x assoc tags (virtual page number + 1; 0 =
+ * empty), true LRU. */
+struct cm_tlb {
+	uint64_t *tag;
+	uint64_t *stamp;
+	uint32_t sets, assoc;
+	uint64_t clock;
+};
+
+/* Which TLB: data or instruction; 4 KiB or large pages. */
+enum { CM_DTLB = 0, CM_ITLB = 2, CM_TLB_LARGE = 1 };
+
+/* A ring of entries, oldest first; seq is the oldest entry's number. */
+struct cm_posted {
+	struct cm_sbentry *e;
+	unsigned head, len;
+	uint64_t seq;
+};
+
 /* Everything one CPU owns.  Padded so CPUs never share a host line. */
 struct cm_cpu {
 	struct cm_cache l1;
@@ -246,6 +313,16 @@ struct cm_cpu {
 	/* Halted or waiting for a lock: its clock does not hold the bus
 	 * back (the caller sets it; see bus_floor()). */
 	int parked;
+	/* The store buffer (buf[0], store_buffer entries) and the load
+	 * misses in flight (buf[1], overlap entries).  While a buffered
+	 * access is modelled (sb_defer: its buffer + 1), its costs add up
+	 * in sb_cost instead of stalling the CPU, and sb_pend counts its
+	 * requests the bus has not served yet. */
+	struct cm_posted buf[2];
+	int sb_defer;
+	uint64_t sb_cost;
+	unsigned sb_pend;
+	struct cm_tlb tlb[4];	/* CM_DTLB/CM_ITLB (+ CM_TLB_LARGE) */
 } __attribute__((aligned(64)));
 
 /* hist[cpu][mode][kind][chunk] */
@@ -336,6 +413,22 @@ static inline void cm_stall(struct cm_model *m, unsigned cpu, unsigned mode,
 	m->cpu[cpu].now += cycles;
 	m->cpu[cpu].ctr[mode].cycles += cycles;
 }
+
+/*
+ * TLBs (cm_timing dtlb, itlb).  cm_tlb_hit() looks vaddr up in the data
+ * (instr = 0) or instruction TLB, both page sizes; it returns 1 on a hit,
+ * or if that TLB is off.  On a miss the caller walks the guest's tables
+ * and calls cm_tlb_fill() with the page size and the physical addresses
+ * of the entries a P6 reads (the page-directory entry, and for a 4 KiB
+ * page the page-table entry): each is loaded through L1D and L2 in the
+ * mode of `flags`.  cm_tlb_flush() drops the 4 KiB entries (a CR3 write;
+ * the large pages are the kernel's, global as Linux 2.4 maps them).
+ */
+int cm_tlb_hit(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr);
+void cm_tlb_fill(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr,
+		 int large, const uint64_t *walk, unsigned nwalk,
+		 unsigned flags);
+void cm_tlb_flush(struct cm_model *m, unsigned cpu);
 
 /* Zero all counters and histograms; cache contents are kept. */
 void cm_reset_stats(struct cm_model *m);

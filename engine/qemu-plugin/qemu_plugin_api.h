@@ -149,8 +149,8 @@ uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
  *
  * The data travels in a glib GByteArray.  We do not include glib: the
  * type's public layout is two fields, a byte pointer and a length, and
- * QEMU only reads them for a write.  (The read_memory calls are not
- * declared: they resize the array with glib's allocator.)
+ * QEMU only reads them for a write.  (The read calls below resize the
+ * array with glib's allocator, so they are given glib's own array.)
  */
 typedef struct qemu_plugin_bytes {
 	uint8_t *data;
@@ -180,6 +180,31 @@ bool qemu_plugin_translate_vaddr(uint64_t vaddr, uint64_t *hwaddr);
  * forward to new_time (ns), and does nothing for a time already past. */
 const void *qemu_plugin_request_time_control(void);
 void qemu_plugin_update_ns(const void *handle, int64_t new_time);
+/*
+ * Reading guest state, for the TLB model's page walks.  These fill a glib
+ * GByteArray, growing it with glib's allocator, so the array must be
+ * glib's own: busmon makes it with g_byte_array_new(), which, like every
+ * glib function, QEMU's executable provides at dlopen (declared here so
+ * that no glib headers are needed).  Registers are read only inside a
+ * callback registered with QEMU_PLUGIN_CB_R_REGS, or a vCPU init callback.
+ */
+struct qemu_plugin_register;
+typedef struct {
+	struct qemu_plugin_register *handle;
+	const char *name;
+	const char *feature;
+} qemu_plugin_reg_descriptor;
+typedef struct { char *data; unsigned int len; } GArray;
+GByteArray *g_byte_array_new(void);
+GByteArray *g_byte_array_set_size(GByteArray *array, unsigned int length);
+char *g_array_free(GArray *array, int free_segment);
+void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id,
+				       qemu_plugin_vcpu_simple_cb_t cb);
+GArray *qemu_plugin_get_registers(void);
+int qemu_plugin_read_register(struct qemu_plugin_register *handle,
+			      GByteArray *buf);
+enum qemu_plugin_hwaddr_operation_result
+qemu_plugin_read_memory_hwaddr(uint64_t addr, GByteArray *data, size_t len);
 
 /* Miscellaneous. */
 int qemu_plugin_num_vcpus(void);

@@ -1179,6 +1179,168 @@ static void test_two_buses(void)
 	}
 }
 
+/*
+ * The store buffer (store_buffer = 12, the PPro's).  One CPU at cycle 1000
+ * stores to 13 lines no cache holds.  Without the buffer each store stalls
+ * for its RFO in full, one after another: 13 x mem.  With it the first 12
+ * cost the CPU nothing; the 13th finds the buffer full and waits for the
+ * oldest entry (mem).  All 13 RFOs went to the bus at cycle 1000, so they
+ * queue: the i-th completes at 1039 + 12 i (request phases 6 apart, data
+ * phases back to back, the in-order queue never binding).  A locked RMW
+ * then drains the buffer: it waits for the last entry, 1183, before its
+ * own `locked` cycles; without the buffer it costs only those.
+ */
+static void store_buffer_run(uint64_t entries, uint64_t *now,
+			     uint64_t *stall, uint64_t *after_locked)
+{
+	struct cm_model m;
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39, .hitm = 30,
+			       .inval = 18, .bus_line = 12, .bus_addr = 6,
+			       .bus_depth = 8, .locked = 12,
+			       .store_buffer = entries };
+	char err[128];
+
+	model(&m, 1, &geoms[0], &geoms[1]);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0) {
+		printf("cm_enable_timing: %s\n", err);
+		exit(2);
+	}
+	m.cpu[0].now = 1000;
+	for (unsigned i = 0; i < 13; i++)
+		cm_access(&m, 0, 0x100000 + 32 * i, 4, 1, 0);
+	*now = m.cpu[0].now;
+	cm_bus_flush(&m);
+	cm_access(&m, 0, 0x100000, 4, 0, CM_F_LOCKED);
+	cm_access(&m, 0, 0x100000, 4, 1, CM_F_LOCKED);
+	cm_bus_flush(&m);
+	*after_locked = m.cpu[0].now;
+	*stall = ctr(&m, 0)->store_stall_cycles;
+	EXPECT("13 RFOs", 13, ctr(&m, 0)->bus[CM_RFO]);
+	EXPECT("the stalled-for entry waited no queueing", 0,
+	       ctr(&m, 0)->bus_wait_cycles);
+	cm_free(&m);
+}
+
+static void test_store_buffer(void)
+{
+	uint64_t now, stall, locked;
+	char err[128];
+	struct cm_model m;
+	struct cm_timing t = { .inst = 1, .bus_depth = 8, .store_buffer = 65 };
+
+	context = "store buffer";
+	store_buffer_run(0, &now, &stall, &locked);
+	EXPECT("off: every RFO stalls", 1000 + 13 * 39, now);
+	EXPECT("off: the locked RMW costs locked", 1000 + 13 * 39 + 12, locked);
+	EXPECT("off: no store stalls", 0, stall);
+	store_buffer_run(12, &now, &stall, &locked);
+	EXPECT("12 entries: only the 13th store waits", 1000 + 39, now);
+	EXPECT("the locked RMW drains the buffer", 1039 + 12 * 12 + 12, locked);
+	EXPECT("store stalls: full, then the drain", 39 + 12 * 12, stall);
+
+	model(&m, 1, &geoms[0], &geoms[1]);
+	EXPECT("more than 64 entries refused", -1,
+	       cm_enable_timing(&m, &t, err, sizeof(err)));
+	cm_free(&m);
+}
+
+/*
+ * TLBs (dtlb = 64 4-way for 4 KiB pages, 8 4-way for large ones, as the
+ * PPro's).  A miss walks two entries (PDE, PTE) for a 4 KiB page, one for
+ * a large page: loads through L1D and L2 that stall the CPU as loads do
+ * (here both miss to memory: 2 x mem).  Five 4 KiB pages in one set evict
+ * the least recently used; a large entry covers 4 MiB; a CR3 write drops
+ * the 4 KiB entries and keeps the large ones.  Off (0), every lookup hits.
+ */
+static void test_tlb(void)
+{
+	struct cm_model m;
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39, .hitm = 30,
+			       .inval = 18, .bus_line = 12, .bus_addr = 6,
+			       .bus_depth = 8, .dtlb = 64, .dtlb_large = 8 };
+	const uint64_t walk[2] = { 0x9000, 0xa008 }, pde = 0xb010;
+	char err[128];
+	uint64_t before;
+
+	context = "TLB";
+	model(&m, 1, &geoms[0], &geoms[1]);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0) {
+		printf("cm_enable_timing: %s\n", err);
+		exit(2);
+	}
+	EXPECT("cold: miss", 0, cm_tlb_hit(&m, 0, 0, 0x400123));
+	before = m.cpu[0].now;
+	cm_tlb_fill(&m, 0, 0, 0x400123, 0, walk, 2, 0);
+	cm_bus_flush(&m);
+	EXPECT("walk: two loads to memory", 2 * 39, m.cpu[0].now - before);
+	EXPECT("walk loads are L1D reads", 2, ctr(&m, 0)->l1d_read_accesses);
+	EXPECT("one DTLB miss", 1, ctr(&m, 0)->dtlb_misses);
+	EXPECT("same page: hit", 1, cm_tlb_hit(&m, 0, 0, 0x400ff8));
+	EXPECT("next page: miss", 0, cm_tlb_hit(&m, 0, 0, 0x401000));
+	EXPECT("no ITLB: hit", 1, cm_tlb_hit(&m, 0, 1, 0x401000));
+	for (uint64_t i = 1; i <= 4; i++)	/* 16 sets: same set as 0x400 */
+		cm_tlb_fill(&m, 0, 0, 0x400000 + i * 16 * 4096, 0, walk, 2, 0);
+	EXPECT("fifth page in a set evicts the oldest", 0,
+	       cm_tlb_hit(&m, 0, 0, 0x400000));
+	EXPECT("the newest stays", 1, cm_tlb_hit(&m, 0, 0, 0x440000));
+	cm_tlb_fill(&m, 0, 0, 0x1000000, 1, &pde, 1, 0);
+	EXPECT("a large entry covers 4 MiB", 1,
+	       cm_tlb_hit(&m, 0, 0, 0x1000000 + (3u << 20)));
+	EXPECT("but not the next 4 MiB", 0, cm_tlb_hit(&m, 0, 0, 0x1400000));
+	cm_tlb_flush(&m, 0);
+	EXPECT("CR3 write: 4 KiB entries gone", 0,
+	       cm_tlb_hit(&m, 0, 0, 0x440000));
+	EXPECT("CR3 write: large entries kept", 1,
+	       cm_tlb_hit(&m, 0, 0, 0x1000000));
+	cm_free(&m);
+
+	t.dtlb = 6;
+	model(&m, 1, &geoms[0], &geoms[1]);
+	EXPECT("6 entries refused", -1,
+	       cm_enable_timing(&m, &t, err, sizeof(err)));
+	cm_free(&m);
+}
+
+/*
+ * Load misses in flight (overlap = 4).  One CPU at cycle 1000 loads 5
+ * lines no cache holds: with overlap the first 4 cost it nothing and the
+ * 5th waits for the oldest (mem); without, each stalls in full.  A load
+ * of the run-queue loop (a pointer chase) stalls in full either way.
+ */
+static void test_overlap(void)
+{
+	for (uint64_t ov = 0; ov <= 4; ov += 4) {
+		struct cm_model m;
+		struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39,
+				       .hitm = 30, .inval = 18, .bus_line = 12,
+				       .bus_addr = 6, .bus_depth = 8,
+				       .overlap = ov };
+		char err[128];
+
+		context = ov ? "overlap 4" : "overlap off";
+		model(&m, 1, &geoms[0], &geoms[1]);
+		if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0) {
+			printf("cm_enable_timing: %s\n", err);
+			exit(2);
+		}
+		m.cpu[0].now = 1000;
+		for (unsigned i = 0; i < 5; i++)
+			cm_access(&m, 0, 0x200000 + 32 * i, 4, 0, 0);
+		EXPECT("five load misses", ov ? 1000 + 39 : 1000 + 5 * 39,
+		       m.cpu[0].now);
+		EXPECT("stall counted", ov ? 39 : 0,
+		       ctr(&m, 0)->overlap_stall_cycles);
+		cm_bus_flush(&m);
+		m.cpu[0].now = 5000;
+		cm_access(&m, 0, 0x300000, 4, 0, CM_F_RQLOOP);
+		cm_bus_flush(&m);
+		EXPECT("a loop load stalls in full", 5000 + 39, m.cpu[0].now);
+		cm_access(&m, 0, 0x300000, 4, 0, 0);
+		EXPECT("an L1 hit costs nothing", 5000 + 39, m.cpu[0].now);
+		cm_free(&m);
+	}
+}
+
 int main(void)
 {
 	char name[64];
@@ -1217,6 +1379,9 @@ int main(void)
 	test_bus_queueing();
 	test_locked_cost();
 	test_two_buses();
+	test_store_buffer();
+	test_tlb();
+	test_overlap();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
