@@ -33,7 +33,7 @@ def by(rows, kernel, engine, clock):
 def test_one_row_per_run_both_engines(crossed):
     out, rows = crossed
     assert len(rows) == 6 and (out / "crosscheck.png").stat().st_size > 20_000
-    assert {r["config"] for r in rows} == {"ppro4 4cpu L2 256K t1024"}
+    assert {r["config"] for r in rows} == {"ppro4 4 CPUs L2 256KiB 1024 tasks"}
     # gem5's recorded counts come through unchanged
     assert int(by(rows, "vanilla", "gem5", "modelled")["schedule_calls"]) == 201
     assert int(by(rows, "c32", "gem5", "modelled")["schedule_calls"]) == 247

@@ -28,7 +28,7 @@ from colorsim.errors import ConfigError
 from colorsim.argtypes import directory
 
 RECORDED = ROOT / "recorded" / "gem5"
-FIELDS = ("config", "machine", "l2", "cpus", "kernel", "tasks", "engine", "clock",
+FIELDS = ("config", "machine", "l2", "cpus", "kernel", "tasks", "seed", "engine", "clock",
           "run", "schedule_calls", "colored_lines", "colored_per_schedule",
           "all_per_schedule", "verified")
 
@@ -73,8 +73,10 @@ def qemu_spec(gem5_cfg: dict, timing: bool):
 
 def config_key(cfg: dict) -> str:
     m = cfg["machine"]
-    return (f"{m['name']} {m['processor']['cpus']}cpu "
-            f"L2 {m['caches']['l2']['size'] // 1024}K t{cfg['workload']['tasks']}")
+    from colorsim.units import format_size
+    return (f"{m['name']} {m['processor']['cpus']} CPUs "
+            f"L2 {format_size(m['caches']['l2']['size'])} "
+            f"{cfg['workload']['tasks']} tasks")
 
 
 def _row(cfg, engine, clock, run, sched, colored, all_lines,
@@ -83,7 +85,7 @@ def _row(cfg, engine, clock, run, sched, colored, all_lines,
     return {"config": config_key(cfg), "machine": m["name"], "verified": verified,
             "l2": m["caches"]["l2"]["size"], "cpus": m["processor"]["cpus"],
             "kernel": cfg["variant"]["name"], "tasks": cfg["workload"]["tasks"],
-            "engine": engine, "clock": clock, "run": str(run),
+            "seed": cfg["workload"].get("seed", 1), "engine": engine, "clock": clock, "run": str(run),
             "schedule_calls": int(sched), "colored_lines": colored,
             "colored_per_schedule": colored / sched if sched else float("nan"),
             "all_per_schedule": all_lines / sched if sched else float("nan")}
@@ -181,13 +183,13 @@ def plot(rows, path: Path) -> Path:
         xs = [i + (k - 0.5) * width for i in range(len(configs))]
         bars = a.bar(xs, ys, width, color=color, label=label)
         a.bar_label(bars, fmt="%+.0f%%", fontsize=8)
-    a.set_xticks(range(len(configs)), [c.replace(" t", "\nt") for c in configs], fontsize=8)
+    a.set_xticks(range(len(configs)), [c.replace(" L2", "\nL2") for c in configs], fontsize=8)
     top = max([(x["gain"] - 1) * 100 for x in gs] + [10])
     a.set_ylim(min(0, *[(x["gain"] - 1) * 100 for x in gs]) if gs else 0, top * 1.3)
     a.axhline(0, color="black", lw=0.6)
     a.set_ylabel("more schedule() calls than vanilla (%)")
     a.set_title("Work in the same modelled region: colored over vanilla")
-    a.legend(fontsize=8, loc="upper left")
+    a.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
     marks = {("gem5", "vanilla"): ("#7a3e9d", "o"), ("gem5", "c"): ("#7a3e9d", "s"),
              ("qemu", "vanilla"): ("#1b9e77", "o"), ("qemu", "c"): ("#1b9e77", "s")}
     for kern in sorted({r["kernel"] for r in rows}, key=lambda k: k != "vanilla"):
@@ -203,10 +205,17 @@ def plot(rows, path: Path) -> Path:
                    [pts[c] for c in configs if c in pts], marker=marker, ls="none",
                    color=color, label=f"{kern}, {'gem5' if eng == 'gem5' else 'QEMU'}")
     b.set_yscale("log")
-    b.set_xticks(range(len(configs)), [c.replace(" t", "\nt") for c in configs], fontsize=8)
+    b.set_xticks(range(len(configs)), [c.replace(" L2", "\nL2") for c in configs], fontsize=8)
     b.set_ylabel("colored-line bus transactions per schedule()")
     b.set_title("Traffic per unit of work (gem5: its monitor's view)")
-    b.legend(fontsize=8)
+    b.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2)
+    seeds = sorted({r.get("seed", 1) for r in rows})
+    fig.suptitle("QEMU beside the recorded gem5 runs: each configuration as "
+                 "recorded (the gem5 runs' scale: small guests, short regions)\n"
+                 f"seed{'s' if len(seeds) > 1 else ''} "
+                 f"{', '.join(map(str, seeds))}, built-in workload (no accept "
+                 "mode); left per modelled region, right per schedule() call",
+                 fontsize=9)
     fig.tight_layout()
     return save_figure(fig, path)
 

@@ -31,7 +31,8 @@ CACHE_COUNTERS = (
     "rqloop_l2_read_hitm", "rqloop_l2_read_shared", "rqloop_l2_read_first",
     "rqloop_l2_read_invalidated", "rqloop_l2_read_evicted_loop",
     "rqloop_l2_read_evicted_kernel", "rqloop_l2_read_evicted_user",
-    "l1i_accesses", "l1i_misses", "cycles", "bus_wait_cycles")
+    "l1i_accesses", "l1i_misses", "cycles", "bus_wait_cycles",
+    "store_stall_cycles", "dtlb_misses", "itlb_misses", "overlap_stall_cycles")
 # busmon's other rows (fill_counters_csv): work, the scheduler's share,
 # the lockmeter, the modelled clock.
 BUSMON_COUNTERS = (
