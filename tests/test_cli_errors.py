@@ -363,6 +363,8 @@ def test_sweep_catalog_and_figure_commands_refuse(capsys, tmp_path, monkeypatch)
         (["timing-table", "--kernels", ""], "an empty name in the list"),
         (["timing-table", "--l2", "256KiB,,512KiB"], "an empty name in the list"),
         (["crosscheck", "--out", ""], "empty folder name"),
+        (["timing-sensitivity", "--out", ""], "empty folder name"),
+        (["linux24-table", "--runs", ""], "empty folder name"),
     ]
     for argv, expect in cases:
         check_refused(argv, expect, capsys, tmp_path)

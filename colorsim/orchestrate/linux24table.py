@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from colorsim.argtypes import directory
 from colorsim.errors import ConfigError, ResultsError
 from colorsim.orchestrate import headline
 
@@ -170,7 +171,7 @@ def cmd_linux24_table(a):
 def add_parser(sub):
     p = sub.add_parser("linux24-table", help="the README's real Linux 2.4 table, from "
                        "the catalog")
-    p.add_argument("--runs", type=Path, default=None,
+    p.add_argument("--runs", type=directory, default=None,
                    help="runs folder with its catalog (default runs/linux24)")
     p.add_argument("--run", action="store_true",
                    help="make the twelve runs first (the Linux ones need "

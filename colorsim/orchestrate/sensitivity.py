@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from colorsim.argtypes import directory
 from colorsim.errors import ConfigError
 from colorsim.orchestrate.timing import timing_summary
 
@@ -110,7 +111,7 @@ def add_parser(sub):
                        "contention with each timing cost switched off in turn")
     t.add_argument("--run", action="store_true", help="make missing runs first")
     t.add_argument("--force", action="store_true", help="redo the runs")
-    t.add_argument("--out", type=Path, help="run directory (default runs/timing)")
+    t.add_argument("--out", type=directory, help="run directory (default runs/timing)")
     t.add_argument("--machine", help="ppro4 (512 KiB) or piii8 (8 CPUs) only "
                    "(default both)")
     t.add_argument("--costs", help="comma-separated costs to switch off, "
