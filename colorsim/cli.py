@@ -433,6 +433,7 @@ def build_parser():
     sensitivity.add_parser(sub)
     catalog.add_parsers(sub)
     figures.add_parser(sub)
+    figures.add_shapes_parser(sub)
     headline.add_parser(sub)
     linux24table.add_parser(sub)
     return ap

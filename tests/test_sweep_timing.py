@@ -204,3 +204,48 @@ def test_a_timed_point_is_another_run_than_a_counted_one():
     # web and chat run from the image with their arguments
     assert p.spec().workload.program == "/bin/web"
     assert p.spec().timing and p.spec().workload.args == p.args
+
+
+def test_shapes_table_from_the_timed_catalog(swept, tmp_path):
+    """The README's paper-beside-ours table is a function of the catalog:
+    Figure 6's gain is the same-seed ratio of the catalog's throughputs,
+    and --write / --check keep a Markdown block in step with it."""
+    from colorsim.report import shapes
+    from colorsim.report.markdown import check_in, write_into
+    from colorsim.errors import ResultsError
+    root, c, _ = swept
+    cat = Catalog(root)
+    rows = shapes.rows(cat)
+    claims = [r.claim for r in rows]
+    assert claims[0].startswith("Figure 6") and "[quick" not in claims[0]
+    assert any(x.startswith("Table 4") for x in claims)
+    assert any(x.startswith("Table 6") and "at 2 CPUs" in x for x in claims)
+    assert any(x.startswith("Figure 10") for x in claims)
+    runs = cat.runs()
+    web = runs[(runs["workload_program"] == "/bin/web") & (runs["machine"] == "ppro4")]
+    by = web.set_index(["kernel", "seed"])["throughput"]
+    want = ((by["c32"] / by["vanilla"]).mean() - 1) * 100
+    assert f"512KiB {want:+.1f} %" in rows[0].ours, (rows[0].ours, want)
+    assert "+23.1 %" in rows[0].paper
+    assert "run queue" in rows[0].why and "schedule()" in rows[0].why
+    t6 = next(r for r in rows if r.claim.startswith("Table 6"))
+    assert t6.paper == "9.2 % / 2.3 %"              # the paper's, 2 CPUs
+    md = tmp_path / "R.md"
+    md.write_text(f"x\n{shapes.BEGIN}\nold\n{shapes.END}\ny\n")
+    table = shapes.render(rows)
+    with pytest.raises(ResultsError, match="shapes"):
+        check_in(md, table, shapes.BEGIN, shapes.END, how="shapes")
+    write_into(md, table, shapes.BEGIN, shapes.END)
+    check_in(md, table, shapes.BEGIN, shapes.END, how="shapes")
+    assert md.read_text().startswith("x\n") and md.read_text().endswith("y\n")
+
+
+def test_shapes_directions_count_noise_as_no_direction():
+    from colorsim.report.shapes import _agree
+    g = lambda m, lo, hi: {"mean": m, "min": lo, "max": hi}
+    assert _agree([g(5, 1, 9), g(20, 10, 30)], [23.1, 42.3]) == "yes"
+    assert _agree([g(-5, -9, -1)], [23.1]) == "no"
+    assert _agree([g(5, -3, 9)], [23.1]) == "noise"
+    assert _agree([g(5, 1, 9), g(5, -3, 9)], [1, 2]) == "partly (rest noise)"
+    assert _agree([g(5, 1, 9), g(-5, -9, -1)], [1, 2]) == "partly"
+    assert _agree([g(5, 1, 9)], [None]) == "-"

@@ -16,11 +16,11 @@ README, so its numbers are never typed by hand).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from colorsim.errors import ConfigError, ResultsError
 from colorsim.argtypes import directory
+from colorsim.report.markdown import write_into, check_in
 
 L2S = ("256KiB", "512KiB", "1MiB")
 KERNELS = ("vanilla", "c32")
@@ -124,34 +124,6 @@ def render(rows) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _block(text: str, path: Path, begin: str, end: str) -> tuple:
-    try:
-        a = text.index(begin) + len(begin)
-        b = text.index(end, a)
-    except ValueError:
-        raise ConfigError(f"{path} has no {begin} ... {end} markers") from None
-    return a, b
-
-
-def write_into(path: Path, table: str, begin: str = BEGIN, end: str = END) -> None:
-    text = path.read_text()
-    a, b = _block(text, path, begin, end)
-    new = text[:a] + "\n" + table + text[b:]
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(new)
-    tmp.replace(path)
-
-
-def check_in(path: Path, table: str, begin: str = BEGIN, end: str = END,
-             how: str = "headline") -> None:
-    text = path.read_text()
-    a, b = _block(text, path, begin, end)
-    if text[a:b].strip() != table.strip():
-        raise ResultsError(f"{path}'s {how} table is not what the catalog "
-                           f"gives: run 'python3 -m colorsim {how} --write "
-                           f"{path}'")
-
-
 def cmd_headline(a):
     from colorsim.results.catalog import Catalog, rebuild
     from colorsim.run.rundir import check_out_dir
@@ -165,10 +137,10 @@ def cmd_headline(a):
         rebuild(out)
     table = render(headline_rows(Catalog(out)))
     if a.write:
-        write_into(Path(a.write), table)
+        write_into(Path(a.write), table, BEGIN, END)
         print(f"headline: wrote the table into {a.write}")
     elif a.check:
-        check_in(Path(a.check), table)
+        check_in(Path(a.check), table, BEGIN, END, how="headline")
         print(f"headline: {a.check} matches the catalog")
     else:
         print(table, end="")

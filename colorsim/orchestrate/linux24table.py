@@ -22,6 +22,7 @@ from pathlib import Path
 from colorsim.argtypes import directory
 from colorsim.errors import ConfigError, ResultsError
 from colorsim.orchestrate import headline
+from colorsim.report.markdown import write_into, check_in
 
 KERNELS = ("linux24:vanilla", "linux24:c32")
 NAMES = ("linux24-vanilla", "linux24-c32")   # the catalog's kernel column
@@ -159,10 +160,10 @@ def cmd_linux24_table(a):
     cat = Catalog(out)
     table = render(table_rows(cat), field_rows(cat))
     if a.write:
-        headline.write_into(Path(a.write), table, BEGIN, END)
+        write_into(Path(a.write), table, BEGIN, END)
         print(f"linux24-table: wrote the table into {a.write}")
     elif a.check:
-        headline.check_in(Path(a.check), table, BEGIN, END, how="linux24-table")
+        check_in(Path(a.check), table, BEGIN, END, how="linux24-table")
         print(f"linux24-table: {a.check} matches the catalog")
     else:
         print(table, end="")

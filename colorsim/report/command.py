@@ -30,3 +30,45 @@ def add_parser(subparsers):
                         "chromium)")
     p.set_defaults(func=cmd_figures)
     return p
+
+
+def cmd_shapes(a):
+    from pathlib import Path
+    from colorsim.errors import ConfigError
+    from colorsim.report import shapes
+    from colorsim.report.markdown import check_in, write_into
+    from colorsim.results.catalog import Catalog
+    from colorsim.run.rundir import runs_root
+    for f in (a.write, a.check):
+        if f is not None and not Path(f).is_file():
+            raise ConfigError(f"{f}: no such file")
+    cat = Catalog(runs_root(a.runs))
+    cat.table("runs")                  # a missing catalog: one line, early
+    table = shapes.render(shapes.rows(cat, a.quick))
+    if a.write:
+        write_into(Path(a.write), table, shapes.BEGIN, shapes.END)
+        print(f"shapes: wrote the table into {a.write}")
+    elif a.check:
+        check_in(Path(a.check), table, shapes.BEGIN, shapes.END, how="shapes")
+        print(f"shapes: {a.check} matches the catalog")
+    else:
+        print(table, end="")
+
+
+def add_shapes_parser(subparsers):
+    from pathlib import Path
+    p = subparsers.add_parser(
+        "shapes", help="the paper's timed results beside ours, and what our "
+                       "runs measured")
+    p.add_argument("--quick", action="store_true", default=None,
+                   help="use the --quick sweep's points (default: the "
+                        "paper-scale points where the catalog has any)")
+    p.add_argument("--runs", type=directory, default=None,
+                   help="runs folder holding the catalog (default runs/)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--write", type=Path, metavar="FILE",
+                   help="put the table between FILE's shapes markers")
+    g.add_argument("--check", type=Path, metavar="FILE",
+                   help="exit 2 if FILE's table differs from the catalog's")
+    p.set_defaults(func=cmd_shapes)
+    return p

@@ -1,0 +1,205 @@
+"""The paper's timed results beside ours, shape by shape, with what our runs
+measured that explains where they part.
+
+``python3 -m colorsim shapes`` reads the catalog of a runs folder (the one
+the sweeps write) and prints one row per claim of the paper that needs
+modelled time: the paper's shape, ours, whether they agree, and the
+measurements that say why (how long the run queue was, how much of the CPUs'
+time went to ``schedule()`` and to spinning on ``runqueue_lock``, where the
+tasks waited).  ``--write FILE`` puts the table between FILE's
+``<!-- shapes:begin -->`` and ``<!-- shapes:end -->`` markers, so the
+README's numbers are generated, never typed.  Every row is a function of the
+catalog; a claim whose experiment has no done runs says which sweep makes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from colorsim.report.common import (ExpData, gain, l2_name, paper_results,
+                                    pick_scale, spread, timed)
+
+BEGIN, END = "<!-- shapes:begin -->", "<!-- shapes:end -->"
+
+
+@dataclass
+class Row:
+    claim: str          # the paper's result, named as the paper does
+    paper: str          # its shape, in the paper's numbers
+    ours: str           # our shape, from the catalog
+    agree: str          # "yes", "no", "partly" or "-" (not measured)
+    why: str            # what our runs measured that bears on it
+
+
+def _pct(x, sign=True) -> str:
+    if x is None or x != x:
+        return "-"
+    return f"{x:+.1f} %" if sign else f"{x:.1f} %"
+
+
+def _range(r) -> str:
+    """A gain with the range of its same-seed ratios: seeds that disagree in
+    sign show at a glance that the difference is noise."""
+    if r["max"] == r["max"] and r["max"] > r["min"]:
+        return f"{_pct(r['mean'])} [{r['min']:+.0f}..{r['max']:+.0f}]"
+    return _pct(r["mean"])
+
+
+def _mean(df: pd.DataFrame, col: str):
+    return float(df[col].mean()) if col in df.columns and len(df) else float("nan")
+
+
+def context(df: pd.DataFrame) -> str:
+    """What the runs measured about their own operating point: the run
+    queue's mean length, the tasks waiting in accept, the share of cycles in
+    ``schedule()`` and spinning on the run-queue lock (vanilla's runs)."""
+    v = df[df["kernel"] == "vanilla"] if "kernel" in df.columns else df
+    v = v if len(v) else df
+    parts = []
+    rq = _mean(v, "n_rq_len_mean")
+    if rq == rq:
+        parts.append(f"run queue {rq:.1f} tasks on average")
+    tasks, acc = _mean(v, "n_wait_tasks_mean"), _mean(v, "n_wait_accept_mean")
+    if tasks == tasks and acc == acc and tasks and acc:
+        parts.append(f"{acc / tasks * 100:.0f} % of tasks asleep in accept")
+    sched = _mean(v, "sched_share_pct")
+    if sched == sched:
+        parts.append(f"schedule() {sched:.1f} % of cycles")
+    spin = _mean(v, "lock_spin_pct")
+    if spin == spin:
+        parts.append(f"spinning on runqueue_lock {spin:.1f} %")
+    return "; ".join(parts) if parts else "-"
+
+
+def _agree(ours: list, theirs: list) -> str:
+    """Directions compared one by one.  ``ours`` holds gain rows (mean, min,
+    max of the same-seed ratios): a gain whose seeds disagree in sign has no
+    direction, it is noise.  All alike "yes", all opposite "no", a mix
+    "partly", and "noise" where no compared point has a direction."""
+    verdicts = []
+    for o, t in zip(ours, theirs):
+        if t is None or o["mean"] != o["mean"]:
+            continue
+        lo, hi = o["min"], o["max"]
+        if lo == lo and hi == hi and lo < 0 < hi:
+            verdicts.append("noise")
+        else:
+            verdicts.append("same" if (o["mean"] > 0) == (t > 0) else "opposite")
+    if not verdicts:
+        return "-"
+    signed = [v for v in verdicts if v != "noise"]
+    if not signed:
+        return "noise"
+    if all(v == "same" for v in signed):
+        return "yes" if len(signed) == len(verdicts) else "partly (rest noise)"
+    return "no" if all(v == "opposite" for v in signed) else "partly"
+
+
+def fig6_row(d: ExpData, paper: dict) -> Row:
+    """At the most httpd swept (the paper's best case is its largest
+    queue), per L2 size: the mean and range of same-seed gains."""
+    p = paper["fig6"]["improvement"]
+    df = timed(d)
+    if df.empty:
+        return Row("Figure 6: web throughput, c32 over vanilla (4-way PPro)",
+                   "-", "-", "-", "no timed runs")
+    top = int(max(df["tasks"]))
+    df = df[df["tasks"] == top]
+    g = gain(df, ["l2_size"], "c32").set_index("l2_size")
+    sizes = sorted(g.index)
+    theirs = [p.get(l2_name(s)) for s in sizes]
+    num = [t if isinstance(t, (int, float)) else None for t in theirs]
+    return Row(f"Figure 6: web throughput, c32 over vanilla (4-way PPro, {top} httpd)",
+               ", ".join(f"{l2_name(s)} {t if isinstance(t, str) else _pct(t)}"
+                         for s, t in zip(sizes, theirs)),
+               ", ".join(f"{l2_name(s)} {_range(g.loc[s])}" for s in sizes),
+               _agree([g.loc[s] for s in sizes], num), context(df))
+
+
+def speedup_row(d: ExpData, paper: dict) -> Row:
+    p = paper["table4"]
+    df = timed(d)
+    g = gain(df, ["cpus"], "c32").set_index("cpus") if len(df) else pd.DataFrame()
+    cpus = sorted(g.index) if len(g) else []
+    theirs = dict(zip(p["cpus"], p["c32"]))
+    ends = [c for c in (cpus[:1] + cpus[-1:]) if c in theirs] if cpus else []
+    ends = sorted(set(ends))
+    return Row("Table 4: web speed-up of c32 over vanilla (8-way Xeon)",
+               ", ".join(f"{c} CPU {_pct(theirs[c])}" for c in ends) or "-",
+               ", ".join(f"{c} CPU {_range(g.loc[c])}" for c in ends) or "-",
+               _agree([g.loc[c] for c in ends], [theirs[c] for c in ends]), context(df))
+
+
+def lock_row(d: ExpData, paper: dict, oid: str, what: str) -> Row:
+    p = paper[oid]
+    df = timed(d)
+    if df.empty or "lock_contention_pct" not in df.columns:
+        return Row(what, "-", "-", "-", "no timed runs")
+    top = max(c for c in set(df["cpus"]) if c in p["cpus"]) \
+        if set(df["cpus"]) & set(p["cpus"]) else None
+    if top is None:
+        return Row(what, "-", "-", "-", "no CPU count the paper measured")
+    s = spread(df[df["cpus"] == top], ["kernel"], "lock_contention_pct").set_index("kernel")
+    i = p["cpus"].index(top)
+    pv, pc = p["vanilla_contention"][i], p["c32_contention"][i]
+    ov = float(s.loc["vanilla", "mean"]) if "vanilla" in s.index else float("nan")
+    oc = float(s.loc["c32", "mean"]) if "c32" in s.index else float("nan")
+    agree = "-" if ov != ov or oc != oc else ("yes" if (oc < ov) == (pc < pv) else "no")
+    return Row(what + f" at {top} CPUs, vanilla / c32",
+               f"{_pct(pv, False)} / {_pct(pc, False)}",
+               f"{_pct(ov, False)} / {_pct(oc, False)}", agree,
+               context(df[df["cpus"] == top]))
+
+
+def knee_row(d: ExpData, paper: dict) -> Row:
+    df = timed(d)
+    what = "Figure 10: Chat throughput's best CPU count, vanilla / c32"
+    if df.empty:
+        return Row(what, "4 / 6", "-", "-", "no timed runs")
+    s = spread(df, ["kernel", "cpus"], "throughput")
+    best = {k: int(g.loc[g["mean"].idxmax(), "cpus"]) for k, g in s.groupby("kernel")}
+    most = int(max(df["cpus"]))
+    ours = f"{best.get('vanilla', '-')} / {best.get('c32', '-')} (of 1-{most})"
+    agree = "-"
+    if "vanilla" in best and "c32" in best:
+        agree = "yes" if best["vanilla"] < most and best["c32"] >= best["vanilla"] \
+            else ("partly" if best["c32"] >= best["vanilla"] else "no")
+    return Row(what, "4 / 6 (of 1-8)", ours, agree, context(df))
+
+
+def rows(cat, quick=None) -> list:
+    """One Row per timed claim, from the experiments' done points."""
+    from colorsim.describe.experiments import load_experiments
+    exps = load_experiments(check_points=False)
+    paper = paper_results()
+    out = []
+    plan = (("fig6", lambda d: [fig6_row(d, paper)]),
+            ("fig9", lambda d: [speedup_row(d, paper),
+                                lock_row(d, paper, "table6",
+                                         "Table 6: web run-queue lock contention")]),
+            ("fig10", lambda d: [knee_row(d, paper),
+                                 lock_row(d, paper, "table8",
+                                          "Table 8: Chat run-queue lock contention")]))
+    for name, make in plan:
+        e = exps[name]
+        scale = pick_scale(cat, e, quick)
+        d = ExpData(cat, e, scale)
+        if d.counts["done"] == 0:
+            out.append(Row(f"{e.title.split(':')[0]} ({name})", "-", "-", "-",
+                           f"not swept: python3 -m colorsim sweep {name}"
+                           f"{' --quick' if scale == 'quick' else ''}"))
+            continue
+        for r in make(d):
+            r.claim += f" [{scale}, {d.counts['done']} runs]"
+            out.append(r)
+    return out
+
+
+def render(rs: list) -> str:
+    lines = ["| the paper's result | the paper | ours | same direction | what our runs measured (vanilla) |",
+             "|---|---|---|---|---|"]
+    for r in rs:
+        lines.append(f"| {r.claim} | {r.paper} | {r.ours} | {r.agree} | {r.why} |")
+    return "\n".join(lines) + "\n"
