@@ -18,14 +18,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from colorsim.errors import ConfigError, ResultsError
+from colorsim.errors import ResultsError
 from colorsim.argtypes import directory
-from colorsim.report.markdown import write_into, check_in
+from colorsim.report.markdown import (add_block_options, check_block_files,
+                                      emit, markers)
 
 L2S = ("256KiB", "512KiB", "1MiB")
 KERNELS = ("vanilla", "c32")
 TASKS = 1024
-BEGIN, END = "<!-- headline:begin -->", "<!-- headline:end -->"
+BEGIN, END = markers("headline")
 
 
 def specs():
@@ -129,21 +130,12 @@ def cmd_headline(a):
     from colorsim.run.rundir import check_out_dir
     from colorsim.run.runner import RUNS
     out = check_out_dir(Path(a.runs) if a.runs else RUNS / "headline")
-    for f in (a.write, a.check):
-        if f is not None and not Path(f).is_file():
-            raise ConfigError(f"{f}: no such file")
+    check_block_files(a)
     if a.run:
         make_runs(out)
         rebuild(out)
     table = render(headline_rows(Catalog(out)))
-    if a.write:
-        write_into(Path(a.write), table, BEGIN, END)
-        print(f"headline: wrote the table into {a.write}")
-    elif a.check:
-        check_in(Path(a.check), table, BEGIN, END, how="headline")
-        print(f"headline: {a.check} matches the catalog")
-    else:
-        print(table, end="")
+    emit(table, a, "headline", how="headline")
 
 
 def add_parser(sub):
@@ -153,10 +145,6 @@ def add_parser(sub):
                    help="runs folder with its catalog (default runs/headline)")
     p.add_argument("--run", action="store_true",
                    help="make the six runs first and rebuild the catalog")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--write", type=Path, metavar="FILE",
-                   help="put the table between FILE's headline markers")
-    g.add_argument("--check", type=Path, metavar="FILE",
-                   help="exit 2 if FILE's table differs from the catalog's")
+    add_block_options(p, "headline")
     p.set_defaults(func=cmd_headline)
     return p

@@ -20,15 +20,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from colorsim.argtypes import directory
-from colorsim.errors import ConfigError, ResultsError
+from colorsim.errors import ResultsError
 from colorsim.orchestrate import headline
-from colorsim.report.markdown import write_into, check_in
+from colorsim.report.markdown import (add_block_options, check_block_files,
+                                      emit, markers)
 
 KERNELS = ("linux24:vanilla", "linux24:c32")
 NAMES = ("linux24-vanilla", "linux24-c32")   # the catalog's kernel column
 TASKS = headline.TASKS
 TIMEOUT_S = 7200.0
-BEGIN, END = "<!-- linux24:begin -->", "<!-- linux24:end -->"
+BEGIN, END = markers("linux24")
 # The walk's fields, 2.4.4's name (the testbed's layout) and 2.4.37's:
 # 2.4.37 tests cpus_runnable where 2.4.4 tested has_cpu, and its layout
 # names the list head, of which the walk reads .next.
@@ -146,9 +147,7 @@ def cmd_linux24_table(a):
     from colorsim.run.rundir import check_out_dir
     from colorsim.run.runner import RUNS
     out = check_out_dir(Path(a.runs) if a.runs else RUNS / "linux24")
-    for f in (a.write, a.check):
-        if f is not None and not Path(f).is_file():
-            raise ConfigError(f"{f}: no such file")
+    check_block_files(a)
     if a.run:
         from colorsim.describe.linux24 import source_tree
         source_tree()          # a one-line refusal before any run
@@ -159,14 +158,7 @@ def cmd_linux24_table(a):
                            f"'python3 -m colorsim linux24-table --run'")
     cat = Catalog(out)
     table = render(table_rows(cat), field_rows(cat))
-    if a.write:
-        write_into(Path(a.write), table, BEGIN, END)
-        print(f"linux24-table: wrote the table into {a.write}")
-    elif a.check:
-        check_in(Path(a.check), table, BEGIN, END, how="linux24-table")
-        print(f"linux24-table: {a.check} matches the catalog")
-    else:
-        print(table, end="")
+    emit(table, a, "linux24", how="linux24-table")
 
 
 def add_parser(sub):
@@ -177,10 +169,6 @@ def add_parser(sub):
     p.add_argument("--run", action="store_true",
                    help="make the twelve runs first (the Linux ones need "
                    "LINUX24_SRC) and rebuild the catalog")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--write", type=Path, metavar="FILE",
-                   help="put the tables between FILE's linux24 markers")
-    g.add_argument("--check", type=Path, metavar="FILE",
-                   help="exit 2 if FILE's tables differ from the catalog's")
+    add_block_options(p, "linux24")
     p.set_defaults(func=cmd_linux24_table)
     return p

@@ -33,30 +33,18 @@ def add_parser(subparsers):
 
 
 def cmd_shapes(a):
-    from pathlib import Path
-    from colorsim.errors import ConfigError
     from colorsim.report import shapes
-    from colorsim.report.markdown import check_in, write_into
+    from colorsim.report.markdown import check_block_files, emit
     from colorsim.results.catalog import Catalog
     from colorsim.run.rundir import runs_root
-    for f in (a.write, a.check):
-        if f is not None and not Path(f).is_file():
-            raise ConfigError(f"{f}: no such file")
+    check_block_files(a)
     cat = Catalog(runs_root(a.runs))
     cat.table("runs")                  # a missing catalog: one line, early
-    table = shapes.render(shapes.rows(cat, a.quick))
-    if a.write:
-        write_into(Path(a.write), table, shapes.BEGIN, shapes.END)
-        print(f"shapes: wrote the table into {a.write}")
-    elif a.check:
-        check_in(Path(a.check), table, shapes.BEGIN, shapes.END, how="shapes")
-        print(f"shapes: {a.check} matches the catalog")
-    else:
-        print(table, end="")
+    emit(shapes.render(shapes.rows(cat, a.quick)), a, "shapes", how="shapes")
 
 
 def add_shapes_parser(subparsers):
-    from pathlib import Path
+    from colorsim.report.markdown import add_block_options
     p = subparsers.add_parser(
         "shapes", help="the paper's timed results beside ours, and what our "
                        "runs measured")
@@ -65,10 +53,6 @@ def add_shapes_parser(subparsers):
                         "paper-scale points where the catalog has any)")
     p.add_argument("--runs", type=directory, default=None,
                    help="runs folder holding the catalog (default runs/)")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--write", type=Path, metavar="FILE",
-                   help="put the table between FILE's shapes markers")
-    g.add_argument("--check", type=Path, metavar="FILE",
-                   help="exit 2 if FILE's table differs from the catalog's")
+    add_block_options(p, "shapes")
     p.set_defaults(func=cmd_shapes)
     return p

@@ -46,3 +46,34 @@ def check_in(path: Path, table: str, begin: str, end: str, how: str) -> None:
         raise ResultsError(f"{path}'s {how} table is not what the catalog "
                            f"gives: run 'python3 -m colorsim {how} --write "
                            f"{path}'")
+
+
+def add_block_options(parser, block: str) -> None:
+    """--write FILE / --check FILE for a command whose table lives in a
+    ``block`` of generated Markdown."""
+    g = parser.add_mutually_exclusive_group()
+    g.add_argument("--write", type=Path, metavar="FILE",
+                   help=f"put the table between FILE's {block} markers")
+    g.add_argument("--check", type=Path, metavar="FILE",
+                   help="exit 2 if FILE's table differs from the catalog's")
+
+
+def check_block_files(a) -> None:
+    """Refuse a --write or --check file that is not there, before any run."""
+    for f in (a.write, a.check):
+        if f is not None and not Path(f).is_file():
+            raise ConfigError(f"{f}: no such file")
+
+
+def emit(table: str, a, block: str, how: str) -> None:
+    """Write the table into --write's block, compare it with --check's, or
+    print it."""
+    begin, end = markers(block)
+    if a.write:
+        write_into(Path(a.write), table, begin, end)
+        print(f"{how}: wrote the table into {a.write}")
+    elif a.check:
+        check_in(Path(a.check), table, begin, end, how=how)
+        print(f"{how}: {a.check} matches the catalog")
+    else:
+        print(table, end="")

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from colorsim.report.markdown import markers
 from colorsim.report.common import (ExpData, gain, l2_name, paper_results,
                                     pick_scale, spread, timed)
 
-BEGIN, END = "<!-- shapes:begin -->", "<!-- shapes:end -->"
+BEGIN, END = markers("shapes")
 
 
 @dataclass
