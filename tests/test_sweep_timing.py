@@ -248,4 +248,5 @@ def test_shapes_directions_count_noise_as_no_direction():
     assert _agree([g(5, -3, 9)], [23.1]) == "noise"
     assert _agree([g(5, 1, 9), g(5, -3, 9)], [1, 2]) == "partly (rest noise)"
     assert _agree([g(5, 1, 9), g(-5, -9, -1)], [1, 2]) == "partly"
+    assert _agree([g(-5, -9, -1), g(5, -3, 9)], [1, 2]) == "no (rest noise)"
     assert _agree([g(5, 1, 9)], [None]) == "-"

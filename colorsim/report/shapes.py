@@ -95,7 +95,9 @@ def _agree(ours: list, theirs: list) -> str:
         return "noise"
     if all(v == "same" for v in signed):
         return "yes" if len(signed) == len(verdicts) else "partly (rest noise)"
-    return "no" if all(v == "opposite" for v in signed) else "partly"
+    if all(v == "opposite" for v in signed):
+        return "no" if len(signed) == len(verdicts) else "no (rest noise)"
+    return "partly"
 
 
 def fig6_row(d: ExpData, paper: dict) -> Row:
