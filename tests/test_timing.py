@@ -360,6 +360,7 @@ def test_machine_costs_reach_the_plugin():
         assert "busdepth=8" in args and "locked=12" in args, args
         assert "buscpus=4" in args and "storebuf=12" in args, args
         assert "dtlb=64" in args and "dtlblarge=8" in args, args
+        assert "itlb=32" in args and "itlblarge=2" in args, args
     assert "crossbus=11" in get_machine("piii8").timing.plugin_args()
     # instruction fetches: on with --timing (timing.fetch), off without
     from colorsim.run.engines.qemu import QemuEngine

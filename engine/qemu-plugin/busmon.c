@@ -513,6 +513,13 @@ static GByteArray *regbuf, *membuf;	/* glib's, for the read calls */
 static uint64_t cr3[MAX_CPUS];		/* 0 until the CPU writes CR3 */
 static unsigned long long walk_errors;	/* walks that could not be read */
 
+/* Whether a TLB is modelled (timing= with dtlb= or itlb=): then CR3
+ * writes are followed and misses walk the guest's tables. */
+static int tlb_on(void)
+{
+	return cfg.timing && (cfg.t.dtlb > 0 || cfg.t.itlb > 0);
+}
+
 static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 {
 	GArray *regs;
@@ -567,14 +574,14 @@ static uint64_t read_entry(uint64_t pa)
 }
 
 /*
- * A DTLB miss at vaddr: walk the guest's 4-level tables from CR3 and give
+ * A TLB miss at vaddr (the DTLB's, or with instr the ITLB's): walk the guest's 4-level tables from CR3 and give
  * the model the entries a P6 would read.  The P6 (32-bit paging) reads a
  * page-directory entry, and for a 4 KiB page a page-table entry; the
  * guest's PD and PT entries are those, at their real addresses, and its
  * PML4 and PDPT levels have no P6 counterpart.  A large page (the guest's
  * 2 MiB identity map, 1 GiB none) is one PDE.
  */
-static void dtlb_walk(unsigned cpu, uint64_t vaddr, unsigned flags)
+static void tlb_walk(unsigned cpu, uint64_t vaddr, unsigned flags, int instr)
 {
 	uint64_t table = cr3[cpu], walk[2], e = 0;
 	unsigned n = 0;
@@ -596,7 +603,24 @@ static void dtlb_walk(unsigned cpu, uint64_t vaddr, unsigned flags)
 		}
 		table = e & 0x000ffffffffff000ull;
 	}
-	cm_tlb_fill(&model, cpu, 0, vaddr, large, walk, n, flags);
+	cm_tlb_fill(&model, cpu, instr, vaddr, large, walk, n, flags);
+}
+
+/*
+ * Instruction fetch translates through the ITLB (itlb=): the code bytes
+ * [va, va + len) of one fetch range, looked up once per 4 KiB page they
+ * touch (a range lies in at most two), before the range's lines are
+ * fetched.  A miss walks the page table as the DTLB's does.
+ */
+static void itlb_fetch(unsigned cpu, uint64_t va, uint64_t len,
+		       unsigned flags)
+{
+	uint64_t last = va + len - 1;
+
+	if (!cm_tlb_hit(&model, cpu, 1, va))
+		tlb_walk(cpu, va, flags, 1);
+	if ((last ^ va) >> 12 && !cm_tlb_hit(&model, cpu, 1, last))
+		tlb_walk(cpu, last, flags, 1);
 }
 
 static void vcpu_tb_exec(unsigned int vcpu, void *udata);
@@ -626,7 +650,9 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 struct tbinfo {
 	uint64_t packed;		/* as vcpu_tb_exec's userdata */
 	uint64_t nfetch;
-	uint64_t fetch[];		/* packed ranges, in code order */
+	/* fetch[i]: packed range i, in code order; fetch[nfetch + i]: the
+	 * virtual address of its first byte (for the ITLB). */
+	uint64_t fetch[];
 };
 
 #define ARENA_CHUNK	(1u << 20)
@@ -676,10 +702,12 @@ static int fetch_range(uint64_t *out, uint64_t pa, uint64_t len, int user)
 }
 
 /* The TB's physically contiguous runs of code (usually one; two when the
- * TB crosses into another page) into out[], at most n; returns how many. */
-static unsigned tb_fetches(struct qemu_plugin_tb *tb, size_t n, uint64_t *out)
+ * TB crosses into another page) into out[], at most n, and each run's
+ * virtual start into va[]; returns how many. */
+static unsigned tb_fetches(struct qemu_plugin_tb *tb, size_t n, uint64_t *out,
+			   uint64_t *va_out)
 {
-	uint64_t start = 0, end = 0;
+	uint64_t start = 0, end = 0, vstart = 0;
 	int user = 0, open = 0;
 	unsigned k = 0;
 
@@ -694,33 +722,41 @@ static unsigned tb_fetches(struct qemu_plugin_tb *tb, size_t n, uint64_t *out)
 			end += len;
 			continue;
 		}
-		if (open)
-			k += fetch_range(&out[k], start, end - start, user);
+		if (open && fetch_range(&out[k], start, end - start, user))
+			va_out[k++] = vstart;
 		start = pa;
 		end = pa + len;
+		vstart = va;
 		user = (pc_flags(va) & CM_F_USER) != 0;
 		open = 1;
 	}
-	if (open)
-		k += fetch_range(&out[k], start, end - start, user);
+	if (open && fetch_range(&out[k], start, end - start, user))
+		va_out[k++] = vstart;
 	return k;
 }
 
-/* Register the TB's exec callback: with l1i=, one that also fetches. */
+/* Whether TB starts translate and fetch their code: with l1i=, or with
+ * an ITLB under timing=. */
+static int tb_fetching(void)
+{
+	return model.has_l1i || (cfg.timing && cfg.t.itlb > 0);
+}
+
+/* Register the TB's exec callback: with fetches, one that fetches too. */
 static void tb_register_exec(struct qemu_plugin_tb *tb, size_t n,
 			     uint64_t packed)
 {
-	uint64_t ranges[n > 0 ? n : 1];
+	uint64_t ranges[n > 0 ? n : 1], va[n > 0 ? n : 1];
 	struct tbinfo *ti;
 	unsigned k;
 
-	if (!model.has_l1i) {
+	if (!tb_fetching()) {
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
 			QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)packed);
 		return;
 	}
-	k = tb_fetches(tb, n, ranges);
-	ti = arena_alloc(sizeof(*ti) + k * sizeof(ti->fetch[0]));
+	k = tb_fetches(tb, n, ranges, va);
+	ti = arena_alloc(sizeof(*ti) + 2 * k * sizeof(ti->fetch[0]));
 	if (ti == NULL) {
 		fprintf(stderr, "busmon: out of memory for a TB's fetches\n");
 		abort();
@@ -728,6 +764,7 @@ static void tb_register_exec(struct qemu_plugin_tb *tb, size_t n,
 	ti->packed = packed;
 	ti->nfetch = k;
 	memcpy(ti->fetch, ranges, k * sizeof(ti->fetch[0]));
+	memcpy(ti->fetch + k, va, k * sizeof(ti->fetch[0]));
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec_fetch,
 		QEMU_PLUGIN_CB_NO_REGS, ti);
 }
@@ -753,7 +790,7 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 				QEMU_PLUGIN_CB_NO_REGS, NULL);
 		if (insn_is_locked(insn))
 			f |= CM_F_LOCKED;
-		if (cfg.t.dtlb > 0 && insn_cr3_source(insn) >= 0)
+		if (tlb_on() && insn_cr3_source(insn) >= 0)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_mov_cr3,
 				QEMU_PLUGIN_CB_R_REGS,
 				(void *)(uintptr_t)insn_cr3_source(insn));
@@ -834,7 +871,8 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 		sync_check(cpu);
 }
 
-/* The same, then the TB's instruction fetches (l1i=). */
+/* The same, then the TB's instruction fetches (l1i=), each range
+ * translated through the ITLB first (itlb=). */
 static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 {
 	const struct tbinfo *ti = udata;
@@ -846,6 +884,10 @@ static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 	for (uint64_t i = 0; i < ti->nfetch; i++) {
 		uint64_t f = ti->fetch[i];
 
+		if (cr3[cpu] != 0)
+			itlb_fetch(cpu, ti->fetch[ti->nfetch + i],
+				   (f & ~FETCH_USER) >> FETCH_ADDR_BITS,
+				   (f & FETCH_USER) ? CM_F_USER : 0);
 		cm_fetch(&model, cpu, f & ((1ull << FETCH_ADDR_BITS) - 1),
 			 (unsigned)((f & ~FETCH_USER) >> FETCH_ADDR_BITS),
 			 (f & FETCH_USER) ? CM_F_USER : 0);
@@ -1034,7 +1076,7 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		return;
 	/* Translation first: a DTLB miss walks the page table. */
 	if (cr3[cpu_of(vcpu)] != 0 && !cm_tlb_hit(&model, cpu_of(vcpu), 0, vaddr))
-		dtlb_walk(cpu_of(vcpu), vaddr, (unsigned)(uintptr_t)udata);
+		tlb_walk(cpu_of(vcpu), vaddr, (unsigned)(uintptr_t)udata, 0);
 	/* Stores need ownership, and so does the load of a locked RMW,
 	 * which arrives as R then W (CM_F_LOCKED, set at translation time). */
 	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
@@ -2125,7 +2167,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	}
 	remove_old_outputs();
 	write_json();
-	if (cfg.timing && cfg.t.dtlb > 0) {	/* page walks: CR3, memory */
+	if (tlb_on()) {		/* page walks: CR3, memory */
 		regbuf = g_byte_array_new();
 		membuf = g_byte_array_new();
 		qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
