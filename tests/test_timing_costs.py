@@ -178,3 +178,47 @@ def test_itlb_misses_of_a_known_fetch_pattern(tmp_path, pages, misses):
     assert c[(0, 0, "kernel", "itlb_misses")] == misses
     assert c[(0, 0, "user", "itlb_misses")] == 0
     assert json.loads((out / "busmon.json").read_text())["tlb"]["walk_errors"] == 0
+
+
+def _stores_then(tmp_path, insn):
+    """Eight stores that miss (RFOs posted in the store buffer), then
+    `insn`, then dumpstats: the CPU's counters."""
+    from tests.test_cache_model import build_guest, counters, run_guest
+    from tests.test_timing import TIMING
+    elf, _ = build_guest(tmp_path, f"""
+\txor %eax, %eax
+\tm5 0x40                       /* resetstats */
+\tmov $0x200000, %esi
+3:\tmovl $1, (%esi)
+\tadd $32, %esi
+\tcmp $0x200100, %esi
+\tjb 3b
+\t{insn}
+\tm5 0x41                       /* dumpstats */
+""")
+    out = run_guest(tmp_path, elf, TIMING, "storebuf=12")
+    c = counters(out)
+    return {s: c[(0, 0, "kernel", s)] for s in
+            ("cycles", "store_stall_cycles", "bus_wait_cycles", "bus_rfo")}, \
+        json.loads((out / "busmon.json").read_text())
+
+
+@needs_qemu
+def test_a_serializing_instruction_drains_the_store_buffer(tmp_path):
+    """A P6 drains its store buffer at a serializing instruction (SDM vol.
+    3A 11.10).  After eight posted store misses a `cpuid` waits for the
+    last one's line (a memory fill, less the 3 instructions since it was
+    stored); a `nop` in its place does not wait.  The difference in
+    modelled cycles is exactly that wait."""
+    from tests.test_timing import T
+    (tmp_path / "cpuid").mkdir()
+    (tmp_path / "nop").mkdir()
+    drained, js = _stores_then(tmp_path / "cpuid", "cpuid")
+    posted, _ = _stores_then(tmp_path / "nop", "nop")
+    assert drained["bus_rfo"] == posted["bus_rfo"] == 8
+    assert posted["store_stall_cycles"] == 0
+    assert drained["store_stall_cycles"] >= T["mem"] - 3 * T["inst"]
+    assert (drained["cycles"] - posted["cycles"]
+            == drained["store_stall_cycles"]
+            + drained["bus_wait_cycles"] - posted["bus_wait_cycles"])
+    assert js["store_buffer"]["drains"] >= 1

@@ -481,6 +481,82 @@ static int insn_is_locked(const struct qemu_plugin_insn *insn)
 	return lock || (i < n && (b[i] == 0x86 || b[i] == 0x87));
 }
 
+/* Serializing or I/O instructions, interrupts and exceptions that
+ * drained the store buffer, since QEMU started. */
+static unsigned long long drains;
+
+/*
+ * Does this instruction drain the store buffer (SDM vol. 3A 11.10)?  The
+ * serializing instructions (SDM vol. 3A 8.3: CPUID, IRET, RSM; INVD,
+ * WBINVD, INVLPG, LGDT, LIDT, LLDT, LTR, WRMSR, MOV to a control register
+ * other than CR8, MOV to a debug register), the I/O instructions (IN,
+ * OUT, INS, OUTS) and the fences (SFENCE, from the Pentium III; MFENCE).
+ * Locked RMWs drain at their load (cachemodel.c).
+ */
+static int insn_drains(const struct qemu_plugin_insn *insn)
+{
+	uint8_t b[16];
+	size_t n = qemu_plugin_insn_data(insn, b, sizeof(b)), i = 0;
+	unsigned rexr = 0, reg, mod;
+
+	for (; i < n && is_legacy_prefix(b[i]); i++)
+		;
+	for (; i < n && (b[i] & 0xf0) == 0x40; i++)
+		rexr = (b[i] >> 2) & 1;
+	if (i >= n)
+		return 0;
+	if (b[i] == 0xcf || (b[i] >= 0x6c && b[i] <= 0x6f) ||
+	    (b[i] >= 0xe4 && b[i] <= 0xe7) || (b[i] >= 0xec && b[i] <= 0xef))
+		return 1;		/* IRET; INS/OUTS, IN/OUT */
+	if (b[i] != 0x0f || i + 1 >= n)
+		return 0;
+	switch (b[i + 1]) {
+	case 0xa2: case 0xaa: case 0x08: case 0x09: case 0x30: case 0x23:
+		return 1;	/* CPUID RSM INVD WBINVD WRMSR, MOV DRn */
+	}
+	if (i + 2 >= n)
+		return 0;
+	reg = (b[i + 2] >> 3) & 7;
+	mod = b[i + 2] >> 6;
+	switch (b[i + 1]) {
+	case 0x22:		/* MOV CRn: all but CR8 */
+		return !(rexr && reg == 0);
+	case 0x01:		/* LGDT, LIDT, INVLPG (memory forms) */
+		return mod != 3 && (reg == 2 || reg == 3 || reg == 7);
+	case 0x00:		/* LLDT, LTR */
+		return reg == 2 || reg == 3;
+	case 0xae:		/* MFENCE, SFENCE */
+		return b[i + 2] == 0xf0 || b[i + 2] == 0xf8;
+	}
+	return 0;
+}
+
+/* A draining instruction starts: the CPU waits for its store buffer. */
+static void vcpu_drain(unsigned int vcpu, void *udata)
+{
+	if (ignored(vcpu))
+		return;
+	drains++;
+	cm_drain(&model, vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus,
+		 (unsigned)(uintptr_t)udata);
+}
+
+/* An interrupt or exception drains it too; the event's delivery is
+ * charged in kernel mode. */
+static void vcpu_discon(qemu_plugin_id_t id, unsigned int vcpu,
+			enum qemu_plugin_discon_type type, uint64_t from,
+			uint64_t to)
+{
+	(void)id;
+	(void)type;
+	(void)from;
+	(void)to;
+	if (ignored(vcpu))
+		return;
+	drains++;
+	cm_drain(&model, vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus, CM_KERNEL);
+}
+
 /*
  * The TLB model's page walks need each CPU's CR3.  A `mov %reg, %cr3`
  * (0F 22 /r with reg = 3) gets an instruction callback that reads the
@@ -790,6 +866,12 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 				QEMU_PLUGIN_CB_NO_REGS, NULL);
 		if (insn_is_locked(insn))
 			f |= CM_F_LOCKED;
+		if (cfg.timing && cfg.t.store_buffer + cfg.t.overlap > 0 &&
+		    insn_drains(insn))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_drain,
+				QEMU_PLUGIN_CB_NO_REGS,
+				(void *)(uintptr_t)((f & CM_F_USER) ? CM_USER
+								    : CM_KERNEL));
 		if (tlb_on() && insn_cr3_source(insn) >= 0)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_mov_cr3,
 				QEMU_PLUGIN_CB_R_REGS,
@@ -1628,8 +1710,9 @@ static void fill_json(FILE *f)
 			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
 		fprintf(f, "  \"locked\": %" PRIu64 ",\n", cfg.t.locked);
 		fprintf(f, "  \"store_buffer\": {\"entries\": %" PRIu64
-			", \"waited_before_served\": %" PRIu64 "},\n",
-			cfg.t.store_buffer, b->store_waits);
+			", \"waited_before_served\": %" PRIu64
+			", \"drains\": %llu},\n",
+			cfg.t.store_buffer, b->store_waits, drains);
 		fprintf(f, "  \"overlap\": %" PRIu64 ",\n", cfg.t.overlap);
 		fprintf(f, "  \"tlb\": {\"dtlb\": %" PRIu64 ", \"dtlb_large\": %"
 			PRIu64 ", \"itlb\": %" PRIu64 ", \"itlb_large\": %" PRIu64
@@ -2172,6 +2255,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		membuf = g_byte_array_new();
 		qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
 	}
+	if (cfg.timing && cfg.t.store_buffer + cfg.t.overlap > 0)
+		qemu_plugin_register_vcpu_discon_cb(id,
+			QEMU_PLUGIN_DISCON_INTERRUPT | QEMU_PLUGIN_DISCON_EXCEPTION,
+			vcpu_discon);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, vcpu_tb_trans);
 	qemu_plugin_register_atexit_cb(id, plugin_exit, NULL);
 	return 0;

@@ -404,6 +404,16 @@ static void sb_drain(struct cm_model *m, unsigned cpu, unsigned mode)
 			sb_wait_oldest(m, cpu, mode, k);
 }
 
+/* Intel SDM vol. 3A section 11.10 (253668-032US): the store buffer is
+ * drained at an exception or interrupt, at a serializing instruction
+ * (P6 and later), at an I/O instruction and at a LOCK operation; the
+ * CPU goes on when its posted stores have gained their lines. */
+void cm_drain(struct cm_model *m, unsigned cpu, unsigned mode)
+{
+	if (m->timing)
+		sb_drain(m, cpu, mode);
+}
+
 /* An access made at cycle `at`, whose line costs `cost` (its request went
  * to the bus then), takes an entry of buffer k, waiting for the oldest if
  * none is free.  Stores complete in order: no earlier than the entry

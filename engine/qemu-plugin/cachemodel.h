@@ -430,6 +430,13 @@ void cm_tlb_fill(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr,
 		 unsigned flags);
 void cm_tlb_flush(struct cm_model *m, unsigned cpu);
 
+/*
+ * A serializing or I/O instruction, an interrupt or an exception: the CPU
+ * waits until its store buffer has drained (and its load misses in
+ * flight have completed), as before a locked RMW.  No-op without timing.
+ */
+void cm_drain(struct cm_model *m, unsigned cpu, unsigned mode);
+
 /* Zero all counters and histograms; cache contents are kept. */
 void cm_reset_stats(struct cm_model *m);
 
