@@ -725,6 +725,12 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 
 struct tbinfo {
 	uint64_t packed;		/* as vcpu_tb_exec's userdata */
+	/* The fetch shortcut (cm_fetch_again), for a TB of one fetch range
+	 * whose lines lie in distinct L1I sets (`again`): the CPU that ran
+	 * it last, its L1I epoch right after, and the lines per mode. */
+	uint64_t epoch;
+	uint32_t cpu, again;
+	uint32_t lines[CM_NMODES];
 	uint64_t nfetch;
 	/* fetch[i]: packed range i, in code order; fetch[nfetch + i]: the
 	 * virtual address of its first byte (for the ITLB). */
@@ -735,7 +741,7 @@ struct tbinfo {
 struct arena_chunk {
 	struct arena_chunk *next;
 	size_t used;
-	uint64_t mem[ARENA_CHUNK / 8];
+	uint64_t mem[ARENA_CHUNK / 8] __attribute__((aligned(64)));
 };
 static struct arena_chunk *arena;
 
@@ -746,7 +752,7 @@ static void *arena_alloc(size_t size)
 	void *p;
 
 	if (arena == NULL || ARENA_CHUNK - arena->used < size) {
-		struct arena_chunk *c = malloc(sizeof(*c));
+		struct arena_chunk *c = aligned_alloc(64, sizeof(*c));
 
 		if (c == NULL)
 			return NULL;
@@ -811,6 +817,27 @@ static unsigned tb_fetches(struct qemu_plugin_tb *tb, size_t n, uint64_t *out,
 	return k;
 }
 
+/* The TB's lines per mode, and whether the fetch shortcut may apply:
+ * one range, every line in its own L1I set (so that each line stays its
+ * set's last fetch after the TB's fetches). */
+static void tb_lines(struct tbinfo *ti, const uint64_t *ranges, unsigned k)
+{
+	uint64_t shift = model.line_shift, sets;
+	uint64_t first, last;
+
+	ti->lines[CM_KERNEL] = ti->lines[CM_USER] = 0;
+	ti->again = 0;
+	if (!model.has_l1i || k != 1)
+		return;
+	sets = model.cpu[0].l1i.set_mask + 1;
+	first = (ranges[0] & ((1ull << FETCH_ADDR_BITS) - 1)) >> shift;
+	last = ((ranges[0] & ((1ull << FETCH_ADDR_BITS) - 1)) +
+		((ranges[0] & ~FETCH_USER) >> FETCH_ADDR_BITS) - 1) >> shift;
+	ti->lines[(ranges[0] & FETCH_USER) ? CM_USER : CM_KERNEL] =
+		(uint32_t)(last - first + 1);
+	ti->again = last - first + 1 <= sets;
+}
+
 /* Whether TB starts translate and fetch their code: with l1i=, or with
  * an ITLB under timing=. */
 static int tb_fetching(void)
@@ -832,13 +859,17 @@ static void tb_register_exec(struct qemu_plugin_tb *tb, size_t n,
 		return;
 	}
 	k = tb_fetches(tb, n, ranges, va);
-	ti = arena_alloc(sizeof(*ti) + 2 * k * sizeof(ti->fetch[0]));
+	/* Whole host cache lines: a TB start then touches one or two. */
+	ti = arena_alloc((sizeof(*ti) + 2 * k * sizeof(ti->fetch[0]) + 63) & ~(size_t)63);
 	if (ti == NULL) {
 		fprintf(stderr, "busmon: out of memory for a TB's fetches\n");
 		abort();
 	}
 	ti->packed = packed;
 	ti->nfetch = k;
+	ti->cpu = UINT32_MAX;
+	ti->epoch = 0;
+	tb_lines(ti, ranges, k);
 	memcpy(ti->fetch, ranges, k * sizeof(ti->fetch[0]));
 	memcpy(ti->fetch + k, va, k * sizeof(ti->fetch[0]));
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec_fetch,
@@ -957,12 +988,27 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
  * translated through the ITLB first (itlb=). */
 static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 {
-	const struct tbinfo *ti = udata;
+	struct tbinfo *ti = udata;
 	unsigned cpu = cpu_of(vcpu);
 
 	if (ignored(vcpu))
 		return;
 	tb_start(cpu, ti->packed);
+	if (ti->again && ti->cpu == cpu) {
+		uint64_t f = ti->fetch[0];
+
+		if (cr3[cpu] != 0)
+			itlb_fetch(cpu, ti->fetch[1],
+				   (f & ~FETCH_USER) >> FETCH_ADDR_BITS,
+				   (f & FETCH_USER) ? CM_F_USER : 0);
+		if (cm_fetch_again(&model, cpu, ti->epoch, ti->lines))
+			goto fetched;
+		cm_fetch(&model, cpu, f & ((1ull << FETCH_ADDR_BITS) - 1),
+			 (unsigned)((f & ~FETCH_USER) >> FETCH_ADDR_BITS),
+			 (f & FETCH_USER) ? CM_F_USER : 0);
+		ti->epoch = model.cpu[cpu].l1i_epoch;
+		goto fetched;
+	}
 	for (uint64_t i = 0; i < ti->nfetch; i++) {
 		uint64_t f = ti->fetch[i];
 
@@ -974,6 +1020,11 @@ static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 			 (unsigned)((f & ~FETCH_USER) >> FETCH_ADDR_BITS),
 			 (f & FETCH_USER) ? CM_F_USER : 0);
 	}
+	if (ti->again) {
+		ti->cpu = cpu;
+		ti->epoch = model.cpu[cpu].l1i_epoch;
+	}
+fetched:
 	if (cfg.quantum != 0)
 		sync_check(cpu);
 }

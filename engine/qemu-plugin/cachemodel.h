@@ -281,6 +281,15 @@ struct cm_tlb {
 	uint64_t *stamp;
 	uint32_t sets, assoc;
 	uint64_t clock;
+	/* 4 KiB arrays only: the 4 KiB page number + 1 of the last lookup
+	 * in this TLB (both page sizes) if it hit and nothing was filled or
+	 * flushed since, else 0.  Its entry is then the most recently used
+	 * of its array, so a lookup of the same page again would hit it and
+	 * change no replacement decision: it can return at once. */
+	uint64_t last;
+	/* Likewise the large page number + 1 of the last hit in the
+	 * large-page array: its entry is that array's most recently used. */
+	uint64_t last_large;
 };
 
 /* Which TLB: data or instruction; 4 KiB or large pages. */
@@ -301,6 +310,12 @@ struct cm_cpu {
 	/* Per L1I set, the frame of the last fetch there (or NULL): that
 	 * set's most recently used line, if still valid (fetch_line). */
 	struct cm_line **l1i_mru;
+	/* Bumped whenever this CPU's L1I changes other than by a fetch that
+	 * hits its set's most recently used frame: a fill, a touch of
+	 * another frame, a line dropped.  While it stays the same, fetching
+	 * lines that were each their set's last fetch hits them all again
+	 * and changes nothing (cm_fetch_again()). */
+	uint64_t l1i_epoch;
 	struct cm_loop_lines loop;
 	struct cm_counters ctr[CM_NMODES];
 	uint64_t now;		/* modelled time in cycles; never reset */
@@ -457,6 +472,27 @@ void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
  */
 void cm_fetch(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	      unsigned size, unsigned flags);
+
+/*
+ * A shortcut for the fetches of a code block run again by `cpu`: if its
+ * L1I has the epoch `epoch` (cm_cpu.l1i_epoch) that it had right after
+ * the block's last fetches, and the block's lines lie in distinct L1I
+ * sets, fetching them again would hit every one in its set's most
+ * recently used frame and change nothing but the access counts.  Then
+ * this counts them (`lines[mode]`) and returns 1; otherwise it returns 0
+ * and the caller fetches as usual.
+ */
+static inline int cm_fetch_again(struct cm_model *m, unsigned cpu,
+				 uint64_t epoch, const uint32_t lines[CM_NMODES])
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+
+	if (!m->has_l1i || p->l1i_epoch != epoch)
+		return 0;
+	p->ctr[CM_KERNEL].l1i_accesses += lines[CM_KERNEL];
+	p->ctr[CM_USER].l1i_accesses += lines[CM_USER];
+	return 1;
+}
 
 static inline void cm_add_insts(struct cm_model *m, unsigned cpu,
 				unsigned mode, uint64_t n)
