@@ -222,3 +222,26 @@ def test_a_serializing_instruction_drains_the_store_buffer(tmp_path):
             == drained["store_stall_cycles"]
             + drained["bus_wait_cycles"] - posted["bus_wait_cycles"])
     assert js["store_buffer"]["drains"] >= 1
+
+
+def test_the_plugin_readme_cost_table_is_machines_toml():
+    """engine/qemu-plugin/README.md's cost table has a row for every
+    [x.timing] key, with each machine's value as machines.toml gives it,
+    and a switch for every switchable cost."""
+    import dataclasses
+    import re
+
+    from colorsim import ROOT
+    text = (ROOT / "engine" / "qemu-plugin" / "README.md").read_text()
+    rows = {m.group(1): [c.strip() for c in m.group(2).split("|")]
+            for m in re.finditer(r"^\| `(\w+)` \|(.*)\|$", text, re.M)}
+    keys = [f.name for f in dataclasses.fields(get_machine("ppro4").timing)]
+    assert set(keys) <= set(rows), set(keys) - set(rows)
+    for col, name in ((1, "ppro4"), (2, "piii8")):
+        t = get_machine(name).timing
+        for k in keys:
+            want = getattr(t, k)
+            want = str(want).lower() if isinstance(want, bool) else str(want)
+            assert rows[k][col] == want, (name, k, rows[k][col], want)
+    switches = {c for r in rows.values() for c in re.findall(r"`(\w+)`", r[-1])}
+    assert set(TIMING_SWITCHES) <= switches, set(TIMING_SWITCHES) - switches
