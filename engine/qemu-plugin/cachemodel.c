@@ -1125,7 +1125,7 @@ static uint64_t *tlb_find(struct cm_tlb *t, uint64_t vpn)
 	return NULL;
 }
 
-int cm_tlb_hit(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr)
+int cm_tlb_lookup(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr)
 {
 	struct cm_tlb *t = &m->cpu[cpu].tlb[instr ? CM_ITLB : CM_DTLB];
 	struct cm_tlb *small = t;

@@ -439,7 +439,19 @@ static inline void cm_stall(struct cm_model *m, unsigned cpu, unsigned mode,
  * mode of `flags`.  cm_tlb_flush() drops the 4 KiB entries (a CR3 write;
  * the large pages are the kernel's, global as Linux 2.4 maps them).
  */
-int cm_tlb_hit(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr);
+int cm_tlb_lookup(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr);
+
+/* The common cases inline: no TLB, or the page looked up last (struct
+ * cm_tlb, `last`); the rest in cm_tlb_lookup(). */
+static inline int cm_tlb_hit(struct cm_model *m, unsigned cpu, int instr,
+			     uint64_t vaddr)
+{
+	const struct cm_tlb *t = &m->cpu[cpu].tlb[instr ? CM_ITLB : CM_DTLB];
+
+	if (t->tag == NULL || t->last == (vaddr >> 12) + 1)
+		return 1;
+	return cm_tlb_lookup(m, cpu, instr, vaddr);
+}
 void cm_tlb_fill(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr,
 		 int large, const uint64_t *walk, unsigned nwalk,
 		 unsigned flags);
