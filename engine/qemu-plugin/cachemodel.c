@@ -1170,6 +1170,9 @@ void cm_tlb_fill(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr,
 		return;
 	p->tlb[instr ? CM_ITLB : CM_DTLB].last = 0;
 	p->tlb[instr ? CM_ITLB : CM_DTLB].last_large = 0;
+	if (!large)
+		p->tlb[instr ? CM_ITLB : CM_DTLB].small_in_large |=
+			1ull << (tlb_vpn(1, vaddr) & 63);
 	if (instr)
 		p->ctr[mode].itlb_misses++;
 	else
@@ -1196,7 +1199,7 @@ void cm_tlb_flush(struct cm_model *m, unsigned cpu)
 	for (int k = CM_DTLB; k <= CM_ITLB; k += 2) {
 		struct cm_tlb *t = &m->cpu[cpu].tlb[k];
 
-		t->last = t->last_large = 0;
+		t->last = t->last_large = t->small_in_large = 0;
 		if (t->tag != NULL)
 			memset(t->tag, 0, sizeof(*t->tag) * t->sets * t->assoc);
 	}

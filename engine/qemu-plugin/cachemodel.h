@@ -290,6 +290,10 @@ struct cm_tlb {
 	/* Likewise the large page number + 1 of the last hit in the
 	 * large-page array: its entry is that array's most recently used. */
 	uint64_t last_large;
+	/* Bit (large page number % 64) set for every 4 KiB entry filled
+	 * since the last flush: a clear bit means no 4 KiB entry lies in
+	 * that large page, so a lookup there can skip the 4 KiB array. */
+	uint64_t small_in_large;
 };
 
 /* Which TLB: data or instruction; 4 KiB or large pages. */
@@ -449,6 +453,11 @@ static inline int cm_tlb_hit(struct cm_model *m, unsigned cpu, int instr,
 	const struct cm_tlb *t = &m->cpu[cpu].tlb[instr ? CM_ITLB : CM_DTLB];
 
 	if (t->tag == NULL || t->last == (vaddr >> 12) + 1)
+		return 1;
+	/* The last large page hit again, with no 4 KiB entry in it: that
+	 * entry, its array's most recently used, hits. */
+	if (t->last_large == (vaddr >> CM_LARGE_SHIFT) + 1 &&
+	    !(t->small_in_large >> ((vaddr >> CM_LARGE_SHIFT) & 63) & 1))
 		return 1;
 	return cm_tlb_lookup(m, cpu, instr, vaddr);
 }
