@@ -283,6 +283,9 @@ def test_timing_runs_follow_modelled_time_and_repeat(tmp_path):
                             for m in ("kernel", "user"))
         conf = json.loads((d / "busmon.json").read_text())
         assert conf["publish_errors"] == 0 and conf["sync_polls"] > 0
+        # a word already holding its value is not written again: most
+        # polls are the free hold loop, whose values stay the same
+        assert 0 < conf["publish_writes"] < conf["sync_polls"], conf
         # Units of work: one per burst; each burst ends in one schedule(),
         # and tick preemption adds a few schedule() calls of its own.
         units[kernel] = sum(c[(0, cpu, "user", "work_units")] for cpu in range(4))
@@ -360,6 +363,7 @@ def test_machine_costs_reach_the_plugin():
         assert "busdepth=8" in args and "locked=12" in args, args
         assert "buscpus=4" in args and "storebuf=12" in args, args
         assert "dtlb=64" in args and "dtlblarge=8" in args, args
+        assert "itlb=32" in args and "itlblarge=2" in args, args
     assert "crossbus=11" in get_machine("piii8").timing.plugin_args()
     # instruction fetches: on with --timing (timing.fetch), off without
     from colorsim.run.engines.qemu import QemuEngine

@@ -169,6 +169,7 @@ TIMING_SWITCHES = {
     "store_buffer": "every store stalls for its line in full",
     "two_buses": "all CPUs on one bus (no crossing cost)",
     "dtlb": "no DTLB: translation is free (no page walks)",
+    "itlb": "no ITLB: code translation is free (no page walks)",
 }
 
 

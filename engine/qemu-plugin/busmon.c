@@ -312,6 +312,31 @@ static void publish_word(uint64_t addr, uint64_t v)
 		publish_errors++;
 }
 
+/*
+ * The value each published word holds (valid once written): the guest
+ * only reads modeled_clock[] (kernels/kernel/timer.c), so a word that
+ * already holds the value is not written again.  Most polls are the
+ * kernel's hold loop, which runs free: the CPU's clock, and the floor
+ * within one round-robin turn, stay the same from one poll to the next.
+ */
+static uint64_t published[PUBLISH_FLOOR + 1];
+static unsigned long long publish_writes;	/* words written, ever */
+static uint8_t published_ok[PUBLISH_FLOOR + 1];
+
+static void publish_slot(unsigned slot, uint64_t v)
+{
+	unsigned long long errors = publish_errors;
+
+	if (slot <= PUBLISH_FLOOR && published_ok[slot] && published[slot] == v)
+		return;
+	publish_word(cfg.publish + 8 * slot, v);
+	publish_writes++;
+	if (slot <= PUBLISH_FLOOR) {
+		published[slot] = v;
+		published_ok[slot] = publish_errors == errors;
+	}
+}
+
 static void publish_clocks(unsigned cpu)
 {
 	uint64_t now = model.cpu[cpu].now, floor = clock_floor(UINT32_MAX);
@@ -321,8 +346,8 @@ static void publish_clocks(unsigned cpu)
 	if (now - floor > max_skew && now > floor)
 		max_skew = now - floor;
 	sync_polls++;
-	publish_word(cfg.publish + 8 * cpu, now);
-	publish_word(cfg.publish + 8 * PUBLISH_FLOOR, floor);
+	publish_slot(cpu, now);
+	publish_slot(PUBLISH_FLOOR, floor);
 }
 
 /*
@@ -481,6 +506,82 @@ static int insn_is_locked(const struct qemu_plugin_insn *insn)
 	return lock || (i < n && (b[i] == 0x86 || b[i] == 0x87));
 }
 
+/* Serializing or I/O instructions, interrupts and exceptions that
+ * drained the store buffer, since QEMU started. */
+static unsigned long long drains;
+
+/*
+ * Does this instruction drain the store buffer (SDM vol. 3A 11.10)?  The
+ * serializing instructions (SDM vol. 3A 8.3: CPUID, IRET, RSM; INVD,
+ * WBINVD, INVLPG, LGDT, LIDT, LLDT, LTR, WRMSR, MOV to a control register
+ * other than CR8, MOV to a debug register), the I/O instructions (IN,
+ * OUT, INS, OUTS) and the fences (SFENCE, from the Pentium III; MFENCE).
+ * Locked RMWs drain at their load (cachemodel.c).
+ */
+static int insn_drains(const struct qemu_plugin_insn *insn)
+{
+	uint8_t b[16];
+	size_t n = qemu_plugin_insn_data(insn, b, sizeof(b)), i = 0;
+	unsigned rexr = 0, reg, mod;
+
+	for (; i < n && is_legacy_prefix(b[i]); i++)
+		;
+	for (; i < n && (b[i] & 0xf0) == 0x40; i++)
+		rexr = (b[i] >> 2) & 1;
+	if (i >= n)
+		return 0;
+	if (b[i] == 0xcf || (b[i] >= 0x6c && b[i] <= 0x6f) ||
+	    (b[i] >= 0xe4 && b[i] <= 0xe7) || (b[i] >= 0xec && b[i] <= 0xef))
+		return 1;		/* IRET; INS/OUTS, IN/OUT */
+	if (b[i] != 0x0f || i + 1 >= n)
+		return 0;
+	switch (b[i + 1]) {
+	case 0xa2: case 0xaa: case 0x08: case 0x09: case 0x30: case 0x23:
+		return 1;	/* CPUID RSM INVD WBINVD WRMSR, MOV DRn */
+	}
+	if (i + 2 >= n)
+		return 0;
+	reg = (b[i + 2] >> 3) & 7;
+	mod = b[i + 2] >> 6;
+	switch (b[i + 1]) {
+	case 0x22:		/* MOV CRn: all but CR8 */
+		return !(rexr && reg == 0);
+	case 0x01:		/* LGDT, LIDT, INVLPG (memory forms) */
+		return mod != 3 && (reg == 2 || reg == 3 || reg == 7);
+	case 0x00:		/* LLDT, LTR */
+		return reg == 2 || reg == 3;
+	case 0xae:		/* MFENCE, SFENCE */
+		return b[i + 2] == 0xf0 || b[i + 2] == 0xf8;
+	}
+	return 0;
+}
+
+/* A draining instruction starts: the CPU waits for its store buffer. */
+static void vcpu_drain(unsigned int vcpu, void *udata)
+{
+	if (ignored(vcpu))
+		return;
+	drains++;
+	cm_drain(&model, vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus,
+		 (unsigned)(uintptr_t)udata);
+}
+
+/* An interrupt or exception drains it too; the event's delivery is
+ * charged in kernel mode. */
+static void vcpu_discon(qemu_plugin_id_t id, unsigned int vcpu,
+			enum qemu_plugin_discon_type type, uint64_t from,
+			uint64_t to)
+{
+	(void)id;
+	(void)type;
+	(void)from;
+	(void)to;
+	if (ignored(vcpu))
+		return;
+	drains++;
+	cm_drain(&model, vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus, CM_KERNEL);
+}
+
 /*
  * The TLB model's page walks need each CPU's CR3.  A `mov %reg, %cr3`
  * (0F 22 /r with reg = 3) gets an instruction callback that reads the
@@ -512,6 +613,13 @@ static struct qemu_plugin_register *gpr[16];
 static GByteArray *regbuf, *membuf;	/* glib's, for the read calls */
 static uint64_t cr3[MAX_CPUS];		/* 0 until the CPU writes CR3 */
 static unsigned long long walk_errors;	/* walks that could not be read */
+
+/* Whether a TLB is modelled (timing= with dtlb= or itlb=): then CR3
+ * writes are followed and misses walk the guest's tables. */
+static int tlb_on(void)
+{
+	return cfg.timing && (cfg.t.dtlb > 0 || cfg.t.itlb > 0);
+}
 
 static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 {
@@ -567,14 +675,14 @@ static uint64_t read_entry(uint64_t pa)
 }
 
 /*
- * A DTLB miss at vaddr: walk the guest's 4-level tables from CR3 and give
+ * A TLB miss at vaddr (the DTLB's, or with instr the ITLB's): walk the guest's 4-level tables from CR3 and give
  * the model the entries a P6 would read.  The P6 (32-bit paging) reads a
  * page-directory entry, and for a 4 KiB page a page-table entry; the
  * guest's PD and PT entries are those, at their real addresses, and its
  * PML4 and PDPT levels have no P6 counterpart.  A large page (the guest's
  * 2 MiB identity map, 1 GiB none) is one PDE.
  */
-static void dtlb_walk(unsigned cpu, uint64_t vaddr, unsigned flags)
+static void tlb_walk(unsigned cpu, uint64_t vaddr, unsigned flags, int instr)
 {
 	uint64_t table = cr3[cpu], walk[2], e = 0;
 	unsigned n = 0;
@@ -596,7 +704,24 @@ static void dtlb_walk(unsigned cpu, uint64_t vaddr, unsigned flags)
 		}
 		table = e & 0x000ffffffffff000ull;
 	}
-	cm_tlb_fill(&model, cpu, 0, vaddr, large, walk, n, flags);
+	cm_tlb_fill(&model, cpu, instr, vaddr, large, walk, n, flags);
+}
+
+/*
+ * Instruction fetch translates through the ITLB (itlb=): the code bytes
+ * [va, va + len) of one fetch range, looked up once per 4 KiB page they
+ * touch (a range lies in at most two), before the range's lines are
+ * fetched.  A miss walks the page table as the DTLB's does.
+ */
+static void itlb_fetch(unsigned cpu, uint64_t va, uint64_t len,
+		       unsigned flags)
+{
+	uint64_t last = va + len - 1;
+
+	if (!cm_tlb_hit(&model, cpu, 1, va))
+		tlb_walk(cpu, va, flags, 1);
+	if ((last ^ va) >> 12 && !cm_tlb_hit(&model, cpu, 1, last))
+		tlb_walk(cpu, last, flags, 1);
 }
 
 static void vcpu_tb_exec(unsigned int vcpu, void *udata);
@@ -625,15 +750,23 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 
 struct tbinfo {
 	uint64_t packed;		/* as vcpu_tb_exec's userdata */
+	/* The fetch shortcut (cm_fetch_again), for a TB of one fetch range
+	 * whose lines lie in distinct L1I sets (`again`): the CPU that ran
+	 * it last, its L1I epoch right after, and the lines per mode. */
+	uint64_t epoch;
+	uint32_t cpu, again;
+	uint32_t lines[CM_NMODES];
 	uint64_t nfetch;
-	uint64_t fetch[];		/* packed ranges, in code order */
+	/* fetch[i]: packed range i, in code order; fetch[nfetch + i]: the
+	 * virtual address of its first byte (for the ITLB). */
+	uint64_t fetch[];
 };
 
 #define ARENA_CHUNK	(1u << 20)
 struct arena_chunk {
 	struct arena_chunk *next;
 	size_t used;
-	uint64_t mem[ARENA_CHUNK / 8];
+	uint64_t mem[ARENA_CHUNK / 8] __attribute__((aligned(64)));
 };
 static struct arena_chunk *arena;
 
@@ -644,7 +777,7 @@ static void *arena_alloc(size_t size)
 	void *p;
 
 	if (arena == NULL || ARENA_CHUNK - arena->used < size) {
-		struct arena_chunk *c = malloc(sizeof(*c));
+		struct arena_chunk *c = aligned_alloc(64, sizeof(*c));
 
 		if (c == NULL)
 			return NULL;
@@ -676,10 +809,12 @@ static int fetch_range(uint64_t *out, uint64_t pa, uint64_t len, int user)
 }
 
 /* The TB's physically contiguous runs of code (usually one; two when the
- * TB crosses into another page) into out[], at most n; returns how many. */
-static unsigned tb_fetches(struct qemu_plugin_tb *tb, size_t n, uint64_t *out)
+ * TB crosses into another page) into out[], at most n, and each run's
+ * virtual start into va[]; returns how many. */
+static unsigned tb_fetches(struct qemu_plugin_tb *tb, size_t n, uint64_t *out,
+			   uint64_t *va_out)
 {
-	uint64_t start = 0, end = 0;
+	uint64_t start = 0, end = 0, vstart = 0;
 	int user = 0, open = 0;
 	unsigned k = 0;
 
@@ -694,40 +829,74 @@ static unsigned tb_fetches(struct qemu_plugin_tb *tb, size_t n, uint64_t *out)
 			end += len;
 			continue;
 		}
-		if (open)
-			k += fetch_range(&out[k], start, end - start, user);
+		if (open && fetch_range(&out[k], start, end - start, user))
+			va_out[k++] = vstart;
 		start = pa;
 		end = pa + len;
+		vstart = va;
 		user = (pc_flags(va) & CM_F_USER) != 0;
 		open = 1;
 	}
-	if (open)
-		k += fetch_range(&out[k], start, end - start, user);
+	if (open && fetch_range(&out[k], start, end - start, user))
+		va_out[k++] = vstart;
 	return k;
 }
 
-/* Register the TB's exec callback: with l1i=, one that also fetches. */
+/* The TB's lines per mode, and whether the fetch shortcut may apply:
+ * one range, every line in its own L1I set (so that each line stays its
+ * set's last fetch after the TB's fetches). */
+static void tb_lines(struct tbinfo *ti, const uint64_t *ranges, unsigned k)
+{
+	uint64_t shift = model.line_shift, sets;
+	uint64_t first, last;
+
+	ti->lines[CM_KERNEL] = ti->lines[CM_USER] = 0;
+	ti->again = 0;
+	if (!model.has_l1i || k != 1)
+		return;
+	sets = model.cpu[0].l1i.set_mask + 1;
+	first = (ranges[0] & ((1ull << FETCH_ADDR_BITS) - 1)) >> shift;
+	last = ((ranges[0] & ((1ull << FETCH_ADDR_BITS) - 1)) +
+		((ranges[0] & ~FETCH_USER) >> FETCH_ADDR_BITS) - 1) >> shift;
+	ti->lines[(ranges[0] & FETCH_USER) ? CM_USER : CM_KERNEL] =
+		(uint32_t)(last - first + 1);
+	ti->again = last - first + 1 <= sets;
+}
+
+/* Whether TB starts translate and fetch their code: with l1i=, or with
+ * an ITLB under timing=. */
+static int tb_fetching(void)
+{
+	return model.has_l1i || (cfg.timing && cfg.t.itlb > 0);
+}
+
+/* Register the TB's exec callback: with fetches, one that fetches too. */
 static void tb_register_exec(struct qemu_plugin_tb *tb, size_t n,
 			     uint64_t packed)
 {
-	uint64_t ranges[n > 0 ? n : 1];
+	uint64_t ranges[n > 0 ? n : 1], va[n > 0 ? n : 1];
 	struct tbinfo *ti;
 	unsigned k;
 
-	if (!model.has_l1i) {
+	if (!tb_fetching()) {
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec,
 			QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)packed);
 		return;
 	}
-	k = tb_fetches(tb, n, ranges);
-	ti = arena_alloc(sizeof(*ti) + k * sizeof(ti->fetch[0]));
+	k = tb_fetches(tb, n, ranges, va);
+	/* Whole host cache lines: a TB start then touches one or two. */
+	ti = arena_alloc((sizeof(*ti) + 2 * k * sizeof(ti->fetch[0]) + 63) & ~(size_t)63);
 	if (ti == NULL) {
 		fprintf(stderr, "busmon: out of memory for a TB's fetches\n");
 		abort();
 	}
 	ti->packed = packed;
 	ti->nfetch = k;
+	ti->cpu = UINT32_MAX;
+	ti->epoch = 0;
+	tb_lines(ti, ranges, k);
 	memcpy(ti->fetch, ranges, k * sizeof(ti->fetch[0]));
+	memcpy(ti->fetch + k, va, k * sizeof(ti->fetch[0]));
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec_fetch,
 		QEMU_PLUGIN_CB_NO_REGS, ti);
 }
@@ -753,7 +922,13 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 				QEMU_PLUGIN_CB_NO_REGS, NULL);
 		if (insn_is_locked(insn))
 			f |= CM_F_LOCKED;
-		if (cfg.t.dtlb > 0 && insn_cr3_source(insn) >= 0)
+		if (cfg.timing && cfg.t.store_buffer + cfg.t.overlap > 0 &&
+		    insn_drains(insn))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_drain,
+				QEMU_PLUGIN_CB_NO_REGS,
+				(void *)(uintptr_t)((f & CM_F_USER) ? CM_USER
+								    : CM_KERNEL));
+		if (tlb_on() && insn_cr3_source(insn) >= 0)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_mov_cr3,
 				QEMU_PLUGIN_CB_R_REGS,
 				(void *)(uintptr_t)insn_cr3_source(insn));
@@ -834,22 +1009,47 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 		sync_check(cpu);
 }
 
-/* The same, then the TB's instruction fetches (l1i=). */
+/* The same, then the TB's instruction fetches (l1i=), each range
+ * translated through the ITLB first (itlb=). */
 static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 {
-	const struct tbinfo *ti = udata;
+	struct tbinfo *ti = udata;
 	unsigned cpu = cpu_of(vcpu);
 
 	if (ignored(vcpu))
 		return;
 	tb_start(cpu, ti->packed);
+	if (ti->again && ti->cpu == cpu) {
+		uint64_t f = ti->fetch[0];
+
+		if (cr3[cpu] != 0)
+			itlb_fetch(cpu, ti->fetch[1],
+				   (f & ~FETCH_USER) >> FETCH_ADDR_BITS,
+				   (f & FETCH_USER) ? CM_F_USER : 0);
+		if (cm_fetch_again(&model, cpu, ti->epoch, ti->lines))
+			goto fetched;
+		cm_fetch(&model, cpu, f & ((1ull << FETCH_ADDR_BITS) - 1),
+			 (unsigned)((f & ~FETCH_USER) >> FETCH_ADDR_BITS),
+			 (f & FETCH_USER) ? CM_F_USER : 0);
+		ti->epoch = model.cpu[cpu].l1i_epoch;
+		goto fetched;
+	}
 	for (uint64_t i = 0; i < ti->nfetch; i++) {
 		uint64_t f = ti->fetch[i];
 
+		if (cr3[cpu] != 0)
+			itlb_fetch(cpu, ti->fetch[ti->nfetch + i],
+				   (f & ~FETCH_USER) >> FETCH_ADDR_BITS,
+				   (f & FETCH_USER) ? CM_F_USER : 0);
 		cm_fetch(&model, cpu, f & ((1ull << FETCH_ADDR_BITS) - 1),
 			 (unsigned)((f & ~FETCH_USER) >> FETCH_ADDR_BITS),
 			 (f & FETCH_USER) ? CM_F_USER : 0);
 	}
+	if (ti->again) {
+		ti->cpu = cpu;
+		ti->epoch = model.cpu[cpu].l1i_epoch;
+	}
+fetched:
 	if (cfg.quantum != 0)
 		sync_check(cpu);
 }
@@ -1034,7 +1234,7 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		return;
 	/* Translation first: a DTLB miss walks the page table. */
 	if (cr3[cpu_of(vcpu)] != 0 && !cm_tlb_hit(&model, cpu_of(vcpu), 0, vaddr))
-		dtlb_walk(cpu_of(vcpu), vaddr, (unsigned)(uintptr_t)udata);
+		tlb_walk(cpu_of(vcpu), vaddr, (unsigned)(uintptr_t)udata, 0);
 	/* Stores need ownership, and so does the load of a locked RMW,
 	 * which arrives as R then W (CM_F_LOCKED, set at translation time). */
 	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
@@ -1586,8 +1786,9 @@ static void fill_json(FILE *f)
 			cfg.t.inval, cfg.t.bus_line, cfg.t.bus_addr);
 		fprintf(f, "  \"locked\": %" PRIu64 ",\n", cfg.t.locked);
 		fprintf(f, "  \"store_buffer\": {\"entries\": %" PRIu64
-			", \"waited_before_served\": %" PRIu64 "},\n",
-			cfg.t.store_buffer, b->store_waits);
+			", \"waited_before_served\": %" PRIu64
+			", \"drains\": %llu},\n",
+			cfg.t.store_buffer, b->store_waits, drains);
 		fprintf(f, "  \"overlap\": %" PRIu64 ",\n", cfg.t.overlap);
 		fprintf(f, "  \"tlb\": {\"dtlb\": %" PRIu64 ", \"dtlb_large\": %"
 			PRIu64 ", \"itlb\": %" PRIu64 ", \"itlb_large\": %" PRIu64
@@ -1640,9 +1841,10 @@ static void fill_json(FILE *f)
 		fprintf(f, "  \"unit\": \"0x%" PRIx64 "\",\n", cfg.unit);
 	if (cfg.timing) {
 		fprintf(f, "  \"idle_catchups\": %llu,\n  \"sync_polls\": %llu,\n"
-			"  \"sync_insts\": %llu,\n"
+			"  \"publish_writes\": %llu,\n  \"sync_insts\": %llu,\n"
 			"  \"max_skew_cycles\": %" PRIu64 ",\n  \"clocks\": [",
-			idle_catchups, sync_polls, sync_insts, max_skew);
+			idle_catchups, sync_polls, publish_writes, sync_insts,
+			max_skew);
 		for (unsigned c = 0; c < model.ncpus; c++)
 			fprintf(f, "%s%" PRIu64, c ? ", " : "", model.cpu[c].now);
 		fprintf(f, "],\n  \"sync\": {\"quantum_cycles\": %" PRIu64,
@@ -2125,11 +2327,15 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	}
 	remove_old_outputs();
 	write_json();
-	if (cfg.timing && cfg.t.dtlb > 0) {	/* page walks: CR3, memory */
+	if (tlb_on()) {		/* page walks: CR3, memory */
 		regbuf = g_byte_array_new();
 		membuf = g_byte_array_new();
 		qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
 	}
+	if (cfg.timing && cfg.t.store_buffer + cfg.t.overlap > 0)
+		qemu_plugin_register_vcpu_discon_cb(id,
+			QEMU_PLUGIN_DISCON_INTERRUPT | QEMU_PLUGIN_DISCON_EXCEPTION,
+			vcpu_discon);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, vcpu_tb_trans);
 	qemu_plugin_register_atexit_cb(id, plugin_exit, NULL);
 	return 0;

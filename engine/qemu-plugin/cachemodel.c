@@ -340,15 +340,19 @@ static struct cm_sbentry *sb_at(struct cm_model *m, struct cm_cpu *p, int k,
 				unsigned i)
 {
 	struct cm_posted *b = &p->buf[k];
+	unsigned j = b->head + i;	/* head < cap and i <= cap: no division */
 
-	return &b->e[(b->head + i) % buf_cap(m, k)];
+	if (j >= buf_cap(m, k))
+		j -= (unsigned)buf_cap(m, k);
+	return &b->e[j];
 }
 
 static void sb_pop(struct cm_model *m, struct cm_cpu *p, int k)
 {
 	struct cm_posted *b = &p->buf[k];
 
-	b->head = (unsigned)((b->head + 1) % buf_cap(m, k));
+	if (++b->head == buf_cap(m, k))
+		b->head = 0;
 	b->len--;
 	b->seq++;
 }
@@ -402,6 +406,16 @@ static void sb_drain(struct cm_model *m, unsigned cpu, unsigned mode)
 	for (int k = CM_BUF_STORE; k <= CM_BUF_LOAD; k++)
 		while (p->buf[k].e != NULL && p->buf[k].len > 0)
 			sb_wait_oldest(m, cpu, mode, k);
+}
+
+/* Intel SDM vol. 3A section 11.10 (253668-032US): the store buffer is
+ * drained at an exception or interrupt, at a serializing instruction
+ * (P6 and later), at an I/O instruction and at a LOCK operation; the
+ * CPU goes on when its posted stores have gained their lines. */
+void cm_drain(struct cm_model *m, unsigned cpu, unsigned mode)
+{
+	if (m->timing)
+		sb_drain(m, cpu, mode);
 }
 
 /* An access made at cycle `at`, whose line costs `cost` (its request went
@@ -693,8 +707,10 @@ static void l1i_drop(struct cm_cpu *p, uint64_t lineno)
 {
 	struct cm_line *l;
 
-	if (p->l1i.lines != NULL && (l = cache_find(&p->l1i, lineno)) != NULL)
+	if (p->l1i.lines != NULL && (l = cache_find(&p->l1i, lineno)) != NULL) {
 		l->state = CM_I;
+		p->l1i_epoch++;
+	}
 }
 
 /* Set other CPUs' copies of lineno to `to` (CM_S or CM_I) in L1 and L2. */
@@ -724,12 +740,14 @@ static int snoop(struct cm_model *m, unsigned self, uint64_t lineno,
 	m->snoop_cross = 0;
 	for (unsigned c = 0; c < m->ncpus; c++) {
 		struct cm_cpu *o = &m->cpu[c];
-		struct cm_line *l2, *l1;
+		struct cm_line *l2, *l1 = NULL;
 		int far = bus_of(m, c) != bus_of(m, self);
 		enum cm_state was = CM_I;
 
 		if (c == self)
 			continue;
+		/* Looked up once: nothing below changes the caches before
+		 * they are used. */
 		if ((l2 = cache_find(&o->l2, lineno)) != NULL)
 			was = (enum cm_state)l2->state;
 		else if (!m->inclusive && (l1 = cache_find(&o->l1, lineno)) != NULL)
@@ -746,7 +764,6 @@ static int snoop(struct cm_model *m, unsigned self, uint64_t lineno,
 		 * not: the next loop miss on it is a coherence miss. */
 		if (kind != CM_READ)
 			loop_left(&o->loop, lineno, CM_GONE_INVALIDATED);
-		l2 = cache_find(&o->l2, lineno);
 		if (l2 != NULL) {
 			shared = 1;
 			if (l2->state == CM_M)
@@ -757,7 +774,7 @@ static int snoop(struct cm_model *m, unsigned self, uint64_t lineno,
 		if (m->inclusive)
 			continue;	/* no L2 copy: no L1 copy either */
 		/* Not inclusive: L1-only copies answer the snoop too. */
-		if ((l1 = cache_find(&o->l1, lineno)) != NULL) {
+		if (l1 != NULL) {
 			shared = 1;
 			if (l1->state == CM_M)
 				*hitm = 1;
@@ -1045,6 +1062,7 @@ static void fetch_line(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	 * replacement decision. */
 	if (l != NULL && l->lineno == lineno && l->state != CM_I)
 		return;
+	p->l1i_epoch++;
 	l = cache_find(&p->l1i, lineno);
 	if (l != NULL) {
 		cache_touch(&p->l1i, l);
@@ -1086,10 +1104,20 @@ static uint64_t tlb_vpn(int large, uint64_t vaddr)
 	return vaddr >> (large ? CM_LARGE_SHIFT : 12);
 }
 
+/* The first frame of vpn's set in t (no division when the sets are a
+ * power of two, as in every P6 TLB). */
+static uint64_t *tlb_set(const struct cm_tlb *t, uint64_t vpn)
+{
+	uint64_t set = (t->sets & (t->sets - 1)) == 0 ? vpn & (t->sets - 1)
+						       : vpn % t->sets;
+
+	return t->tag + set * t->assoc;
+}
+
 /* The frame of vpn in t, or NULL. */
 static uint64_t *tlb_find(struct cm_tlb *t, uint64_t vpn)
 {
-	uint64_t *set = t->tag + (vpn % t->sets) * t->assoc;
+	uint64_t *set = tlb_set(t, vpn);
 
 	for (uint32_t i = 0; i < t->assoc; i++)
 		if (set[i] == vpn + 1)
@@ -1097,20 +1125,33 @@ static uint64_t *tlb_find(struct cm_tlb *t, uint64_t vpn)
 	return NULL;
 }
 
-int cm_tlb_hit(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr)
+int cm_tlb_lookup(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr)
 {
 	struct cm_tlb *t = &m->cpu[cpu].tlb[instr ? CM_ITLB : CM_DTLB];
+	struct cm_tlb *small = t;
+	uint64_t key = tlb_vpn(0, vaddr) + 1;
 
-	if (t->tag == NULL)
+	uint64_t *f;
+
+	if (t->tag == NULL || small->last == key)
 		return 1;
-	for (int large = 0; large < 2; large++, t++) {
-		uint64_t *f = t->tag != NULL ? tlb_find(t, tlb_vpn(large, vaddr))
-					     : NULL;
-
-		if (f != NULL) {
-			t->stamp[f - t->tag] = ++t->clock;
-			return 1;
-		}
+	small->last = 0;
+	if ((f = tlb_find(t, key - 1)) != NULL) {
+		t->stamp[f - t->tag] = ++t->clock;
+		small->last = key;
+		return 1;
+	}
+	if ((++t)->tag == NULL)
+		return 0;
+	if (small->last_large == tlb_vpn(1, vaddr) + 1) {
+		small->last = key;	/* its array's most recently used */
+		return 1;
+	}
+	if ((f = tlb_find(t, tlb_vpn(1, vaddr))) != NULL) {
+		t->stamp[f - t->tag] = ++t->clock;
+		small->last_large = tlb_vpn(1, vaddr) + 1;
+		small->last = key;
+		return 1;
 	}
 	return 0;
 }
@@ -1127,6 +1168,11 @@ void cm_tlb_fill(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr,
 
 	if (t->tag == NULL)
 		return;
+	p->tlb[instr ? CM_ITLB : CM_DTLB].last = 0;
+	p->tlb[instr ? CM_ITLB : CM_DTLB].last_large = 0;
+	if (!large)
+		p->tlb[instr ? CM_ITLB : CM_DTLB].small_in_large |=
+			1ull << (tlb_vpn(1, vaddr) & 63);
 	if (instr)
 		p->ctr[mode].itlb_misses++;
 	else
@@ -1134,7 +1180,7 @@ void cm_tlb_fill(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr,
 	/* The walk's loads: not the access's own, so no run-queue flag. */
 	for (unsigned i = 0; i < nwalk; i++)
 		access_line_now(m, cpu, walk[i], 0, flags & CM_F_USER);
-	set = t->tag + (vpn % t->sets) * t->assoc;
+	set = tlb_set(t, vpn);
 	v = &set[0];
 	for (uint32_t i = 0; i < t->assoc; i++) {
 		if (set[i] == 0) {
@@ -1153,6 +1199,7 @@ void cm_tlb_flush(struct cm_model *m, unsigned cpu)
 	for (int k = CM_DTLB; k <= CM_ITLB; k += 2) {
 		struct cm_tlb *t = &m->cpu[cpu].tlb[k];
 
+		t->last = t->last_large = t->small_in_large = 0;
 		if (t->tag != NULL)
 			memset(t->tag, 0, sizeof(*t->tag) * t->sets * t->assoc);
 	}

@@ -281,6 +281,19 @@ struct cm_tlb {
 	uint64_t *stamp;
 	uint32_t sets, assoc;
 	uint64_t clock;
+	/* 4 KiB arrays only: the 4 KiB page number + 1 of the last lookup
+	 * in this TLB (both page sizes) if it hit and nothing was filled or
+	 * flushed since, else 0.  Its entry is then the most recently used
+	 * of its array, so a lookup of the same page again would hit it and
+	 * change no replacement decision: it can return at once. */
+	uint64_t last;
+	/* Likewise the large page number + 1 of the last hit in the
+	 * large-page array: its entry is that array's most recently used. */
+	uint64_t last_large;
+	/* Bit (large page number % 64) set for every 4 KiB entry filled
+	 * since the last flush: a clear bit means no 4 KiB entry lies in
+	 * that large page, so a lookup there can skip the 4 KiB array. */
+	uint64_t small_in_large;
 };
 
 /* Which TLB: data or instruction; 4 KiB or large pages. */
@@ -301,6 +314,12 @@ struct cm_cpu {
 	/* Per L1I set, the frame of the last fetch there (or NULL): that
 	 * set's most recently used line, if still valid (fetch_line). */
 	struct cm_line **l1i_mru;
+	/* Bumped whenever this CPU's L1I changes other than by a fetch that
+	 * hits its set's most recently used frame: a fill, a touch of
+	 * another frame, a line dropped.  While it stays the same, fetching
+	 * lines that were each their set's last fetch hits them all again
+	 * and changes nothing (cm_fetch_again()). */
+	uint64_t l1i_epoch;
 	struct cm_loop_lines loop;
 	struct cm_counters ctr[CM_NMODES];
 	uint64_t now;		/* modelled time in cycles; never reset */
@@ -424,11 +443,35 @@ static inline void cm_stall(struct cm_model *m, unsigned cpu, unsigned mode,
  * mode of `flags`.  cm_tlb_flush() drops the 4 KiB entries (a CR3 write;
  * the large pages are the kernel's, global as Linux 2.4 maps them).
  */
-int cm_tlb_hit(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr);
+int cm_tlb_lookup(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr);
+
+/* The common cases inline: no TLB, or the page looked up last (struct
+ * cm_tlb, `last`); the rest in cm_tlb_lookup(). */
+static inline int cm_tlb_hit(struct cm_model *m, unsigned cpu, int instr,
+			     uint64_t vaddr)
+{
+	const struct cm_tlb *t = &m->cpu[cpu].tlb[instr ? CM_ITLB : CM_DTLB];
+
+	if (t->tag == NULL || t->last == (vaddr >> 12) + 1)
+		return 1;
+	/* The last large page hit again, with no 4 KiB entry in it: that
+	 * entry, its array's most recently used, hits. */
+	if (t->last_large == (vaddr >> CM_LARGE_SHIFT) + 1 &&
+	    !(t->small_in_large >> ((vaddr >> CM_LARGE_SHIFT) & 63) & 1))
+		return 1;
+	return cm_tlb_lookup(m, cpu, instr, vaddr);
+}
 void cm_tlb_fill(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr,
 		 int large, const uint64_t *walk, unsigned nwalk,
 		 unsigned flags);
 void cm_tlb_flush(struct cm_model *m, unsigned cpu);
+
+/*
+ * A serializing or I/O instruction, an interrupt or an exception: the CPU
+ * waits until its store buffer has drained (and its load misses in
+ * flight have completed), as before a locked RMW.  No-op without timing.
+ */
+void cm_drain(struct cm_model *m, unsigned cpu, unsigned mode);
 
 /* Zero all counters and histograms; cache contents are kept. */
 void cm_reset_stats(struct cm_model *m);
@@ -450,6 +493,27 @@ void cm_access(struct cm_model *m, unsigned cpu, uint64_t paddr,
  */
 void cm_fetch(struct cm_model *m, unsigned cpu, uint64_t paddr,
 	      unsigned size, unsigned flags);
+
+/*
+ * A shortcut for the fetches of a code block run again by `cpu`: if its
+ * L1I has the epoch `epoch` (cm_cpu.l1i_epoch) that it had right after
+ * the block's last fetches, and the block's lines lie in distinct L1I
+ * sets, fetching them again would hit every one in its set's most
+ * recently used frame and change nothing but the access counts.  Then
+ * this counts them (`lines[mode]`) and returns 1; otherwise it returns 0
+ * and the caller fetches as usual.
+ */
+static inline int cm_fetch_again(struct cm_model *m, unsigned cpu,
+				 uint64_t epoch, const uint32_t lines[CM_NMODES])
+{
+	struct cm_cpu *p = &m->cpu[cpu];
+
+	if (!m->has_l1i || p->l1i_epoch != epoch)
+		return 0;
+	p->ctr[CM_KERNEL].l1i_accesses += lines[CM_KERNEL];
+	p->ctr[CM_USER].l1i_accesses += lines[CM_USER];
+	return 1;
+}
 
 static inline void cm_add_insts(struct cm_model *m, unsigned cpu,
 				unsigned mode, uint64_t n)

@@ -72,6 +72,16 @@ typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id,
 typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index,
 					  qemu_plugin_meminfo_t info,
 					  uint64_t vaddr, void *userdata);
+/* A PC discontinuity (version 5): an interrupt, an exception, a host call. */
+enum qemu_plugin_discon_type {
+	QEMU_PLUGIN_DISCON_INTERRUPT = 1 << 0,
+	QEMU_PLUGIN_DISCON_EXCEPTION = 1 << 1,
+	QEMU_PLUGIN_DISCON_HOSTCALL = 1 << 2,
+};
+typedef void (*qemu_plugin_vcpu_discon_cb_t)(qemu_plugin_id_t id,
+					     unsigned int vcpu_index,
+					     enum qemu_plugin_discon_type type,
+					     uint64_t from_pc, uint64_t to_pc);
 
 /* The two symbols every plugin exports (defined in busmon.c). */
 QEMU_PLUGIN_EXPORT extern int qemu_plugin_version;
@@ -82,6 +92,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 /* Lifecycle. */
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
 				    qemu_plugin_udata_cb_t cb, void *userdata);
+
+void qemu_plugin_register_vcpu_discon_cb(qemu_plugin_id_t id,
+					 enum qemu_plugin_discon_type type,
+					 qemu_plugin_vcpu_discon_cb_t cb);
 
 /* Translation. */
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,

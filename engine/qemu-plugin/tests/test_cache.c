@@ -1302,6 +1302,139 @@ static void test_tlb(void)
 }
 
 /*
+ * The TLB lookup's shortcuts (the last page looked up, the last large
+ * page hit, with no 4 KiB entry in it) must give exactly what a plain
+ * true-LRU TLB gives: random
+ * lookups over 48 4 KiB pages (more than the 64-entry array's sets take)
+ * and 12 large pages (more than its 8 entries), filling on each miss and
+ * sometimes flushing, checked against a reference written here.
+ */
+struct ref_tlb {
+	uint64_t tag[64], stamp[64], clock;
+	unsigned sets, assoc;
+};
+
+static int ref_find(struct ref_tlb *t, uint64_t vpn, int touch)
+{
+	uint64_t *set = t->tag + (vpn % t->sets) * t->assoc;
+
+	for (unsigned i = 0; i < t->assoc; i++)
+		if (set[i] == vpn + 1) {
+			if (touch)
+				t->stamp[&set[i] - t->tag] = ++t->clock;
+			return 1;
+		}
+	return 0;
+}
+
+static void ref_fill(struct ref_tlb *t, uint64_t vpn)
+{
+	uint64_t *set = t->tag + (vpn % t->sets) * t->assoc, *v = set;
+
+	for (unsigned i = 0; i < t->assoc; i++) {
+		if (set[i] == 0) {
+			v = &set[i];
+			break;
+		}
+		if (t->stamp[&set[i] - t->tag] < t->stamp[v - t->tag])
+			v = &set[i];
+	}
+	*v = vpn + 1;
+	t->stamp[v - t->tag] = ++t->clock;
+}
+
+static void test_tlb_shortcuts(void)
+{
+	struct cm_model m;
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39, .hitm = 30,
+			       .inval = 18, .bus_line = 12, .bus_addr = 6,
+			       .bus_depth = 8, .dtlb = 64, .dtlb_large = 8 };
+	struct ref_tlb small = { .sets = 16, .assoc = 4 },
+		large = { .sets = 2, .assoc = 4 };
+	const uint64_t walk[2] = { 0x9000, 0xa008 };
+	uint64_t seed = 12345, wrong = 0, misses = 0;
+	char err[128];
+
+	context = "TLB shortcuts";
+	model(&m, 1, &geoms[0], &geoms[1]);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0) {
+		printf("cm_enable_timing: %s\n", err);
+		exit(2);
+	}
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r = xorshift(&seed), va;
+		int is_large = (r & 3) == 0, hit, ref;
+
+		/* Large pages from 1 GiB up; 4 KiB pages below 4 MiB, then
+		 * runs of the same page (the common case). */
+		va = is_large ? (1ull << 30) + ((r >> 8) % 12) * (4ull << 20) +
+				((r >> 20) & 0x3fffff)
+			      : ((r >> 8) % 48) * 4096 + ((r >> 20) & 0xfff);
+		/* Some 4 KiB pages inside a large page that is mapped large
+		 * too (as after a CR3 write that keeps the large entries):
+		 * the 4 KiB entry must win. */
+		if (!is_large && (r >> 60) == 0)
+			va += (1ull << 30) + (5ull << 22);
+		if ((r >> 40) % 1000 == 0) {
+			cm_tlb_flush(&m, 0);
+			memset(small.tag, 0, sizeof(small.tag));
+		}
+		for (int rep = 0; rep < 1 + (int)((r >> 50) & 3); rep++) {
+			uint64_t v = va + rep * 8;
+
+			hit = cm_tlb_hit(&m, 0, 0, v);
+			ref = ref_find(&small, v >> 12, 1) ||
+			      ref_find(&large, v >> 22, 1);
+			wrong += hit != ref;
+			if (!ref) {
+				misses++;
+				cm_tlb_fill(&m, 0, 0, v, is_large, walk,
+					    is_large ? 1 : 2, 0);
+				ref_fill(is_large ? &large : &small,
+					 is_large ? v >> 22 : v >> 12);
+			}
+		}
+	}
+	EXPECT("lookups that differ from a plain LRU TLB", 0, wrong);
+	EXPECT("and there were misses of both kinds", 1, misses > 10000);
+	cm_free(&m);
+}
+
+/*
+ * The fetch shortcut (cm_fetch_again): while a CPU's L1I epoch stays
+ * the same, a block whose lines were each their set's last fetch hits
+ * them all again; a fill, a touch of another frame in a set, or a drop
+ * (a store to a code line) changes the epoch.
+ */
+static void test_fetch_again(void)
+{
+	struct cm_model m;
+	char err[256];
+	struct cm_geom l1i = { 1024, 2, 32 }, l1d = { 1024, 2, 32 },
+		l2 = { 4096, 1, 32 };
+	const uint32_t two[CM_NMODES] = { 2, 0 };
+	uint64_t e;
+
+	context = "fetch shortcut";
+	model(&m, 1, &l1d, &l2);
+	EXPECT("enable", 0, cm_enable_l1i(&m, &l1i, err, sizeof(err)));
+	cm_fetch(&m, 0, 0x1010, 40, 0);		/* 2 lines, sets 0 and 1 */
+	e = m.cpu[0].l1i_epoch;
+	EXPECT("unchanged: shortcut", 1, cm_fetch_again(&m, 0, e, two));
+	EXPECT("which counts the lines", 4, ctr(&m, 0)->l1i_accesses);
+	EXPECT("and no misses", 2, ctr(&m, 0)->l1i_misses);
+	cm_fetch(&m, 0, 0x1040, 4, 0);		/* set 2: a fill */
+	EXPECT("a fill elsewhere changes the epoch", 0,
+	       cm_fetch_again(&m, 0, e, two));
+	e = m.cpu[0].l1i_epoch;
+	cm_fetch(&m, 0, 0x1000, 4, 0);		/* its set's last: no change */
+	EXPECT("an MRU hit keeps it", 1, cm_fetch_again(&m, 0, e, two));
+	cm_access(&m, 0, 0x1020, 4, 1, 0);	/* a store to a code line */
+	EXPECT("a drop changes it", 0, cm_fetch_again(&m, 0, e, two));
+	cm_free(&m);
+}
+
+/*
  * Load misses in flight (overlap = 4).  One CPU at cycle 1000 loads 5
  * lines no cache holds: with overlap the first 4 cost it nothing and the
  * 5th waits for the oldest (mem); without, each stalls in full.  A load
@@ -1381,6 +1514,8 @@ int main(void)
 	test_two_buses();
 	test_store_buffer();
 	test_tlb();
+	test_tlb_shortcuts();
+	test_fetch_again();
 	test_overlap();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
