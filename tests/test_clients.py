@@ -226,6 +226,10 @@ def test_the_wire_delays_packets_in_modelled_time_on_an_idle_server(built, tmp_p
         assert g["wire_deliveries"] > 4 * n and g["wire_idle_advances"] > n, g
         late = g["wire_late_cycles"] / max(g["wire_late_deliveries"], 1)
         assert late * 1e9 / hz < 20_000, g
+        # and the server CPU, idle until then, took each one on time too
+        assert g["wire_received"] > 2 * n, g
+        late = g["wire_rx_late_cycles"] / max(g["wire_rx_late"], 1)
+        assert late * 1e9 / hz < 20_000, g
     # and the run repeats byte for byte
     again, _ = timed_one_client(tmp_path / "again", 0)
     for f in ("console.log", "stats.txt", "counters.csv"):

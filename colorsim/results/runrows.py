@@ -166,7 +166,7 @@ TIMING_COLUMNS = ("modeled_seconds", "work_units", "work_per_modeled_second",
                   "lock_contention", "lock_contention_pct",
                   "lock_hold_mean_us", "lock_hold_max_us", "lock_spin_us",
                   "cycles_spread", "busy_fraction", "max_skew_us",
-                  "wire_late_mean_us")
+                  "wire_late_mean_us", "wire_rx_late_mean_us")
 
 
 def modeled_seconds(elapsed_cycles, hz) -> float:
@@ -235,7 +235,8 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     sk = glob[glob["stat"] == "max_skew_cycles"]["value"]
     # the wire in modelled time: how late its late deliveries were
     late = {s: float(glob[glob["stat"] == s]["value"].sum())
-            for s in ("wire_late_deliveries", "wire_late_cycles")}
+            for s in ("wire_late_deliveries", "wire_late_cycles",
+                      "wire_rx_late", "wire_rx_late_cycles")}
     acq = float(col("lock_acquisitions").sum())
     units = float(col("work_units").sum())
     if not units and not prog and sched == sched:  # runs made before
@@ -259,6 +260,8 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
         max_skew_us=us(float(sk.iloc[-1])) if len(sk) else nan,
         wire_late_mean_us=(us(late["wire_late_cycles"] / late["wire_late_deliveries"])
                            if late["wire_late_deliveries"] else nan),
+        wire_rx_late_mean_us=(us(late["wire_rx_late_cycles"] / late["wire_rx_late"])
+                              if late["wire_rx_late"] else nan),
         busy_fraction=(float(cycles.mean()) / hz / seconds
                        if seconds else nan))
     out["lock_contention_pct"] = out["lock_contention"] * 100

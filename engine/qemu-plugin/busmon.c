@@ -284,6 +284,9 @@ static void park_update(unsigned cpu)
  *  - WIRE_DELIVERED t: a packet due at t reached its card; it is late by
  *    machine_now() - t, if positive (how long the wire CPU's look took to
  *    come round after the floor passed t).
+ *  - WIRE_RECEIVED t, from a server CPU's card interrupt: that CPU took a
+ *    packet due at t; late by its own clock - t, which adds how far the
+ *    CPU led the machine's time (the quantum, a jump at a lock).
  * From the first of them on (wire_on), a halted CPU wakes at the machine's
  * time if it is behind it: with every server CPU halted that is the latest
  * clock or idle_now (a CPU that idled behind the others has still idled
@@ -293,13 +296,17 @@ static void park_update(unsigned cpu)
  */
 #define PUBLISH_NOW		65
 static void publish_word(uint64_t addr, uint64_t v);
+static inline int ignored(unsigned int vcpu);
+static unsigned cpu_of(unsigned int vcpu);
 #define M5_WIRE_ADVANCE		0x60
 #define M5_WIRE_DELIVERED	0x61
+#define M5_WIRE_RECEIVED	0x62
 static int wire_on;
 static uint64_t idle_now;
 static uint8_t client_busy[MAX_CPUS];	/* ignored vCPUs not halted */
 static struct {
 	uint64_t deliveries, late, late_cycles, late_max, advances;
+	uint64_t received, rx_late, rx_late_cycles, rx_late_max;
 } wirest;
 
 static int servers_halted(void)
@@ -349,6 +356,16 @@ static void wire_op(unsigned func, unsigned vcpu, uint64_t t)
 		}
 		if (cfg.publish != 0)
 			publish_word(cfg.publish + 8 * PUBLISH_NOW, machine_now());
+	} else if (func == M5_WIRE_RECEIVED && !ignored(vcpu)) {
+		uint64_t now = model.cpu[cpu_of(vcpu)].now;
+
+		wirest.received++;
+		if (now > t) {
+			wirest.rx_late++;
+			wirest.rx_late_cycles += now - t;
+			if (now - t > wirest.rx_late_max)
+				wirest.rx_late_max = now - t;
+		}
 	} else if (func == M5_WIRE_DELIVERED) {
 		uint64_t now = machine_now();
 
@@ -1493,6 +1510,14 @@ static void stats_wire(FILE *f)
 		   "system.wire.lateMaxCycles");
 	stat_count(f, wirest.advances, "Times the idle machine's modelled "
 		   "time moved up to the next arrival", "system.wire.idleAdvances");
+	stat_count(f, wirest.received, "Packets server CPUs took from their "
+		   "cards", "system.wire.received");
+	stat_count(f, wirest.rx_late, "of which after the taking CPU's clock "
+		   "had passed their arrival", "system.wire.lateAtReceiver");
+	stat_count(f, wirest.rx_late_cycles, "Modelled cycles late at the "
+		   "taking CPU, summed", "system.wire.lateAtReceiverCycles");
+	stat_count(f, wirest.rx_late_max, "Latest at the taking CPU, modelled "
+		   "cycles", "system.wire.lateAtReceiverMaxCycles");
 }
 
 /* The quantum and what holding CPUs to it cost (sync_check). */
@@ -1631,6 +1656,14 @@ static void fill_counters_csv(FILE *f)
 				ndumps, wirest.late_max);
 			fprintf(f, "%u,-1,all,wire_idle_advances,%" PRIu64 "\n",
 				ndumps, wirest.advances);
+			fprintf(f, "%u,-1,all,wire_received,%" PRIu64 "\n",
+				ndumps, wirest.received);
+			fprintf(f, "%u,-1,all,wire_rx_late,%" PRIu64 "\n",
+				ndumps, wirest.rx_late);
+			fprintf(f, "%u,-1,all,wire_rx_late_cycles,%" PRIu64 "\n",
+				ndumps, wirest.rx_late_cycles);
+			fprintf(f, "%u,-1,all,wire_rx_late_max_cycles,%" PRIu64 "\n",
+				ndumps, wirest.rx_late_max);
 		}
 		fprintf(f, "%u,-1,all,bus_max_lag_cycles,%" PRIu64 "\n", ndumps,
 			model.bs.max_lag);

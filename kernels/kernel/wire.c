@@ -209,6 +209,17 @@ wire_look(void)
   return next != ~0ul;
 }
 
+// A CPU's card interrupt took a packet off the wire: under modelled time
+// the monitor compares the packet's arrival with that CPU's clock, which
+// may lead the machine's time (the sync quantum, a jump at a lock).
+void
+wire_received(struct sk_buff *skb)
+{
+  if (hz)
+    *(volatile uint64_t *)(M5OP_BASE + ((uint64_t)M5OP_WIRE_RECEIVED << 8)) =
+        ns_to_cycles_up(skb->arrive);
+}
+
 // The wire CPU's idle loop: it runs no tasks.
 void
 wire_idle(void)
