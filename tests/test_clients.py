@@ -175,3 +175,62 @@ def test_client_cpus_with_modelled_time(built, tmp_path):  # noqa: F811
     assert "web: ok (48 requests" in console
     assert sorted(per_cpu(tmp_path / "t", "user", "insts")) == [0, 1]
     assert "wire: cpu 4, 100000000 bit/s per network, latency 1000 ns" in console
+
+
+def timed_one_client(out, lat_ns, requests=40):
+    """One client, one httpd on one server CPU, under --timing, over a wire
+    of ppro4's bandwidth and ``lat_ns`` of latency: the server idles while
+    each packet crosses the wire."""
+    import dataclasses
+    from colorsim.describe.machine import get_machine
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    from colorsim.run import runner
+    m = get_machine("ppro4").with_cpus(1)
+    m = dataclasses.replace(m, network=dataclasses.replace(m.network, latency_ns=lat_ns))
+    w = Workload(program="/bin/web", client_cpus=3,
+                 args=f"--httpd,1,--clients,1,--requests,{requests}")
+    spec = RunSpec(m, parse_variant("vanilla", m), w, timing=True, timeout_s=300)
+    run = runner.run(spec, name=f"lat{lat_ns}", out=out, progress=lambda *_: None)
+    glob = {l.split(",")[3]: float(l.split(",")[4])
+            for l in (run / "counters.csv").read_text().splitlines()[1:]
+            if l.split(",")[1] == "-1"}
+    return run, glob
+
+
+def test_the_wire_delays_packets_in_modelled_time_on_an_idle_server(built, tmp_path):  # noqa: F811
+    """--timing: every packet arrives after its bytes at the card's
+    bandwidth and the latency, in modelled time, also while every server
+    CPU is idle (nothing else moves modelled time then: the monitor moves
+    the idle machine up to the next arrival).  A request's round trip has
+    four one-way trips (connection request, its answer, the request, the
+    response), so adding latency L to the wire lengthens the region by
+    4 x L per request in modelled time, within 5 %.  Before, the wire kept
+    the emulator's clock: an idle server's modelled time stood still
+    while packets crossed, and the region hardly grew."""
+    hz = 200_000_000                            # ppro4's clock, cycles per second
+    lat = 500_000                               # 0.5 ms a trip
+    fast_run, fast = timed_one_client(tmp_path, 0)
+    slow_run, slow = timed_one_client(tmp_path, lat)
+    console = (slow_run / "console.log").read_text()
+    assert "web: ok (40 requests" in console
+    assert "latency 500000 ns, modelled time" in console
+    n = roi_requests(console)
+    assert n == roi_requests((fast_run / "console.log").read_text()) == 20
+    grown_ns = (slow["elapsed_cycles"] - fast["elapsed_cycles"]) * 1e9 / hz
+    expect_ns = 4 * n * lat
+    assert abs(grown_ns - expect_ns) <= 0.05 * expect_ns, (grown_ns, expect_ns)
+    # the idle machine was moved to arrivals, and deliveries were on time
+    # but for the wire CPU's look coming round: under 20 us late on average
+    for g in (fast, slow):
+        assert g["wire_deliveries"] > 4 * n and g["wire_idle_advances"] > n, g
+        late = g["wire_late_cycles"] / max(g["wire_late_deliveries"], 1)
+        assert late * 1e9 / hz < 20_000, g
+        # and the server CPU, idle until then, took each one on time too
+        assert g["wire_received"] > 2 * n, g
+        late = g["wire_rx_late_cycles"] / max(g["wire_rx_late"], 1)
+        assert late * 1e9 / hz < 20_000, g
+    # and the run repeats byte for byte
+    again, _ = timed_one_client(tmp_path / "again", 0)
+    for f in ("console.log", "stats.txt", "counters.csv"):
+        assert (again / f).read_bytes() == (fast_run / f).read_bytes(), f

@@ -116,3 +116,26 @@ def test_herd_figures_are_their_own_items(swept, tmp_path):
     assert html.count("with a herd (web accept: pipe; every release wakes all "
                       "waiting httpd)</h2>") == 3
     assert 'id="table2_herd"' in html and "99.7" in html     # the paper beside ours
+
+
+def test_the_report_says_where_the_httpd_wait(swept, tmp_path):
+    """The report's "where tasks wait" table for web runs: from the
+    catalog, every sampled task running, runnable or asleep somewhere, and
+    behind a pipe lock that wakes every waiter the idle httpd sleep in the
+    pipe's read."""
+    from colorsim.report.waits import wait_table
+    root, _, _ = swept
+    out = tmp_path / "fig"
+    lines = []
+    make_figures("herd", root=root, out=out, log=lines.append)
+    assert any(l.startswith("waits_herd (herd") and "4/4 points done" in l
+               for l in lines), lines
+    html = (out / "report.html").read_text()
+    assert 'id="waits_herd"' in html and "Where tasks wait: herd, tiny" in html
+    t = wait_table(Catalog(root).runs())
+    assert len(t) == 4 and (t["httpd"] == HTTPD).all(), t
+    total = t["running"] + t["runnable"] + t["asleep"]
+    assert ((total - t["tasks"]).abs() < 0.01).all(), t
+    assert (t["most asleep in"] == "pipe_read").all(), t
+    # the run queue at schedule() holds the runnable and running ones
+    assert (t["run queue (mean)"] > HTTPD / 4).all(), t

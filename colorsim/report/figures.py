@@ -23,6 +23,7 @@ from colorsim.report.counting import (HERD, eq3, fig1, fig3, fig7, fig8, herd,
                                       table2)
 from colorsim.report.scaling import fig6, fig9, fig10
 from colorsim.report.burst import burst
+from colorsim.report.waits import waits
 
 
 def lacking_only(d: ExpData, out: Path, paper: dict) -> list:
@@ -79,6 +80,7 @@ def make_figures(name: str, root=None, out=None, quick=None, log=print,
                 items.append(it)
             continue
         new = BUILDERS.get(e.name, lacking_only)(d, out, paper)
+        new += waits(d)     # web runs: where the server's tasks wait
         for it in new:
             it.counts = d.counts
             it.notes.insert(0, _status_line(d))

@@ -165,7 +165,8 @@ TIMING_COLUMNS = ("modeled_seconds", "work_units", "work_per_modeled_second",
                   "cycles_per_schedule", "lock_acquisitions",
                   "lock_contention", "lock_contention_pct",
                   "lock_hold_mean_us", "lock_hold_max_us", "lock_spin_us",
-                  "cycles_spread", "busy_fraction", "max_skew_us")
+                  "cycles_spread", "busy_fraction", "max_skew_us",
+                  "wire_late_mean_us", "wire_rx_late_mean_us")
 
 
 def modeled_seconds(elapsed_cycles, hz) -> float:
@@ -232,6 +233,10 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     el = glob[glob["stat"] == "elapsed_cycles"]["value"]
     seconds = modeled_seconds(float(el.iloc[-1]) if len(el) else None, hz)
     sk = glob[glob["stat"] == "max_skew_cycles"]["value"]
+    # the wire in modelled time: how late its late deliveries were
+    late = {s: float(glob[glob["stat"] == s]["value"].sum())
+            for s in ("wire_late_deliveries", "wire_late_cycles",
+                      "wire_rx_late", "wire_rx_late_cycles")}
     acq = float(col("lock_acquisitions").sum())
     units = float(col("work_units").sum())
     if not units and not prog and sched == sched:  # runs made before
@@ -253,6 +258,10 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
         lock_spin_us=us(float(col("lock_spin_cycles").sum())),
         cycles_spread=float((cycles.max() - cycles.min()) / cycles.max()),
         max_skew_us=us(float(sk.iloc[-1])) if len(sk) else nan,
+        wire_late_mean_us=(us(late["wire_late_cycles"] / late["wire_late_deliveries"])
+                           if late["wire_late_deliveries"] else nan),
+        wire_rx_late_mean_us=(us(late["wire_rx_late_cycles"] / late["wire_rx_late"])
+                              if late["wire_rx_late"] else nan),
         busy_fraction=(float(cycles.mean()) / hz / seconds
                        if seconds else nan))
     out["lock_contention_pct"] = out["lock_contention"] * 100

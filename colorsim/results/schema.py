@@ -39,7 +39,13 @@ BUSMON_COUNTERS = (
     "work_units", "sched_insts", "sched_cycles", "lock_acquisitions",
     "lock_contended", "lock_spin_cycles", "lock_hold_cycles",
     "lock_hold_max_cycles", "elapsed_cycles", "max_skew_cycles",
-    "bus_max_lag_cycles")
+    "bus_max_lag_cycles",
+    # the wire in modelled time (busmon wire_op): deliveries, the late ones
+    "wire_deliveries", "wire_late_deliveries", "wire_late_cycles",
+    "wire_late_max_cycles", "wire_idle_advances",
+    # and at the server CPU that took each packet
+    "wire_received", "wire_rx_late", "wire_rx_late_cycles",
+    "wire_rx_late_max_cycles")
 # The kernel's region report (colorsim/run/console.py): roi, rq and wait.
 RQ_BUCKETS = ("0", "1", "2", "3_4", "5_8", "9_16", "17_32", "33_64",
               "65_128", "129_256", "257_512", "513_1024", "1025_2048",
@@ -96,6 +102,7 @@ RUN_FIELDS += (
     ("lock_contention", F), ("lock_contention_pct", F),
     ("lock_hold_mean_us", F), ("lock_hold_max_us", F), ("lock_spin_us", F),
     ("cycles_spread", F), ("busy_fraction", F), ("max_skew_us", F),
+    ("wire_late_mean_us", F), ("wire_rx_late_mean_us", F),
     # the scheduler's share of the region (run/schedshare.py)
     ("sched_share_basis", S), ("sched_share_pct", F), ("lock_held_pct", F),
     ("lock_spin_pct", F))

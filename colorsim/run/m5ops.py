@@ -17,11 +17,17 @@ DUMP_RESET_STATS = 0x42
 CHECKPOINT = 0x43
 WORK_BEGIN = 0x5A
 WORK_END = 0x5B
+# busmon's own, 8-byte stores from the testbed kernel's wire under --timing
+# (kernels/include/m5op.h): not gem5 operations
+WIRE_ADVANCE = 0x60
+WIRE_DELIVERED = 0x61
+WIRE_RECEIVED = 0x62
 
 NAMES = {EXIT: "exit", FAIL: "fail", RESET_STATS: "resetstats",
          DUMP_STATS: "dumpstats", DUMP_RESET_STATS: "dumpresetstats",
          CHECKPOINT: "checkpoint", WORK_BEGIN: "workbegin",
-         WORK_END: "workend"}
+         WORK_END: "workend", WIRE_ADVANCE: "wireadvance",
+         WIRE_DELIVERED: "wiredelivered", WIRE_RECEIVED: "wirereceived"}
 
 
 def address(func: int) -> int:

@@ -267,9 +267,132 @@ static void park_update(unsigned cpu)
 		floor_lb = model.cpu[cpu].now;	/* it rejoins the floor */
 }
 
+/*
+ * The wire in modelled time (kernels/kernel/wire.c under --timing).  The
+ * kernel's wire, on a client CPU, stamps packets with modelled time and
+ * releases one when the machine's time -- machine_now(): the slowest
+ * running server CPU -- has reached its arrival.  While every server CPU
+ * is halted no clock moves, so a packet due later would wait for ever, or
+ * be handed over at a time the model never reached.  Two 8-byte stores to
+ * the m5 window tell the monitor what the wire does:
+ *  - WIRE_ADVANCE t: the wire's next arrival.  If every CPU but the
+ *    wire's is halted (server and client CPUs: a client's work takes no
+ *    modelled time, so one still running could still send earlier), the
+ *    machine's time moves up to t (idle_now); else nothing changes.  The
+ *    result is published at once (PUBLISH_NOW), for the load after the
+ *    store.
+ *  - WIRE_DELIVERED t: a packet due at t reached its card; it is late by
+ *    machine_now() - t, if positive (how long the wire CPU's look took to
+ *    come round after the floor passed t).
+ *  - WIRE_RECEIVED t, from a server CPU's card interrupt: that CPU took a
+ *    packet due at t; late by its own clock - t, which adds how far the
+ *    CPU led the machine's time (the quantum, a jump at a lock).
+ * From the first of them on (wire_on), a halted CPU wakes at the machine's
+ * time if it is behind it: with every server CPU halted that is the latest
+ * clock or idle_now (a CPU that idled behind the others has still idled
+ * until the machine's time).  Runs without the wire never set wire_on and
+ * keep the catch-up as it was.  All of this happens at guest instructions, so
+ * runs stay repeatable.
+ */
+#define PUBLISH_NOW		65
+static void publish_word(uint64_t addr, uint64_t v);
+static inline int ignored(unsigned int vcpu);
+static unsigned cpu_of(unsigned int vcpu);
+#define M5_WIRE_ADVANCE		0x60
+#define M5_WIRE_DELIVERED	0x61
+#define M5_WIRE_RECEIVED	0x62
+static int wire_on;
+static uint64_t idle_now;
+static uint8_t client_busy[MAX_CPUS];	/* ignored vCPUs not halted */
+static struct {
+	uint64_t deliveries, late, late_cycles, late_max, advances;
+	uint64_t received, rx_late, rx_late_cycles, rx_late_max;
+} wirest;
+
+static int servers_halted(void)
+{
+	for (unsigned c = 0; c < model.ncpus; c++)
+		if (!halted[c])
+			return 0;
+	return 1;
+}
+
+/* The machine's modelled time: the slowest running server CPU (one
+ * waiting for a lock if all are), not before idle_now; with every server
+ * CPU halted, the latest clock (each has idled until the machine's time
+ * at least) or idle_now. */
+static uint64_t machine_now(void)
+{
+	uint64_t floor = clock_floor(UINT32_MAX), latest = idle_now;
+
+	if (floor == UINT64_MAX)
+		for (unsigned c = 0; c < model.ncpus; c++)
+			if (!halted[c] && model.cpu[c].now < floor)
+				floor = model.cpu[c].now;
+	if (floor != UINT64_MAX)
+		return floor < idle_now ? idle_now : floor;
+	for (unsigned c = 0; c < model.ncpus; c++)
+		if (model.cpu[c].now > latest)
+			latest = model.cpu[c].now;
+	return latest;
+}
+
+static void wire_op(unsigned func, unsigned vcpu, uint64_t t)
+{
+	if (!cfg.timing)
+		return;
+	wire_on = 1;
+	if (func == M5_WIRE_ADVANCE) {
+		int idle = servers_halted();
+		uint64_t now = machine_now();
+
+		for (unsigned v = cfg.ncpus; idle && v < (unsigned)cfg.smp_vcpus &&
+		     v < MAX_CPUS; v++)
+			if (v != vcpu && client_busy[v])
+				idle = 0;
+		if (idle && t > now) {
+			idle_now = t;
+			wirest.advances++;
+		}
+		if (cfg.publish != 0)
+			publish_word(cfg.publish + 8 * PUBLISH_NOW, machine_now());
+	} else if (func == M5_WIRE_RECEIVED && !ignored(vcpu)) {
+		uint64_t now = model.cpu[cpu_of(vcpu)].now;
+
+		wirest.received++;
+		if (now > t) {
+			wirest.rx_late++;
+			wirest.rx_late_cycles += now - t;
+			if (now - t > wirest.rx_late_max)
+				wirest.rx_late_max = now - t;
+		}
+	} else if (func == M5_WIRE_DELIVERED) {
+		uint64_t now = machine_now();
+
+		wirest.deliveries++;
+		if (now > t) {
+			wirest.late++;
+			wirest.late_cycles += now - t;
+			if (now - t > wirest.late_max)
+				wirest.late_max = now - t;
+		}
+	}
+}
+
+/* A TB on an ignored vCPU (a client CPU): it is not halted, and a free TB
+ * (the kernel's modeled_time) gets the machine's time. */
+static void client_tb(unsigned vcpu, uint64_t packed)
+{
+	if (vcpu < MAX_CPUS)
+		client_busy[vcpu] = 1;
+	if ((packed & TB_FREE) && cfg.publish != 0 && cfg.timing)
+		publish_word(cfg.publish + 8 * PUBLISH_NOW, machine_now());
+}
+
 static void idle_catch_up(unsigned cpu)
 {
-	uint64_t floor = clock_floor(cpu);
+	/* with the wire: the machine's time, this CPU still left out */
+	uint64_t floor = wire_on ? machine_now() : clock_floor(cpu);
 
 	halted[cpu] = 0;
 	park_update(cpu);
@@ -303,6 +426,7 @@ static unsigned long long sync_insts;	/* instructions in free= TBs */
  * one issuing CPU; across two, off by at most their skew.
  */
 static uint64_t roi_start, roi_elapsed;
+static int m5_client;			/* the m5 op being run is a client CPU's */
 
 static void publish_word(uint64_t addr, uint64_t v)
 {
@@ -438,8 +562,11 @@ static inline int ignored(unsigned int vcpu)
 
 static void vcpu_hlt(unsigned int vcpu, void *udata)
 {
-	if (ignored(vcpu))
+	if (ignored(vcpu)) {
+		if (vcpu < MAX_CPUS)
+			client_busy[vcpu] = 0;
 		return;
+	}
 	unsigned cpu = vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus;
 
 	(void)udata;
@@ -1002,8 +1129,10 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 {
 	unsigned cpu = cpu_of(vcpu);
 
-	if (ignored(vcpu))
+	if (ignored(vcpu)) {
+		client_tb(vcpu, (uintptr_t)udata);
 		return;
+	}
 	tb_start(cpu, (uintptr_t)udata);
 	if (cfg.quantum != 0)
 		sync_check(cpu);
@@ -1016,8 +1145,10 @@ static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 	struct tbinfo *ti = udata;
 	unsigned cpu = cpu_of(vcpu);
 
-	if (ignored(vcpu))
+	if (ignored(vcpu)) {
+		client_tb(vcpu, ti->packed);
 		return;
+	}
 	tb_start(cpu, ti->packed);
 	if (ti->again && ti->cpu == cpu) {
 		uint64_t f = ti->fetch[0];
@@ -1222,9 +1353,15 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	 * identity-maps it, and QEMU's physical address for BIOS ROM is not
 	 * meaningful.  Nothing in the window is a cache access. */
 	if (vaddr - cfg.m5base < M5_WINDOW) {
-		if (!store && shift == 3)	/* an ignored vCPU's: CPU 0's clock */
-			m5op(((vaddr - cfg.m5base) >> 8) & 0xff,
-			     ignored(vcpu) ? 0 : cpu_of(vcpu));
+		unsigned func = ((vaddr - cfg.m5base) >> 8) & 0xff;
+
+		if (!store && shift == 3) {	/* an ignored vCPU's: CPU 0's clock */
+			m5_client = ignored(vcpu);
+			m5op(func, ignored(vcpu) ? 0 : cpu_of(vcpu));
+			m5_client = 0;
+		} else if (store && shift == 3)	/* the wire's (wire_op) */
+			wire_op(func, vcpu,
+				qemu_plugin_mem_get_value(info).data.u64);
 		return;
 	}
 	if (ignored(vcpu))
@@ -1560,6 +1697,29 @@ static void stats_bus_time(FILE *f)
 	}
 }
 
+/* The wire in modelled time (wire_op): its deliveries in the region. */
+static void stats_wire(FILE *f)
+{
+	stat_count(f, wirest.deliveries, "Packets the wire handed to a card",
+		   "system.wire.deliveries");
+	stat_count(f, wirest.late, "of which after the machine's modelled "
+		   "time had passed their arrival", "system.wire.lateDeliveries");
+	stat_count(f, wirest.late_cycles, "Modelled cycles late, summed over "
+		   "late deliveries", "system.wire.lateCycles");
+	stat_count(f, wirest.late_max, "Latest delivery, modelled cycles",
+		   "system.wire.lateMaxCycles");
+	stat_count(f, wirest.advances, "Times the idle machine's modelled "
+		   "time moved up to the next arrival", "system.wire.idleAdvances");
+	stat_count(f, wirest.received, "Packets server CPUs took from their "
+		   "cards", "system.wire.received");
+	stat_count(f, wirest.rx_late, "of which after the taking CPU's clock "
+		   "had passed their arrival", "system.wire.lateAtReceiver");
+	stat_count(f, wirest.rx_late_cycles, "Modelled cycles late at the "
+		   "taking CPU, summed", "system.wire.lateAtReceiverCycles");
+	stat_count(f, wirest.rx_late_max, "Latest at the taking CPU, modelled "
+		   "cycles", "system.wire.lateAtReceiverMaxCycles");
+}
+
 /* The quantum and what holding CPUs to it cost (sync_check). */
 static void stats_sync(FILE *f)
 {
@@ -1603,6 +1763,8 @@ static void fill_stats(FILE *f)
 		stats_bus_time(f);
 		stats_sync(f);
 	}
+	if (wire_on)
+		stats_wire(f);
 	stats_offsets(f, 0);
 	stats_offsets(f, 1);
 	fprintf(f, "\n---------- End Simulation Statistics   ----------\n");
@@ -1683,6 +1845,26 @@ static void fill_counters_csv(FILE *f)
 			roi_elapsed);
 		fprintf(f, "%u,-1,all,max_skew_cycles,%" PRIu64 "\n", ndumps,
 			max_skew);
+		if (wire_on) {
+			fprintf(f, "%u,-1,all,wire_deliveries,%" PRIu64 "\n",
+				ndumps, wirest.deliveries);
+			fprintf(f, "%u,-1,all,wire_late_deliveries,%" PRIu64 "\n",
+				ndumps, wirest.late);
+			fprintf(f, "%u,-1,all,wire_late_cycles,%" PRIu64 "\n",
+				ndumps, wirest.late_cycles);
+			fprintf(f, "%u,-1,all,wire_late_max_cycles,%" PRIu64 "\n",
+				ndumps, wirest.late_max);
+			fprintf(f, "%u,-1,all,wire_idle_advances,%" PRIu64 "\n",
+				ndumps, wirest.advances);
+			fprintf(f, "%u,-1,all,wire_received,%" PRIu64 "\n",
+				ndumps, wirest.received);
+			fprintf(f, "%u,-1,all,wire_rx_late,%" PRIu64 "\n",
+				ndumps, wirest.rx_late);
+			fprintf(f, "%u,-1,all,wire_rx_late_cycles,%" PRIu64 "\n",
+				ndumps, wirest.rx_late_cycles);
+			fprintf(f, "%u,-1,all,wire_rx_late_max_cycles,%" PRIu64 "\n",
+				ndumps, wirest.rx_late_max);
+		}
 		fprintf(f, "%u,-1,all,bus_max_lag_cycles,%" PRIu64 "\n", ndumps,
 			model.bs.max_lag);
 	}
@@ -1886,11 +2068,18 @@ static void sync_settle(void)
 		}
 }
 
+/* The clock of the CPU that issued an m5 op: a client CPU has none; it
+ * used CPU 0's, and with the wire in modelled time the machine's. */
+static uint64_t op_clock(unsigned cpu)
+{
+	return m5_client && wire_on ? machine_now() : model.cpu[cpu].now;
+}
+
 static void dump(unsigned cpu)
 {
 	cm_bus_flush(&model);		/* every queueing charged, then counted */
 	sync_settle();
-	roi_elapsed = model.cpu[cpu].now - roi_start;
+	roi_elapsed = op_clock(cpu) - roi_start;
 	write_atomically("stats.txt", 1, NULL, fill_stats);
 	write_atomically("bus_offsets.csv", 1,
 			 "dump,cpu,mode,kind,offset,count\n", fill_bus_csv);
@@ -1904,8 +2093,9 @@ static void dump(unsigned cpu)
 static void reset_stats(unsigned cpu)
 {
 	cm_reset_stats(&model);
-	roi_start = model.cpu[cpu].now;
+	roi_start = op_clock(cpu);
 	max_skew = 0;			/* the region's own skew */
+	memset(&wirest, 0, sizeof(wirest));
 	for (unsigned c = 0; c < model.ncpus; c++) {
 		synch[c].holds = synch[c].turns = synch[c].cycles = 0;
 		/* a hold in progress counts from here */

@@ -12,6 +12,14 @@
 #define M5OP_DUMP_STATS      0x41
 #define M5OP_DUMP_RESET_STATS 0x42
 #define M5OP_CHECKPOINT      0x43
+// Not gem5's: 8-byte *stores* that only the QEMU bus monitor sees, from the
+// wire in modelled time (kernels/kernel/wire.c, engine/qemu-plugin/busmon.c):
+// "move the idle machine's modelled time up to the value", "a packet
+// due at the value (modelled cycles) reached its card" and "this CPU took
+// such a packet from its card".
+#define M5OP_WIRE_ADVANCE    0x60
+#define M5OP_WIRE_DELIVERED  0x61
+#define M5OP_WIRE_RECEIVED   0x62
 
 static inline uint64_t m5_op(int func) {
   // gem5 passes arguments in rdi/rsi (delay, period): zero means "now".

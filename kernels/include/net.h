@@ -83,6 +83,7 @@ void wire_xmit(int c, struct sk_buff *skb);
 void wire_run(void);
 void wire_idle(void);
 void wire_report(void);
+void wire_received(struct sk_buff *skb);
 extern uint64_t net_rx_irqs[], net_rx_packets[];
 // sock.c: the stream protocol
 struct sock *sk_alloc(void);

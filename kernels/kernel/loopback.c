@@ -162,6 +162,8 @@ drain(struct card *card, int cpu)
       list = skb->next;
       skb->next = NULL;
       skb->rx_cpu = cpu;
+      if (card != &cards[0])
+        wire_received(skb);     // how late its CPU took it (modelled time)
       card->packets[cpu]++;
       stream_rcv(skb);
     }

@@ -4,6 +4,7 @@
 // (update_process_times); CPU 0 also advances jiffies and drives the
 // region of interest.
 #include "kernel.h"
+#include "m5op.h"
 #include "proc.h"
 #include "sched.h"
 #include "waitstat.h"
@@ -45,7 +46,8 @@ tick(int cpu)
 // clock crosses the next 1/HZ boundary: a CPU that misses more executes
 // fewer instructions per tick.
 #define MODELED_FLOOR 64
-volatile uint64_t modeled_clock[MODELED_FLOOR + 1] __attribute__((aligned(64)));
+#define MODELED_NOW 65         // the machine's time, for the wire (modeled_time)
+volatile uint64_t modeled_clock[MODELED_NOW + 1] __attribute__((aligned(64)));
 static uint64_t tick_cycles;   // 0: ticks come from the LAPIC directly
 static uint64_t quantum;       // how far ahead of the floor a CPU may run
 static uint64_t next_tick[NR_CPUS];
@@ -78,6 +80,23 @@ timing_check(int cpu)
     n++;
   }
   return n;
+}
+
+// The modelled time the wire (wire.c) stamps and releases packets by, in
+// core cycles; free in modelled time as timing_check (busmon free=), whose
+// TBs publish the clocks first.  A server CPU's is its own clock.  A client
+// CPU has none: it gets the machine's time (busmon's "now": the slowest
+// running server CPU's clock; while every server CPU is idle, the time the
+// last one stopped at or the wire moved the machine to).  advance != 0 (the
+// wire's CPU, with a packet due then): if every other CPU is idle the
+// monitor moves the machine's time up to it -- nothing runs until then --
+// and the load below sees the new time.
+__attribute__((noinline)) uint64_t
+modeled_time(int cpu, uint64_t advance)
+{
+  if (advance)
+    *(volatile uint64_t *)(M5OP_BASE + ((uint64_t)M5OP_WIRE_ADVANCE << 8)) = advance;
+  return modeled_clock[cpu_is_client(cpu) ? MODELED_NOW : cpu];
 }
 
 void

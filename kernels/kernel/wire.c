@@ -14,10 +14,20 @@
 // then hands every arrived packet to its card (card_deliver), which raises
 // the card's interrupt on the CPU the routing chooses.  Time is the guest's
 // clock (the TSC, in ns: QEMU's -icount virtual time), the same clock as
-// the LAPIC timer, so the run repeats exactly.  Under --timing this is
-// still the emulator's time, not the modelled one (kernels/README.md,
-// "Network cards").
+// the LAPIC timer, so the run repeats exactly.
+//
+// Under --timing (timing_hz=) time is modelled time instead (timer.c,
+// modeled_time): a packet is stamped with its sender's modelled clock
+// (a client CPU's: the machine's) and released once the machine's
+// modelled time -- the slowest running server CPU -- has reached its
+// arrival.  The wire's CPU looks at every round-robin turn while packets
+// are on the wire.  When every other CPU is idle nothing would move that
+// time, so the wire asks the bus monitor to move the idle machine up to the
+// next arrival; it asks only after a look that delivered nothing, so the
+// CPUs its last deliveries woke have run first.  The monitor counts how
+// late deliveries were (busmon stats `system.wire.*`).
 #include "kernel.h"
+#include "m5op.h"
 #include "net.h"
 #include "sched.h"
 #include "smp.h"
@@ -30,6 +40,28 @@
 
 int wire_cpu = -1;
 static uint64_t bps, lat_ns, tick_ns;
+static uint64_t hz;                     // modelled time: core clock; 0: the TSC
+
+uint64_t modeled_time(int cpu, uint64_t advance);   // timer.c
+
+static uint64_t
+cycles_to_ns(uint64_t c)
+{
+  return c / hz * 1000000000ul + c % hz * 1000000000ul / hz;
+}
+
+static uint64_t
+ns_to_cycles_up(uint64_t ns)
+{
+  return ns / 1000000000ul * hz + (ns % 1000000000ul * hz + 999999999ul) / 1000000000ul;
+}
+
+// Now, in ns: the guest clock, or under --timing this CPU's modelled time.
+static uint64_t
+wire_now(void)
+{
+  return hz ? cycles_to_ns(modeled_time(smp_processor_id(), 0)) : rdtsc();
+}
 
 static struct flight {
   spinlock_t lock;
@@ -57,10 +89,12 @@ wire_init(void)
     tick_ns = 1;
   if (!bps || ncpus - nr_server_cpus < 2)
     return;                             // no wire: packets arrive at once
+  hz = cmdline_u64("timing_hz", 0);
   for (int i = 0; i < NR_WIRE_CARDS; i++)
     flights[i].lock = (spinlock_t)SPIN_LOCK_UNLOCKED;
   wire_cpu = ncpus - 1;
-  printk("wire: cpu %d, %lu bit/s per network, latency %lu ns\n", wire_cpu, bps, lat_ns);
+  printk("wire: cpu %d, %lu bit/s per network, latency %lu ns%s\n", wire_cpu, bps, lat_ns,
+         hz ? ", modelled time" : "");
 }
 
 static uint64_t
@@ -75,8 +109,9 @@ wire_xmit(int c, struct sk_buff *skb)
 {
   struct flight *fl = &flights[c];
   uint64_t bytes = frame_bytes(skb), ns = bytes * 8 * 1000000000ul / bps;
+  uint64_t now = wire_now();
   uint64_t f = spin_lock_irqsave(&fl->lock);
-  uint64_t now = rdtsc(), start = now > fl->free_at ? now : fl->free_at;
+  uint64_t start = now > fl->free_at ? now : fl->free_at;
   fl->free_at = start + ns;
   skb->sent = now;
   skb->arrive = fl->free_at + lat_ns;
@@ -95,42 +130,59 @@ wire_xmit(int c, struct sk_buff *skb)
     lapic_send_ipi(cpus[wire_cpu].apic_id, T_WIRE);
 }
 
-// On the wire CPU, interrupts off: deliver what has arrived, and set the
-// timer for the next arrival.
+// Interrupts off: hand every packet that has arrived by `now` to its card.
+// Returns how many; *next is the earliest arrival still on the wire (~0:
+// none).
+static int
+deliver_due(uint64_t now, uint64_t *next)
+{
+  int n = 0;
+  *next = ~0ul;
+  for (int c = 0; c < NR_WIRE_CARDS; c++) {
+    struct flight *fl = &flights[c];
+    spin_lock(&fl->lock);
+    struct sk_buff *due = NULL, **tail = &due;
+    while (fl->head && fl->head->arrive <= now) {
+      struct sk_buff *skb = fl->head;
+      fl->head = skb->next;
+      *tail = skb;
+      tail = &skb->next;
+    }
+    *tail = NULL;
+    if (!fl->head)
+      fl->tail = NULL;
+    else if (fl->head->arrive < *next)
+      *next = fl->head->arrive;
+    spin_unlock(&fl->lock);
+    while (due) {
+      struct sk_buff *skb = due;
+      due = skb->next;
+      uint64_t d = skb->arrive - skb->sent;
+      ws.min_ns = d < ws.min_ns ? d : ws.min_ns;
+      ws.max_ns = d > ws.max_ns ? d : ws.max_ns;
+      ws.late_ns = now - skb->arrive > ws.late_ns ? now - skb->arrive : ws.late_ns;
+      ws.late_sum += now - skb->arrive;
+      if (hz)                           // the monitor's count of late deliveries
+        *(volatile uint64_t *)(M5OP_BASE + ((uint64_t)M5OP_WIRE_DELIVERED << 8)) =
+            ns_to_cycles_up(skb->arrive);
+      card_deliver(c, skb);
+      n++;
+    }
+  }
+  return n;
+}
+
+// On the wire CPU, interrupts off (the guest clock): deliver what has
+// arrived, and set the timer for the next arrival.  Under modelled time
+// the wire's idle loop does the work (wire_look).
 void
 wire_run(void)
 {
+  if (hz)
+    return;
   uint64_t next;
   do {
-    uint64_t now = rdtsc();
-    next = ~0ul;
-    for (int c = 0; c < NR_WIRE_CARDS; c++) {
-      struct flight *fl = &flights[c];
-      spin_lock(&fl->lock);
-      struct sk_buff *due = NULL, **tail = &due;
-      while (fl->head && fl->head->arrive <= now) {
-        struct sk_buff *skb = fl->head;
-        fl->head = skb->next;
-        *tail = skb;
-        tail = &skb->next;
-      }
-      *tail = NULL;
-      if (!fl->head)
-        fl->tail = NULL;
-      else if (fl->head->arrive < next)
-        next = fl->head->arrive;
-      spin_unlock(&fl->lock);
-      while (due) {
-        struct sk_buff *skb = due;
-        due = skb->next;
-        uint64_t d = skb->arrive - skb->sent;
-        ws.min_ns = d < ws.min_ns ? d : ws.min_ns;
-        ws.max_ns = d > ws.max_ns ? d : ws.max_ns;
-        ws.late_ns = now - skb->arrive > ws.late_ns ? now - skb->arrive : ws.late_ns;
-        ws.late_sum += now - skb->arrive;
-        card_deliver(c, skb);
-      }
-    }
+    deliver_due(rdtsc(), &next);
     // Wake at the next arrival rounded up to the wire's clock
     // (wire_tick_ns): many packets per wake-up, not one emulator timer
     // deadline each.
@@ -141,6 +193,33 @@ wire_run(void)
   } while (next != ~0ul && next <= rdtsc());
 }
 
+// Modelled time, interrupts off: deliver what has arrived by the machine's
+// time; after a look that delivered nothing, ask for the idle machine to
+// move to the next arrival (modeled_time: refused while any other CPU
+// runs).  Returns whether packets are still on the wire.
+static bool
+wire_look(void)
+{
+  static bool quiet;                    // the last look delivered nothing
+  uint64_t next;
+  int n = deliver_due(wire_now(), &next);
+  if (!n && next != ~0ul && quiet)
+    n = deliver_due(cycles_to_ns(modeled_time(wire_cpu, ns_to_cycles_up(next))), &next);
+  quiet = n == 0;
+  return next != ~0ul;
+}
+
+// A CPU's card interrupt took a packet off the wire: under modelled time
+// the monitor compares the packet's arrival with that CPU's clock, which
+// may lead the machine's time (the sync quantum, a jump at a lock).
+void
+wire_received(struct sk_buff *skb)
+{
+  if (hz)
+    *(volatile uint64_t *)(M5OP_BASE + ((uint64_t)M5OP_WIRE_RECEIVED << 8)) =
+        ns_to_cycles_up(skb->arrive);
+}
+
 // The wire CPU's idle loop: it runs no tasks.
 void
 wire_idle(void)
@@ -148,8 +227,15 @@ wire_idle(void)
   lapic_oneshot(0);                     // no periodic tick here
   for (;;) {
     cli();
-    wire_run();
-    safe_halt();                        // until a kick or the timer
+    if (!hz) {
+      wire_run();
+      safe_halt();                      // until a kick or the timer
+    } else if (wire_look()) {
+      sti();
+      cpu_relax();                      // ends the turn: look again next one
+    } else {
+      safe_halt();                      // nothing on the wire: until a kick
+    }
   }
 }
 

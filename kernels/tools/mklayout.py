@@ -44,7 +44,8 @@ KEY_SYMBOLS = ["entry64", "mb_entry", "kmain", "schedule", "runqueue_walk",
                "runqueue_lock", "tasklist_lock", "runqueue_head",
                "aligned_data", "init_task_union", "jiffies", "trap",
                "__user_text_start", "__user_text_end", "__kernel_end",
-               "spin_lock", "spin_unlock", "modeled_clock", "timing_check", "compute"]
+               "spin_lock", "spin_unlock", "modeled_clock", "timing_check",
+               "modeled_time", "compute"]
 # mq has no global runqueue_lock/runqueue_head: runqueue_data[NR_CPUS]
 # holds each CPU's queue and lock.
 MQ_KEY_SYMBOLS = [s for s in KEY_SYMBOLS

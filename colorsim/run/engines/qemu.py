@@ -172,8 +172,12 @@ class QemuEngine:
             if "modeled_clock" in sym:
                 # The kernel is identity-mapped: a symbol's address is physical.
                 args.append(f"publish={sym['modeled_clock']['addr']:#x}")
-                lo = sym["timing_check"]["addr"]
-                args.append(f"free={lo:#x}-{lo + sym['timing_check']['size']:#x}")
+                # the kernel's clock reads, free: timing_check, and the
+                # wire's modeled_time (kernels built before it lack it)
+                for name in ("timing_check", "modeled_time"):
+                    if name in sym:
+                        lo = sym[name]["addr"]
+                        args.append(f"free={lo:#x}-{lo + sym[name]['size']:#x}")
             # A unit of work: one burst of the built-in workload (a call of
             # its compute loop, kernels/workload/tasks.c; Linux 2.4's init,
             # workloads/linux24/l24tasks.c, has its own compute()).
