@@ -250,3 +250,6 @@ def test_shapes_directions_count_noise_as_no_direction():
     assert _agree([g(5, 1, 9), g(-5, -9, -1)], [1, 2]) == "partly"
     assert _agree([g(-5, -9, -1), g(5, -3, 9)], [1, 2]) == "no (rest noise)"
     assert _agree([g(5, 1, 9)], [None]) == "-"
+    from colorsim.report.shapes import _grows
+    assert _grows([1.0, 2.0, 3.0], [None, 23.1, 42.3])
+    assert not _grows([1.0, 20.0, 10.0], [None, 23.1, 42.3])
