@@ -100,9 +100,9 @@ def test_web_image_stamp_covers_its_sources():
             "m5roi.h"} <= names
 
 
-def _run(tmp_path, name):
+def _run(tmp_path, name, args=SMALL):
     from colorsim.run.runner import run
-    return run(_spec(timeout_s=900), name=name, out=tmp_path,
+    return run(_spec(args, timeout_s=900), name=name, out=tmp_path,
                progress=lambda *_: None)
 
 
@@ -135,3 +135,31 @@ def test_web_on_linux24_repeats_byte_for_byte(tmp_path):
     runs = [_run(tmp_path, f"r{i}") for i in (1, 2)]
     for f in ("console.log", "stats.txt", "bus_offsets.csv", "counters.csv"):
         assert (runs[0] / f).read_bytes() == (runs[1] / f).read_bytes(), f
+
+
+def test_timing_counts_no_units_in_the_web_image():
+    """--timing on a web run: the lock is metered as for the task image,
+    but the layout's compute() is the task image's init's, an address that
+    means other code in /bin/web: no unit= then."""
+    from pathlib import Path
+    from colorsim.run.engines.qemu import QemuEngine
+    from tests.test_linux24 import _fake_layout
+    tasks = RunSpec(get_machine("ppro4"), _spec().variant, timing=True)
+    web = _spec(timing=True)
+    qemu = QemuEngine()
+    a_tasks = qemu.plugin_args(tasks, Path("/r"), _fake_layout()).split(",")
+    a_web = qemu.plugin_args(web, Path("/r"), _fake_layout()).split(",")
+    assert "unit=0x4013a0" in a_tasks
+    assert not any(a.startswith("unit=") for a in a_web)
+    assert "lockbytes=1" in a_web
+
+
+@pytest.mark.requires_linux24
+def test_web_sysvsem_accept_on_linux24(tmp_path):
+    """Apache 1.3's SysV-semaphore accept on 2.4's semop: the run verifies
+    its requests, and the servers it leaves waiting on the semaphore are
+    not woken to fail (the semaphore outlives the program in the guest)."""
+    run = _run(tmp_path, "sem", SMALL + ",--accept,sysvsem")
+    text = (run / "console.log").read_text()
+    assert "accept sysvsem" in text and "web: ok (16 requests" in text
+    assert "web: FAIL" not in text
