@@ -79,7 +79,7 @@ GOOD = ("web: 32 httpd, 8 clients x 2 requests\n"
 @pytest.mark.parametrize("text, why", [
     (GOOD.replace("web: ok", "web: FAIL requests lost (x)\nweb: ko"), "web: FAIL"),
     (GOOD.replace("web: ok", "web: ko"), "no 'web: ok'"),
-    (GOOD.replace("in 0.03 s", "in 0.00 s"), "no time"),
+    (GOOD.replace("in 0.03 s", "in 0.000000 s"), "no time"),
     (GOOD.replace("roi 8 requests", "roi 0 requests"), "holds no requests"),
     (GOOD.replace("web: roi", "web: rio"), "missing"),
 ])

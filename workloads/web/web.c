@@ -341,7 +341,7 @@ int main(int argc, char **argv)
     errno = EPROTO;
     die(failed);
   }
-  printf("web: roi %ld requests (completed %ld..%ld) in %.2f s\n", done_end - done_begin,
+  printf("web: roi %ld requests (completed %ld..%ld) in %.6f s\n", done_end - done_begin,
          done_begin, done_end, t1 - t0);
   printf("web: ok (%ld requests, %ld bytes, every byte verified; %ld servers %s)\n",
          reqs, bytes, httpd, testbed ? "left to the machine's stop" : "quit");
