@@ -163,3 +163,27 @@ def test_web_sysvsem_accept_on_linux24(tmp_path):
     text = (run / "console.log").read_text()
     assert "accept sysvsem" in text and "web: ok (16 requests" in text
     assert "web: FAIL" not in text
+
+
+def test_sweep_web_points_on_linux24_run_and_build_the_web_image(monkeypatch):
+    """An experiment's web point on a linux24 kernel is runnable (its
+    clients on the server's CPUs, as web's default of client CPUs is the
+    testbed's), and the sweep builds the web image once, before workers."""
+    from colorsim.describe.experiments import Point
+    from colorsim.orchestrate import sweep
+    from colorsim.run import build, linux24
+    p = Point("x", "quick", "ppro4", "512KiB", 4, "linux24:c32", "web", "web",
+              32, 1, 2, 2, 2000, "qemu", 600, args=SMALL)
+    assert p.refusal() is None and p.spec().workload.client_cpus == 0
+    testbed = Point("x", "quick", "ppro4", "512KiB", 2, "c32", "web", "web",
+                    32, 1, 2, 2, 2000, "qemu", 600, args=SMALL)
+    assert testbed.spec().workload.client_cpus == 3
+    made = []
+    monkeypatch.setattr(build, "ensure_built", lambda *a, **k: None)
+    monkeypatch.setattr(linux24, "prepare", lambda v, progress: made.append(v.name))
+    monkeypatch.setattr(linux24web, "web_initrd", lambda progress: made.append("web"))
+    sweep._build_all([p.spec()], print)
+    assert made == ["linux24-c32", "web"]
+    made.clear()
+    sweep._build_all([RunSpec(p.spec().machine, p.spec().variant)], print)
+    assert made == ["linux24-c32"]
