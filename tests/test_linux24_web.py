@@ -125,6 +125,7 @@ def test_web_runs_on_linux24_tcp_ip(tmp_path):
     import json
     cfg = json.loads((run / "config.json").read_text())
     assert cfg["kernel_cmdline"].endswith(f"webargs={SMALL}")
+    assert cfg["clients"].startswith("on the measured CPUs")
     row = timing_columns(cfg, counters, run / "console.log", math.nan)
     assert row["roi_requests"] == int(m[-1][0])
 

@@ -28,6 +28,10 @@ INIT_SOURCE = ROOT / "workloads" / "linux24" / "l24web.c"
 WEB_DIR = ROOT / "workloads" / "web"
 INCLUDE = ROOT / "workloads" / "include"
 IMAGE = web_image()
+# Where a web run's clients are, in its config.json (the testbed's web runs
+# have theirs on client CPUs outside the measured machine by default).
+CLIENTS = ("on the measured CPUs, beside the servers, over loopback: "
+           "Linux 2.4 has no client partition")
 MUSL_FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", "-static",
               "-Wl,--build-id=none"]
 

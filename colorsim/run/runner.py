@@ -271,6 +271,8 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
                   source=git_revision(), host=platform.node(),
                   started=datetime.datetime.now().isoformat(timespec="seconds"),
                   **_batch_job(), **ident)
+    if is_linux24(spec.variant) and spec.workload.program:
+        config["clients"] = linux24web.CLIENTS     # not the testbed's layout
     if spec.engine == "qemu":
         config["emulation"] = engine.mode(spec)
         config["command"] = engine.command(spec, partial, layout)
