@@ -34,6 +34,7 @@ from colorsim.argtypes import positive_seconds as _positive_seconds
 from colorsim.argtypes import nonnegative_int
 from colorsim.units import format_size
 from colorsim.describe.variants import colors_rule, parse_variant
+from colorsim.describe.linux24 import is_linux24
 from colorsim.describe.experiments import ACCEPT_MODES
 from colorsim.describe.programs import sized_timeout
 
@@ -145,12 +146,14 @@ def spec_from_args(a, kernel=None) -> RunSpec:
         variant = parse_variant(kernel or a.kernel, machine)
         program = parse_workload(a.workload)
         check_options_apply(a, program)
+        cc = getattr(a, "client_cpus", None)
+        if cc is None:                 # the program's default, but linux24
+            cc = 0 if is_linux24(variant) else -1   # has no client partition
         w = Workload(tasks=a.tasks or Workload.tasks,
                      burst=a.burst or Workload.burst, warmup_ticks=a.warmup,
                      roi_ticks=a.roi, seed=a.seed,
                      program=program, args=program_args(a),
-                     client_cpus=(-1 if getattr(a, "client_cpus", None) is None
-                                  else a.client_cpus))
+                     client_cpus=cc)
         timeout, note = a.timeout, None
         if timeout is None:
             timeout, note = sized_timeout(program, w.args)

@@ -138,6 +138,7 @@ class Point:
             raise ConfigError(f"workload {self.workload_run!r} cannot run")
         from colorsim.describe.machine import get_machine
         from colorsim.describe.runspec import RunSpec, Workload
+        from colorsim.describe.linux24 import is_linux24
         from colorsim.describe.variants import parse_variant
         import warnings
         machine = get_machine(self.machine)
@@ -150,14 +151,16 @@ class Point:
         # (the kernel's tick-driven region with small values breaks them:
         # README, "Sweeps ...")
         user = self.workload_run in PROGRAMS
+        cc = self.client_cpus if user else -1
+        if cc == -1 and is_linux24(variant):   # no client partition on 2.4:
+            cc = 0                             # the clients share its CPUs
         w = Workload(tasks=self.tasks, burst=self.burst,
                      warmup_ticks=Workload.warmup_ticks if user else self.warmup,
                      roi_ticks=Workload.roi_ticks if user else self.roi,
                      seed=self.seed,
                      program=PROGRAMS.get(self.workload_run, ""),
                      args=self.args if self.workload_run in PROGRAMS else "",
-                     client_cpus=(self.client_cpus if self.workload_run in PROGRAMS
-                                  else -1))
+                     client_cpus=cc)
         return RunSpec(machine, variant, w, engine=self.engine,
                        timeout_s=float(self.timeout), timing=self.timing)
 

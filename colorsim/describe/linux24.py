@@ -200,6 +200,24 @@ def is_linux24(variant) -> bool:
     return isinstance(variant, Linux24Build)
 
 
+# The web workload's image (colorsim/run/linux24web.py): /init, /bin/web
+# and the file set (about 5 MiB); the configs' RAM disk holds 64 MiB.
+WEB_PROGRAM = "/bin/web"
+WEB_IMAGE_KIB = 8192
+
+
+def web_image() -> Path:
+    return BUILD / "linux24" / "initrd-web.ext2"
+
+
+def web_cmdline(args: str) -> str:
+    """2.4's command line for a web run: init (workloads/linux24/l24web.c)
+    gets the program's arguments, comma-separated as the testbed's
+    initargs=, as webargs; the RAM disk is sized for the image."""
+    return (f"console=ttyS0 root=/dev/ram0 init=/init nmi_watchdog=0 "
+            f"ramdisk_size={WEB_IMAGE_KIB} webargs={args}")
+
+
 def cmdline(tasks: int, burst: int, warmup: int, roi: int, buffer: int = 256) -> str:
     """2.4's command line; the name=value words it does not know reach init
     as environment variables (l24tasks reads them)."""

@@ -72,7 +72,7 @@ WEB_OPTIONS = {
     "--keepalive": ("int", 1, LONG_MAX),
     "--seed": ("int", 0, LONG_MAX),
     "--port": ("int", 1, PORT_MAX),
-    "--accept": ("word", ("none", "pipe"), None),
+    "--accept": ("word", ("none", "pipe", "sysvsem"), None),
     "--root": ("word", None, None),
 }
 CHAT_OPTIONS = {

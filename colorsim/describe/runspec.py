@@ -140,11 +140,11 @@ class RunSpec:
             warnings.warn(f"L1D {format_size(l1.size)} is larger than L2 "
                           f"{format_size(l2.size)}: the L2 can hold only part "
                           f"of what the L1 does", stacklevel=3)
-        if _linux24(self.variant) and (self.engine != "qemu"
-                                       or self.workload.program):
+        if _linux24(self.variant) and (self.engine != "qemu" or
+                                       self.workload.program not in ("", "/bin/web")):
             raise ConfigError("linux24 kernels run on QEMU with their own init "
-                              "(the tasks workload) for now: no --engine gem5 "
-                              "or --workload")
+                              "(the tasks workload, or --workload web) for "
+                              "now: no --engine gem5 or other --workload")
         if self.vcpus > VCPUS_MAX:
             raise ConfigError(f"{self.cpus} CPUs + {self.workload.client_cpus} "
                               f"client CPUs is more than the {VCPUS_MAX} the "
@@ -152,7 +152,9 @@ class RunSpec:
         if self.workload.client_cpus and (self.engine != "qemu"
                                           or _linux24(self.variant)):
             raise ConfigError("client CPUs (--client-cpus) are the testbed "
-                              "kernel's on QEMU; use --client-cpus 0")
+                              "kernel's on QEMU (on linux24 kernels the "
+                              "clients share the server's CPUs); use "
+                              "--client-cpus 0")
         if not 0 < self.timeout_s < float("inf"):
             raise ConfigError(f"timeout must be a positive number of seconds, "
                               f"got {self.timeout_s}")
@@ -189,6 +191,9 @@ class RunSpec:
     def rootfs_image(self) -> Path:
         """The root-file-system image (QEMU -initrd) for user programs; a
         linux24 kernel's ext2 initrd."""
+        if _linux24(self.variant) and self.workload.program:
+            from colorsim.describe.linux24 import web_image
+            return web_image()
         if _linux24(self.variant):
             return BUILD / "linux24" / "initrd.ext2"
         return BUILD / "disk-images" / "rootfs.img"
@@ -199,6 +204,9 @@ class RunSpec:
 
     def kernel_cmdline(self, lapic_hz: int) -> str:
         w = self.workload
+        if _linux24(self.variant) and w.program:
+            from colorsim.describe.linux24 import web_cmdline
+            return web_cmdline(w.args)
         if _linux24(self.variant):
             from colorsim.describe.linux24 import cmdline
             return cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer)

@@ -84,6 +84,9 @@ def _build_all(specs, progress) -> None:
                  progress=progress)
     for v in {s.variant for s in specs if is_linux24(s.variant)}:
         linux24.prepare(v, progress)
+    if any(is_linux24(s.variant) and s.workload.program for s in specs):
+        from colorsim.run.linux24web import web_initrd
+        web_initrd(progress)          # one image for every web point
 
 
 def plan(exps, quick: bool, root: Path, progress=print, build: bool = True):

@@ -290,6 +290,14 @@ def initrd(progress=print) -> Path:
     # char devices: console, mem (the m5-op page), null
     for name, major, minor in (("console", 5, 1), ("mem", 1, 1), ("null", 1, 3)):
         os.mknod(stage / "dev" / name, 0o20600, os.makedev(major, minor))
+    pack_ext2(stage, out, 2048)
+    st.write_text(key + "\n")
+    return out
+
+
+def pack_ext2(stage: Path, out: Path, kib: int, inodes: int = 64) -> None:
+    """``stage`` as an ext2 RAM-disk image of ``kib`` KiB at ``out``, the
+    same bytes for the same files (fixed times, UUID and hash seed)."""
     for p in [stage, *stage.rglob("*")]:
         os.utime(p, (FIXED_TIME, FIXED_TIME), follow_symlinks=False)
     tmp = out.with_suffix(".tmp")
@@ -300,13 +308,12 @@ def initrd(progress=print) -> Path:
                         "-U", "00000000-0000-0000-0000-000000000001",
                         "-E", "hash_seed=00000000-0000-0000-0000-000000000002,"
                               "root_owner=0:0",
-                        "-m", "0", "-N", "64", "-d", str(stage), str(tmp), "2048"],
+                        "-m", "0", "-N", str(inodes), "-d", str(stage), str(tmp),
+                        str(kib)],
                        env=env, capture_output=True, text=True)
     if r.returncode:
         raise RunError(f"mke2fs failed: {r.stderr.strip()[:200]}")
     tmp.replace(out)
-    st.write_text(key + "\n")
-    return out
 
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from colorsim import ROOT
 from colorsim.describe.linux24 import is_linux24
-from colorsim.run import linux24
+from colorsim.run import linux24, linux24web
 from colorsim.run.build import PLUGIN, ensure_built
 from colorsim.run.engines import get_engine
 from colorsim.errors import ConfigError, Interrupted, ResultsError, RunError
@@ -192,6 +192,8 @@ def prepare(spec: RunSpec, progress=print) -> dict:
     if is_linux24(spec.variant):
         ensure_built([], plugin=True, progress=progress)
         linux24.prepare(spec.variant, progress)
+        if spec.workload.program:
+            linux24web.web_initrd(progress)
         return json.loads(spec.layout_file.read_text())
     ensure_built([spec.variant.build_id], plugin=spec.engine == "qemu",
                  progress=progress, image=bool(spec.workload.program))
@@ -269,6 +271,8 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
                   source=git_revision(), host=platform.node(),
                   started=datetime.datetime.now().isoformat(timespec="seconds"),
                   **_batch_job(), **ident)
+    if is_linux24(spec.variant) and spec.workload.program:
+        config["clients"] = linux24web.CLIENTS     # not the testbed's layout
     if spec.engine == "qemu":
         config["emulation"] = engine.mode(spec)
         config["command"] = engine.command(spec, partial, layout)
@@ -289,6 +293,8 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
         _check_builds_unchanged(spec, ident)
         if spec.workload.program:
             _check_program_finished(partial / "console.log", spec.workload.program)
+        if spec.workload.program and is_linux24(spec.variant):
+            linux24web.check_web_output(partial / "console.log")
         manifest = check_results(partial, engine.result_files,
                                   engine.dumps_expected)
     except (RuntimeError, TimeoutError, OSError, ResultsError) as e:

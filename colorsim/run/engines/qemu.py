@@ -181,7 +181,9 @@ class QemuEngine:
             # A unit of work: one burst of the built-in workload (a call of
             # its compute loop, kernels/workload/tasks.c; Linux 2.4's init,
             # workloads/linux24/l24tasks.c, has its own compute()).
-            args.append(f"unit={sym['compute']['addr']:#x}")
+            # The web image's programs have no compute(): no units there.
+            if not (is_linux24(spec.variant) and spec.workload.program):
+                args.append(f"unit={sym['compute']['addr']:#x}")
         return ",".join([str(PLUGIN)] + args)
 
     @staticmethod

@@ -1,0 +1,190 @@
+"""The web workload on real Linux 2.4 (colorsim/run/linux24web.py,
+workloads/linux24/l24web.c): the run's description, the runner's checks of
+the program's output, and (requires_linux24, skipped by name without
+LINUX24_SRC) a small run that boots, serves and verifies requests."""
+
+import math
+
+import pytest
+
+from colorsim import cli
+from colorsim.describe import linux24 as described
+from colorsim.describe.machine import get_machine
+from colorsim.describe.programs import check_args
+from colorsim.describe.runspec import RunSpec, Workload
+from colorsim.describe.variants import parse_variant
+from colorsim.errors import ConfigError
+from colorsim.run import linux24web
+
+SMALL = "--httpd,32,--clients,8,--requests,2"
+
+
+def _spec(args=SMALL, kernel="linux24:vanilla", **kw):
+    m = get_machine("ppro4")
+    w = Workload(program="/bin/web", args=args, client_cpus=0)
+    return RunSpec(m, parse_variant(kernel, m), w, **kw)
+
+
+def test_web_on_linux24_is_a_run_with_its_own_image_and_command_line():
+    s = _spec()
+    line = s.kernel_cmdline(0)
+    assert f"webargs={SMALL}" in line.split()
+    assert f"ramdisk_size={described.WEB_IMAGE_KIB}" in line.split()
+    assert "init=/init" in line.split() and "tasks=" not in line
+    assert s.rootfs_image == described.web_image()
+    assert s.rootfs_image != RunSpec(s.machine, s.variant).rootfs_image
+    assert "init_bin_web" in s.default_name()
+
+
+def test_linux24_refuses_other_programs_and_client_cpus():
+    m = get_machine("ppro4")
+    v = parse_variant("linux24:vanilla", m)
+    with pytest.raises(ConfigError, match="--workload web"):
+        RunSpec(m, v, Workload(program="/bin/roitest"))
+    with pytest.raises(ConfigError, match="share the server's CPUs"):
+        RunSpec(m, v, Workload(program="/bin/web", client_cpus=3))
+
+
+def test_cli_puts_linux24_clients_on_the_servers_cpus():
+    """web's default is three client CPUs; linux24 has no client partition,
+    so its default is none, and an explicit number is refused."""
+    a = cli.build_parser().parse_args(
+        ["run", "--kernel", "linux24:c32", "--workload", "web", "--httpd", "32",
+         "--clients", "8"])
+    spec = cli.spec_from_args(a)
+    assert spec.workload.client_cpus == 0
+    assert spec.kernel_cmdline(0).endswith("webargs=--httpd,32,--clients,8")
+    a = cli.build_parser().parse_args(
+        ["run", "--kernel", "vanilla", "--workload", "web"])
+    assert cli.spec_from_args(a).workload.client_cpus == 3
+    a = cli.build_parser().parse_args(
+        ["run", "--kernel", "linux24:vanilla", "--workload", "web",
+         "--client-cpus", "2"])
+    with pytest.raises(ConfigError, match="client CPUs"):
+        cli.spec_from_args(a)
+
+
+def test_sysvsem_accept_is_accepted_as_web_takes_it():
+    check_args("/bin/web", "--accept,sysvsem")
+    with pytest.raises(ConfigError, match="none, pipe, sysvsem"):
+        check_args("/bin/web", "--accept,flock")
+
+
+GOOD = ("web: 32 httpd, 8 clients x 2 requests\n"
+        "web: roi 8 requests (completed 4..12) in 0.03 s\n"
+        "web: ok (16 requests, 1000 bytes, every byte verified; 32 servers "
+        "left to the machine's stop)\ninit: exited with status 0\n")
+
+
+@pytest.mark.parametrize("text, why", [
+    (GOOD.replace("web: ok", "web: FAIL requests lost (x)\nweb: ko"), "web: FAIL"),
+    (GOOD.replace("web: ok", "web: ko"), "no 'web: ok'"),
+    (GOOD.replace("in 0.03 s", "in 0.000000 s"), "no time"),
+    (GOOD.replace("roi 8 requests", "roi 0 requests"), "holds no requests"),
+    (GOOD.replace("web: roi", "web: rio"), "missing"),
+])
+def test_web_output_is_checked(tmp_path, text, why):
+    c = tmp_path / "console.log"
+    c.write_text(GOOD)
+    linux24web.check_web_output(c)
+    c.write_text(text)
+    with pytest.raises(RuntimeError, match=why):
+        linux24web.check_web_output(c)
+
+
+def test_web_image_stamp_covers_its_sources():
+    """Its stamp covers init, the program, the file set's script and the
+    m5 header (a stale image would run an old program)."""
+    names = {p.name for p in linux24web.sources()}
+    assert {"l24web.c", "web.c", "httpd.c", "client.c", "mkfileset.py",
+            "m5roi.h"} <= names
+
+
+def _run(tmp_path, name, args=SMALL):
+    from colorsim.run.runner import run
+    return run(_spec(args, timeout_s=900), name=name, out=tmp_path,
+               progress=lambda *_: None)
+
+
+@pytest.mark.requires_linux24
+def test_web_runs_on_linux24_tcp_ip(tmp_path):
+    """32 servers and 8 clients on 2.4's TCP/IP over loopback: every
+    response verified, the region counted, bus counts for the region."""
+    import pandas as pd
+    run = _run(tmp_path, "web")
+    text = (run / "console.log").read_text()
+    assert "Total of 4 processors activated" in text
+    assert "web: ok (16 requests" in text and "init: exited with status 0" in text
+    m = linux24web.WEB_ROI.findall(text)
+    assert int(m[-1][0]) >= 8 and float(m[-1][3]) > 0
+    offsets = pd.read_csv(run / "bus_offsets.csv")
+    assert len(offsets) and offsets.select_dtypes("number").to_numpy().sum() > 0
+    counters = pd.read_csv(run / "counters.csv")
+    assert (counters["value"] > 0).any()
+    from colorsim.results.runrows import timing_columns
+    import json
+    cfg = json.loads((run / "config.json").read_text())
+    assert cfg["kernel_cmdline"].endswith(f"webargs={SMALL}")
+    assert cfg["clients"].startswith("on the measured CPUs")
+    row = timing_columns(cfg, counters, run / "console.log", math.nan)
+    assert row["roi_requests"] == int(m[-1][0])
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_web_on_linux24_repeats_byte_for_byte(tmp_path):
+    runs = [_run(tmp_path, f"r{i}") for i in (1, 2)]
+    for f in ("console.log", "stats.txt", "bus_offsets.csv", "counters.csv"):
+        assert (runs[0] / f).read_bytes() == (runs[1] / f).read_bytes(), f
+
+
+def test_timing_counts_no_units_in_the_web_image():
+    """--timing on a web run: the lock is metered as for the task image,
+    but the layout's compute() is the task image's init's, an address that
+    means other code in /bin/web: no unit= then."""
+    from pathlib import Path
+    from colorsim.run.engines.qemu import QemuEngine
+    from tests.test_linux24 import _fake_layout
+    tasks = RunSpec(get_machine("ppro4"), _spec().variant, timing=True)
+    web = _spec(timing=True)
+    qemu = QemuEngine()
+    a_tasks = qemu.plugin_args(tasks, Path("/r"), _fake_layout()).split(",")
+    a_web = qemu.plugin_args(web, Path("/r"), _fake_layout()).split(",")
+    assert "unit=0x4013a0" in a_tasks
+    assert not any(a.startswith("unit=") for a in a_web)
+    assert "lockbytes=1" in a_web
+
+
+@pytest.mark.requires_linux24
+def test_web_sysvsem_accept_on_linux24(tmp_path):
+    """Apache 1.3's SysV-semaphore accept on 2.4's semop: the run verifies
+    its requests, and the servers it leaves waiting on the semaphore are
+    not woken to fail (the semaphore outlives the program in the guest)."""
+    run = _run(tmp_path, "sem", SMALL + ",--accept,sysvsem")
+    text = (run / "console.log").read_text()
+    assert "accept sysvsem" in text and "web: ok (16 requests" in text
+    assert "web: FAIL" not in text
+
+
+def test_sweep_web_points_on_linux24_run_and_build_the_web_image(monkeypatch):
+    """An experiment's web point on a linux24 kernel is runnable (its
+    clients on the server's CPUs, as web's default of client CPUs is the
+    testbed's), and the sweep builds the web image once, before workers."""
+    from colorsim.describe.experiments import Point
+    from colorsim.orchestrate import sweep
+    from colorsim.run import build, linux24
+    p = Point("x", "quick", "ppro4", "512KiB", 4, "linux24:c32", "web", "web",
+              32, 1, 2, 2, 2000, "qemu", 600, args=SMALL)
+    assert p.refusal() is None and p.spec().workload.client_cpus == 0
+    testbed = Point("x", "quick", "ppro4", "512KiB", 2, "c32", "web", "web",
+                    32, 1, 2, 2, 2000, "qemu", 600, args=SMALL)
+    assert testbed.spec().workload.client_cpus == 3
+    made = []
+    monkeypatch.setattr(build, "ensure_built", lambda *a, **k: None)
+    monkeypatch.setattr(linux24, "prepare", lambda v, progress: made.append(v.name))
+    monkeypatch.setattr(linux24web, "web_initrd", lambda progress: made.append("web"))
+    sweep._build_all([p.spec()], print)
+    assert made == ["linux24-c32", "web"]
+    made.clear()
+    sweep._build_all([RunSpec(p.spec().machine, p.spec().variant)], print)
+    assert made == ["linux24-c32"]

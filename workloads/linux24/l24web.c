@@ -1,0 +1,130 @@
+/* l24web: /init of the web image for real Linux 2.4 (kernels/linux24/).
+ * It brings the loopback interface up, runs /bin/web (workloads/web/) with
+ * the arguments from the kernel command line, waits for it, says how it
+ * ended in the testbed kernel's words ("init: exited with status N", which
+ * the runner checks) and stops the machine through QEMU's isa-debug-exit
+ * port 0xf4.
+ *
+ *   webargs=--httpd,32,--clients,8,...   (commas for spaces; Linux hands
+ *                                         init every unknown name=value
+ *                                         word as an environment variable)
+ *
+ * The region of interest is web's own: its controller marks it with m5
+ * ops from user space (workloads/include/m5roi.h, COLORSIM_M5_PAGE), as
+ * l24tasks does for the task workload.  Server and clients both run on
+ * the measured CPUs and talk over loopback: 2.4 has no client partition. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/io.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define DEBUG_EXIT_PORT 0xf4
+#define ARGS_MAX 32
+
+/* Stop the machine: isa-debug-exit with code 0 (QEMU's status 1). */
+static void machine_exit(void)
+{
+  fflush(stdout);
+  tcdrain(STDOUT_FILENO);   /* the console's last lines, before QEMU stops */
+  if (ioperm(DEBUG_EXIT_PORT, 4, 1) == 0)
+    outl(0, DEBUG_EXIT_PORT);
+  printf("init: could not reach the exit port\n");
+  for (;;)
+    pause();
+}
+
+static void fail(const char *what)
+{
+  printf("init: %s failed (%s)\n", what, strerror(errno));
+  machine_exit();
+}
+
+static void set_addr(struct sockaddr *sa, const char *dotted)
+{
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  inet_pton(AF_INET, dotted, &a.sin_addr);
+  memcpy(sa, &a, sizeof a);
+}
+
+/* 2.4 registers "lo" but leaves it down and without an address (ifconfig
+ * lo 127.0.0.1 up, as a distribution's boot scripts do); the address also
+ * gives it the route to 127.0.0.0/8. */
+static void loopback_up(void)
+{
+  struct ifreq r;
+  int s = socket(AF_INET, SOCK_DGRAM, 0);
+  if (s < 0)
+    fail("socket");
+  memset(&r, 0, sizeof r);
+  strcpy(r.ifr_name, "lo");
+  set_addr(&r.ifr_addr, "127.0.0.1");
+  if (ioctl(s, SIOCSIFADDR, &r) < 0)
+    fail("SIOCSIFADDR lo");
+  set_addr(&r.ifr_netmask, "255.0.0.0");
+  if (ioctl(s, SIOCSIFNETMASK, &r) < 0)
+    fail("SIOCSIFNETMASK lo");
+  if (ioctl(s, SIOCGIFFLAGS, &r) < 0)
+    fail("SIOCGIFFLAGS lo");
+  r.ifr_flags |= IFF_UP | IFF_RUNNING;
+  if (ioctl(s, SIOCSIFFLAGS, &r) < 0)
+    fail("SIOCSIFFLAGS lo");
+  close(s);
+}
+
+int main(void)
+{
+  static char words[256];
+  char *argv[ARGS_MAX + 2] = {"/bin/web"};
+  int argc = 1;
+  const char *args = getenv("webargs");
+  setvbuf(stdout, NULL, _IONBF, 0);
+  if (args && strlen(args) >= sizeof words) {
+    printf("init: webargs is too long\n");
+    machine_exit();
+  }
+  strcpy(words, args ? args : "");
+  for (char *w = strtok(words, ","); w; w = strtok(NULL, ",")) {
+    if (argc > ARGS_MAX) {
+      printf("init: more than %d webargs words\n", ARGS_MAX);
+      machine_exit();
+    }
+    argv[argc++] = w;
+  }
+  argv[argc] = NULL;
+  loopback_up();
+  printf("workload: /bin/web%s%s on the measured CPUs, clients over loopback\n",
+         args ? " " : "", args ? args : "");
+  /* web's m5 ops come from user space here (m5roi.h) */
+  if (setenv("COLORSIM_M5_PAGE", "1", 1) != 0)
+    fail("setenv");
+  pid_t pid = fork();
+  if (pid < 0)
+    fail("fork");
+  if (pid == 0) {
+    execv(argv[0], argv);
+    printf("init: exec %s failed (%s)\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  /* web's servers outlive it (it leaves them to the machine's stop) and
+   * become init's children: wait for web alone. */
+  int st;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR)
+      fail("waitpid");
+  if (WIFEXITED(st))
+    printf("init: exited with status %d\n", WEXITSTATUS(st));
+  else
+    printf("init: killed by signal %d\n", WTERMSIG(st));
+  machine_exit();
+}
