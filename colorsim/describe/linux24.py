@@ -46,11 +46,12 @@ VERSION = re.compile(r"^2\.4\.37(\.\d+)?$")
 # The programs the linux24 path runs and the Debian package of each:
 # building (make, patch, gcc, tar for the out-of-tree copy), checking and
 # reading the image (objdump, nm; gdb reads task_struct from the DWARF),
-# and its init and RAM disk (musl-gcc, mke2fs).  scripts/setup.sh installs
+# and its init and RAM disk (musl-gcc, mke2fs, debugfs for the inodes' change times).  scripts/setup.sh installs
 # every one of these packages (tests/test_linux24.py checks it does).
 TOOLS = {"make": "make", "patch": "patch", "gcc": "gcc", "tar": "tar",
          "objdump": "binutils", "nm": "binutils", "gdb": "gdb",
-         "musl-gcc": "musl-tools", "mke2fs": "e2fsprogs"}
+         "musl-gcc": "musl-tools", "mke2fs": "e2fsprogs",
+         "debugfs": "e2fsprogs"}
 
 
 def check_tools(names) -> None:

@@ -277,7 +277,7 @@ def initrd(progress=print) -> Path:
     st = out.with_suffix(".stamp")
     if out.is_file() and st.is_file() and st.read_text().strip() == key:
         return out
-    check_tools(("musl-gcc", "mke2fs"))
+    check_tools(("musl-gcc", "mke2fs", "debugfs"))
     progress("build: the linux24 initrd (init = l24tasks)")
     stage = out.parent / "initrd.d"
     if stage.exists():
@@ -313,7 +313,23 @@ def pack_ext2(stage: Path, out: Path, kib: int, inodes: int = 64) -> None:
                        env=env, capture_output=True, text=True)
     if r.returncode:
         raise RunError(f"mke2fs failed: {r.stderr.strip()[:200]}")
+    _fix_ctimes(stage, tmp)
     tmp.replace(out)
+
+
+def _fix_ctimes(stage: Path, image: Path) -> None:
+    """mke2fs -d copies each staged file's change time, which no system
+    call can set: without this the same files made another time give
+    another image (and another rootfs hash).  debugfs rewrites them."""
+    paths = ["/", "/lost+found"] + sorted(
+        "/" + p.relative_to(stage).as_posix() for p in stage.rglob("*"))
+    cmds = "".join(f"sif {p} ctime @{FIXED_TIME}\n" for p in paths)
+    r = subprocess.run(["debugfs", "-w", "-f", "-", str(image)], input=cmds,
+                       capture_output=True, text=True)
+    bad = [l for l in r.stderr.splitlines() if "sif:" in l or "not found" in l]
+    if r.returncode or bad:
+        raise RunError(f"debugfs could not fix the image's times: "
+                       f"{(bad or [r.stderr.strip()])[0][:200]}")
 
 
 

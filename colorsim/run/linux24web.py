@@ -65,7 +65,7 @@ def web_initrd(progress=print) -> Path:
     st = IMAGE.with_suffix(".stamp")
     if IMAGE.is_file() and st.is_file() and st.read_text().strip() == key:
         return IMAGE
-    check_tools(("musl-gcc", "mke2fs"))
+    check_tools(("musl-gcc", "mke2fs", "debugfs"))
     progress("build: the linux24 web initrd (init = l24web, /bin/web, /www)")
     stage = IMAGE.parent / "initrd-web.d"
     if stage.exists():
