@@ -71,7 +71,8 @@ def test_coloring_follows_eq1():
     assert b.color_offset(0x3f2000) == 0x3e0
     assert b.color_offset(0x12000) == 0x0 and b.color_offset(0x20000) == 0x20
     v = described.variant_for(get_machine("ppro4"), "vanilla")
-    assert v.patches == [described.PATCHES / described.BUILD_FIXES]
+    assert v.patches == [described.PATCHES / described.BUILD_FIXES,
+                         described.PATCHES / described.REPRODUCIBLE]
     with pytest.raises(ConfigError, match="power of two"):
         described.variant_for(get_machine("ppro4"), "c12")
 
@@ -249,6 +250,24 @@ def test_measured_c32_below_vanilla(tmp_path):
     assert c.colored_lines_sum < v.colored_lines_sum / 4
     assert c.rqloop_l2_miss_ratio < v.rqloop_l2_miss_ratio / 2
     assert v.rqloop_l2_miss_ratio > 0.9
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_two_builds_give_the_same_image(tmp_path, monkeypatch):
+    """The same tree and kernel built twice, at different times and in
+    different build directories, give byte-identical images: no date, build
+    count, user, host or directory in them (patch 0003), so the kernel's
+    hash in a run's identity names the tree and the kernel alone."""
+    import hashlib
+    images = []
+    for i in (1, 2):
+        monkeypatch.setattr(described, "BUILD", tmp_path / f"build{i}")
+        b = described.variant_for(get_machine("ppro4"), "vanilla")
+        linux24.build(b, progress=lambda *_: None)
+        images.append({f: hashlib.sha256((b.dir / f).read_bytes()).hexdigest()
+                       for f in ("bzImage", "vmlinux")})
+    assert images[0] == images[1]
 
 
 @pytest.mark.slow

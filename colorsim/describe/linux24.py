@@ -28,6 +28,12 @@ PATCHES = HERE / "patches"
 BUILD_FIXES = "0001-gcc12-x86_64-build.patch"
 
 
+# Every image: the same tree and config give the same bytes wherever and
+# whenever they are built (no date, build count, user, host or build
+# directory in the image; gzip without a time stamp).
+REPRODUCIBLE = "0003-reproducible-build.patch"
+
+
 COLORING = "0002-task-coloring.patch"
 
 
@@ -147,7 +153,8 @@ class Linux24Build:
 
     @property
     def patches(self) -> list:
-        names = [BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
+        names = ([BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
+                 + [REPRODUCIBLE])
         return [PATCHES / n for n in names]
 
     @property

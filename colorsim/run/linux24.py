@@ -143,10 +143,19 @@ def apply_patches(tree: Path, patches) -> None:
                            f"{first[0] if first else 'patch failed'}")
 
 
+def _make_env() -> dict:
+    """The environment of a build: no host date or locale in the image
+    (gcc's __DATE__ and __TIME__ follow SOURCE_DATE_EPOCH; patch 0003 takes
+    the rest out of the Makefiles)."""
+    return dict(os.environ, SOURCE_DATE_EPOCH=str(FIXED_TIME), LC_ALL="C",
+                TZ="UTC")
+
+
 def _make(tree: Path, args: list, log: Path) -> None:
     with open(log, "a") as f:
         r = subprocess.run(["make", *args], cwd=tree, stdout=f,
-                           stderr=subprocess.STDOUT, input=b"\n" * 2000)
+                           stderr=subprocess.STDOUT, input=b"\n" * 2000,
+                           env=_make_env())
     if r.returncode:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
         raise RunError(f"make {' '.join(a for a in args if '=' not in a)} "
