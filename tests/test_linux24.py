@@ -71,7 +71,8 @@ def test_coloring_follows_eq1():
     assert b.color_offset(0x3f2000) == 0x3e0
     assert b.color_offset(0x12000) == 0x0 and b.color_offset(0x20000) == 0x20
     v = described.variant_for(get_machine("ppro4"), "vanilla")
-    assert v.patches == [described.PATCHES / described.BUILD_FIXES]
+    assert v.patches == [described.PATCHES / described.BUILD_FIXES,
+                         described.PATCHES / described.REPRODUCIBLE]
     with pytest.raises(ConfigError, match="power of two"):
         described.variant_for(get_machine("ppro4"), "c12")
 
@@ -249,6 +250,24 @@ def test_measured_c32_below_vanilla(tmp_path):
     assert c.colored_lines_sum < v.colored_lines_sum / 4
     assert c.rqloop_l2_miss_ratio < v.rqloop_l2_miss_ratio / 2
     assert v.rqloop_l2_miss_ratio > 0.9
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_two_builds_give_the_same_image(tmp_path, monkeypatch):
+    """The same tree and kernel built twice, at different times and in
+    different build directories, give byte-identical images: no date, build
+    count, user, host or directory in them (patch 0003), so the kernel's
+    hash in a run's identity names the tree and the kernel alone."""
+    import hashlib
+    images = []
+    for i in (1, 2):
+        monkeypatch.setattr(described, "BUILD", tmp_path / f"build{i}")
+        b = described.variant_for(get_machine("ppro4"), "vanilla")
+        linux24.build(b, progress=lambda *_: None)
+        images.append({f: hashlib.sha256((b.dir / f).read_bytes()).hexdigest()
+                       for f in ("bzImage", "vmlinux")})
+    assert images[0] == images[1]
 
 
 @pytest.mark.slow
@@ -450,8 +469,8 @@ def _fake_layout():
 def test_timing_meters_linux24s_byte_wide_runqueue_lock():
     """--timing on a linux24 kernel: the lockmeter on runqueue_lock as a
     byte-wide lock (2.4's x86_64 lock decb / movb $1), units of work at
-    init's compute(), and no clock publication (2.4 does not read one:
-    its ticks stay on QEMU's virtual time)."""
+    init's compute(); the clocks are published only where the layout says
+    (a --timing image's, below)."""
     from pathlib import Path
     from colorsim.describe.runspec import RunSpec
     from colorsim.describe.variants import parse_variant
@@ -463,6 +482,37 @@ def test_timing_meters_linux24s_byte_wide_runqueue_lock():
     assert "unit=0x4013a0" in args
     assert not any(a.startswith(("publish=", "free=")) for a in args)
     assert any(a.startswith("timing=") for a in args)
+
+
+def test_a_timing_run_boots_the_modelled_time_image():
+    """--timing on a linux24 kernel boots its own image (patch 0004 on
+    top, its own build directory), tells it the machine's clock and
+    quantum, and has busmon publish the clocks at the physical address of
+    the image's colorsim_clock and treat colorsim_timing_check as free; a
+    counting run's image, variant and id are what they were."""
+    from pathlib import Path
+    from colorsim.describe.runspec import RunSpec
+    from colorsim.describe.variants import parse_variant
+    from colorsim.run.engines.qemu import QemuEngine
+    m = get_machine("ppro4")
+    counted = RunSpec(m, parse_variant("linux24:c32", m))
+    timed = RunSpec(m, parse_variant("linux24:c32", m), timing=True)
+    assert not counted.variant.timing and "timing" not in counted.to_dict()["variant"]
+    assert described.MODELLED_TIME not in [p.name for p in counted.variant.patches]
+    assert timed.variant.timing and timed.to_dict()["variant"]["timing"] is True
+    assert timed.variant.patches[-1].name == described.MODELLED_TIME
+    assert timed.kernel_dir.name == "ppro4-c32-b17-timing" != counted.kernel_dir.name
+    hz = m.processor.clock_hz
+    assert f" timing_hz={hz} timing_quantum=" in timed.kernel_cmdline(0)
+    assert "timing_hz" not in counted.kernel_cmdline(0)
+    syms = {"colorsim_clock": {"addr": 0xffffffff80345000, "size": 520},
+            "colorsim_timing_check": {"addr": 0xffffffff80110000, "size": 0x60}}
+    lay = {**_fake_layout(), "timing": linux24.timing_layout(syms)}
+    args = QemuEngine().plugin_args(timed, Path("/r"), lay).split(",")
+    assert "publish=0x345000" in args
+    assert "free=0xffffffff80110000-0xffffffff80110060" in args
+    with pytest.raises(linux24.RunError, match="patch 0004"):
+        linux24.timing_layout({"colorsim_clock": syms["colorsim_clock"]})
 
 
 @pytest.mark.slow
@@ -512,3 +562,36 @@ def test_a_ram_disk_made_twice_is_the_same_bytes(tmp_path):
         digests.append(hashlib.sha256(out.read_bytes()).hexdigest())
         time.sleep(1.1)                 # the next stage's ctimes differ
     assert digests[0] == digests[1]
+
+
+def _elapsed_cycles(run) -> int:
+    """busmon's modelled cycles of the region, idle included."""
+    for line in (run / "counters.csv").read_text().splitlines():
+        f = line.split(",")
+        if f[1:4] == ["-1", "all", "elapsed_cycles"]:
+            return int(f[4])
+    raise AssertionError(f"no elapsed_cycles in {run}/counters.csv")
+
+
+@pytest.mark.slow
+@pytest.mark.requires_linux24
+def test_linux24_ticks_follow_modelled_time(tmp_path):
+    """--timing: init sleeps the region's ticks (nanosleep on 2.4's jiffies
+    timers); with patch 0004 a tick is a modelled 1/HZ, so the region's
+    elapsed modelled time is its ticks' worth of the machine's clock
+    (nanosleep rounds up by one tick; init's wake-ups wait for a CPU: few
+    tasks, so that wait is short against a tick).  Ticks on QEMU's own
+    time (-icount, shared by the CPUs in turn) would make the region a
+    fraction of that in modelled cycles on ppro4's 200 MHz."""
+    import json
+    from colorsim.run import runner
+    from colorsim.describe.runspec import HZ, RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    m = get_machine("ppro4")
+    roi = 5
+    spec = RunSpec(m, parse_variant("linux24:vanilla", m),
+                   Workload(tasks=32, warmup_ticks=3, roi_ticks=roi), timing=True)
+    run = runner.run(spec, out=tmp_path, progress=lambda *_: None)
+    tick = m.processor.clock_hz // HZ
+    assert roi * tick <= _elapsed_cycles(run) < (roi + 2) * tick
+    assert json.loads((run / "busmon.json").read_text())["publish_errors"] == 0

@@ -28,6 +28,18 @@ PATCHES = HERE / "patches"
 BUILD_FIXES = "0001-gcc12-x86_64-build.patch"
 
 
+# Every image: the same tree and config give the same bytes wherever and
+# whenever they are built (no date, build count, user, host or build
+# directory in the image; gzip without a time stamp).
+REPRODUCIBLE = "0003-reproducible-build.patch"
+
+
+# --timing images only: guest ticks from modelled time (a clock array the
+# bus monitor fills and a free check function beside the local APIC
+# timer's handler; kernels/linux24/README.md).
+MODELLED_TIME = "0004-modelled-time.patch"
+
+
 COLORING = "0002-task-coloring.patch"
 
 
@@ -120,6 +132,7 @@ class Linux24Build:
     config: str          # ppro4 or piii8 (kernels/linux24/configs/)
     colors: int = 1
     way_bits: int = 17   # b = log2(L2 size / associativity)
+    timing: bool = False  # --timing: ticks from modelled time (patch 0004)
 
     scheduler = "linux-2.4.37"     # the real one (KernelVariant's are the testbed's)
     line = LINE
@@ -130,9 +143,9 @@ class Linux24Build:
 
     @property
     def build_id(self) -> str:
-        if self.colors == 1:
-            return f"{self.config}-vanilla"
-        return f"{self.config}-c{self.colors}-b{self.way_bits}"
+        base = (f"{self.config}-vanilla" if self.colors == 1 else
+                f"{self.config}-c{self.colors}-b{self.way_bits}")
+        return base + ("-timing" if self.timing else "")
 
     @property
     def color_shift(self) -> int:
@@ -148,7 +161,8 @@ class Linux24Build:
 
     @property
     def patches(self) -> list:
-        names = [BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
+        names = ([BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
+                 + [REPRODUCIBLE] + ([MODELLED_TIME] if self.timing else []))
         return [PATCHES / n for n in names]
 
     @property
@@ -211,16 +225,22 @@ def web_image() -> Path:
     return BUILD / "linux24" / "initrd-web.ext2"
 
 
-def web_cmdline(args: str) -> str:
+def web_cmdline(args: str, timing: str = "") -> str:
     """2.4's command line for a web run: init (workloads/linux24/l24web.c)
     gets the program's arguments, comma-separated as the testbed's
-    initargs=, as webargs; the RAM disk is sized for the image."""
+    initargs=, as webargs; the RAM disk is sized for the image.
+    ``timing`` as for cmdline()."""
     return (f"console=ttyS0 root=/dev/ram0 init=/init nmi_watchdog=0 "
-            f"ramdisk_size={WEB_IMAGE_KIB} webargs={args}")
+            f"ramdisk_size={WEB_IMAGE_KIB} webargs={args}"
+            + (f" {timing}" if timing else ""))
 
 
-def cmdline(tasks: int, burst: int, warmup: int, roi: int, buffer: int = 256) -> str:
+def cmdline(tasks: int, burst: int, warmup: int, roi: int, buffer: int = 256,
+            timing: str = "") -> str:
     """2.4's command line; the name=value words it does not know reach init
-    as environment variables (l24tasks reads them)."""
+    as environment variables (l24tasks reads them).  ``timing``: the
+    modelled-time options a --timing image takes (timing_hz=,
+    timing_quantum=: patch 0004)."""
     return (f"console=ttyS0 root=/dev/ram0 init=/init nmi_watchdog=0 "
-            f"tasks={tasks} burst={burst} buffer={buffer} warmup={warmup} roi={roi}")
+            f"tasks={tasks} burst={burst} buffer={buffer} warmup={warmup} roi={roi}"
+            + (f" {timing}" if timing else ""))

@@ -122,6 +122,11 @@ class RunSpec:
     timing: bool = False       # modelled time (busmon timing=), QEMU only
 
     def __post_init__(self):
+        if self.timing and _linux24(self.variant) and not self.variant.timing:
+            # a Linux 2.4 --timing run boots the image that takes its ticks
+            # from modelled time (kernels/linux24/patches/0004)
+            object.__setattr__(self, "variant",
+                               dataclasses.replace(self.variant, timing=True))
         if self.timing and self.engine != "qemu":
             raise ConfigError("--timing is the QEMU engine's modelled time; "
                               "gem5 keeps its own")
@@ -204,19 +209,23 @@ class RunSpec:
 
     def kernel_cmdline(self, lapic_hz: int) -> str:
         w = self.workload
+        timing = ""
+        if self.timing:    # ticks from modelled time (kernels/kernel/timer.c,
+            hz = self.machine.processor.clock_hz   # Linux 2.4's patch 0004)
+            timing = (f"timing_hz={hz} "
+                      f"timing_quantum={hz * SYNC_QUANTUM_US // 1_000_000}")
         if _linux24(self.variant) and w.program:
             from colorsim.describe.linux24 import web_cmdline
-            return web_cmdline(w.args)
+            return web_cmdline(w.args, timing)
         if _linux24(self.variant):
             from colorsim.describe.linux24 import cmdline
-            return cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer)
+            return cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer,
+                           timing)
         line = (f"tasks={w.tasks} burst={w.burst} buffer={w.buffer} "
                 f"warmup={w.warmup_ticks} roi={w.roi_ticks} seed={w.seed} "
                 f"lapic_hz={lapic_hz}")
-        if self.timing:    # ticks from modelled time (kernels/kernel/timer.c)
-            hz = self.machine.processor.clock_hz
-            line += (f" timing_hz={hz} "
-                     f"timing_quantum={hz * SYNC_QUANTUM_US // 1_000_000}")
+        if timing:
+            line += " " + timing
         line += f" init={w.program}" if w.program else ""
         line += f" clientcpus={w.client_cpus}" if w.client_cpus else ""
         net = self.machine.network
@@ -237,6 +246,8 @@ class RunSpec:
             del d["workload"]["client_cpus"]
         elif self.machine.network is not None:      # the wire's settings
             d["network"] = dataclasses.asdict(self.machine.network)
+        if _linux24(self.variant) and not self.variant.timing:
+            del d["variant"]["timing"]      # counting runs' ids stay as before
         d["variant"]["name"] = self.variant.name
         d["variant"]["build_id"] = self.variant.build_id
         if self.timing:                     # absent in counting-only runs,

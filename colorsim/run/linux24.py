@@ -143,10 +143,19 @@ def apply_patches(tree: Path, patches) -> None:
                            f"{first[0] if first else 'patch failed'}")
 
 
+def _make_env() -> dict:
+    """The environment of a build: no host date or locale in the image
+    (gcc's __DATE__ and __TIME__ follow SOURCE_DATE_EPOCH; patch 0003 takes
+    the rest out of the Makefiles)."""
+    return dict(os.environ, SOURCE_DATE_EPOCH=str(FIXED_TIME), LC_ALL="C",
+                TZ="UTC")
+
+
 def _make(tree: Path, args: list, log: Path) -> None:
     with open(log, "a") as f:
         r = subprocess.run(["make", *args], cwd=tree, stdout=f,
-                           stderr=subprocess.STDOUT, input=b"\n" * 2000)
+                           stderr=subprocess.STDOUT, input=b"\n" * 2000,
+                           env=_make_env())
     if r.returncode:
         tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
         raise RunError(f"make {' '.join(a for a in args if '=' not in a)} "
@@ -448,6 +457,27 @@ def _nm(vmlinux: Path) -> dict:
     return syms
 
 
+# x86_64 2.4 maps the kernel image at this virtual address (physical 0)
+START_KERNEL_MAP = 0xffffffff80000000
+TIMING_SYMBOLS = ("colorsim_clock", "colorsim_timing_check")
+
+
+def timing_layout(syms: dict) -> dict:
+    """What the bus monitor needs for guest time from modelled time
+    (patch 0004): the physical address of the clock array it writes
+    (busmon publish=) and the check function it treats as free (free=)."""
+    missing = [s for s in TIMING_SYMBOLS if s not in syms]
+    if missing:
+        raise RunError(f"a --timing image lacks {missing}: was patch "
+                       f"0004 applied?")
+    clock, check = (syms[s] for s in TIMING_SYMBOLS)
+    if not clock["addr"] >= START_KERNEL_MAP or not check["size"]:
+        raise RunError(f"colorsim_clock at {clock['addr']:#x} is not in the "
+                       f"kernel's mapping, or the check has no size")
+    return {"publish": clock["addr"] - START_KERNEL_MAP,
+            "free": [check["addr"], check["addr"] + check["size"]]}
+
+
 def write_layout(b: Linux24Build) -> Path:
     """b.dir/layout.json, in the shape of the testbed kernel's."""
     vmlinux = b.dir / "vmlinux"
@@ -507,6 +537,8 @@ def write_layout(b: Linux24Build) -> Path:
                       "what": "runqueue_lock, the global lock"},
         "images": {"bzimage": "bzImage", "vmlinux": "vmlinux"},
     }
+    if b.timing:
+        layout["timing"] = timing_layout(syms)
     out = b.dir / "layout.json"
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(layout, indent=2) + "\n")

@@ -61,6 +61,14 @@ def _flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
+# The built files a run's identity hashes, beside its settings, and what
+# each is (the engine's own are below).
+BUILD_HASHES = (("kernel_sha256", "kernel image"),
+                ("plugin_sha256", "bus-monitor plugin"),
+                ("rootfs_sha256", "root file-system image"),
+                ("linux24_source_sha256", "Linux source tree"))
+
+
 def differences(old: dict, spec: RunSpec, identity: dict) -> list:
     """What makes the complete run ``old`` not a run of ``spec``."""
     diffs = []
@@ -71,8 +79,9 @@ def differences(old: dict, spec: RunSpec, identity: dict) -> list:
     for key in sorted(set(now) | set(was)):
         if now.get(key) != was.get(key):
             diffs.append(f"{key} {was.get(key)!r} -> {now.get(key)!r}")
-    for key, what in (("kernel_sha256", "kernel image"),
-                      ("plugin_sha256", "bus-monitor plugin")):
+    # Every build the run's identity hashes (colorsim/run/identity.py):
+    # a run of another image is not this run, whatever its name says.
+    for key, what in BUILD_HASHES:
         if key in identity and old.get(key) != identity[key]:
             diffs.append(f"the {what} changed since")
     engine = "QEMU" if spec.engine == "qemu" else spec.engine

@@ -166,9 +166,9 @@ class QemuEngine:
             args.append(self.lock_arg(spec, layout))
             if (layout.get("lockmeter") or {}).get("bytes", 4) != 4:
                 args.append(f"lockbytes={layout['lockmeter']['bytes']}")
-            # Guest time from modelled time: the testbed kernel publishes
-            # its clocks (kernels/kernel/timer.c); a kernel without that
-            # cooperation (Linux 2.4) keeps QEMU's virtual-time ticks.
+            # Guest time from modelled time: busmon publishes the clocks
+            # into the kernel (the testbed's kernels/kernel/timer.c, Linux
+            # 2.4's patch 0004, whose layout says where).
             if "modeled_clock" in sym:
                 # The kernel is identity-mapped: a symbol's address is physical.
                 args.append(f"publish={sym['modeled_clock']['addr']:#x}")
@@ -178,6 +178,10 @@ class QemuEngine:
                     if name in sym:
                         lo = sym[name]["addr"]
                         args.append(f"free={lo:#x}-{lo + sym[name]['size']:#x}")
+            elif "timing" in layout:     # Linux 2.4's --timing image (patch 0004)
+                lo, hi = layout["timing"]["free"]
+                args.append(f"publish={layout['timing']['publish']:#x}")
+                args.append(f"free={lo:#x}-{hi:#x}")
             # A unit of work: one burst of the built-in workload (a call of
             # its compute loop, kernels/workload/tasks.c; Linux 2.4's init,
             # workloads/linux24/l24tasks.c, has its own compute()).

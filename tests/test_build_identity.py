@@ -1,0 +1,50 @@
+"""A run is the run of the builds it ran: the kernel image, the root
+file-system image, the bus-monitor plugin and (Linux 2.4) the user's tree.
+
+Their hashes are in the content id a sweep names runs by and checks
+"done" by (colorsim/run/identity.py), and a run named by its settings
+(``colorsim run``, the headline) is not reused for other builds
+(colorsim/run/runner.py, ``differences``)."""
+
+import json
+
+import pytest
+
+from colorsim.describe.machine import get_machine
+from colorsim.describe.runspec import RunSpec, Workload
+from colorsim.describe.variants import parse_variant
+from colorsim.run.identity import run_id
+from colorsim.run.runner import BUILD_HASHES, differences
+
+IDENT = {"kernel_sha256": "a" * 64, "plugin_sha256": "b" * 64,
+         "rootfs_sha256": "c" * 64, "linux24_source_sha256": "d" * 64,
+         "engine_version": "10.2.2"}
+
+
+def _spec(kernel):
+    m = get_machine("ppro4")
+    return RunSpec(m, parse_variant(kernel, m), Workload(tasks=64))
+
+
+@pytest.mark.parametrize("kernel", ["c32", "linux24:c32"])
+@pytest.mark.parametrize("key", [k for k, _ in BUILD_HASHES])
+def test_another_build_is_another_run(kernel, key):
+    """One byte of a build changes its hash: the content id changes (a
+    sweep does not count the old run as done) and a run of the same name
+    is refused as made of other builds, not reused."""
+    spec = _spec(kernel)
+    old = json.loads(json.dumps({**spec.to_dict(), **IDENT}))
+    assert differences(old, spec, IDENT) == []
+    now = {**IDENT, key: "e" * 64}
+    assert run_id({**spec.to_dict(), **now}) != run_id(old)
+    what = dict(BUILD_HASHES)[key]
+    assert differences(old, spec, now) == [f"the {what} changed since"]
+
+
+def test_every_hashed_build_is_compared():
+    """Each *_sha256 a QEMU run's identity records is one differences()
+    compares (a build added to the identity but not there would let a run
+    of the old build be reused)."""
+    from colorsim.run.identity import ID_KEYS, SOURCE_KEYS
+    hashed = {k for k in ID_KEYS + SOURCE_KEYS if k.endswith("_sha256")}
+    assert hashed == {k for k, _ in BUILD_HASHES}
