@@ -23,6 +23,9 @@ from colorsim.report.common import (ExpData, gain, l2_name, paper_results,
                                     pick_scale, spread, timed)
 
 BEGIN, END = markers("shapes")
+# the wait report's columns that are not a channel tasks sleep on
+NOT_ASLEEP = {"n_wait_tasks_mean", "n_wait_running_mean",
+              "n_wait_runnable_mean", "n_wait_exited_mean"}
 
 
 @dataclass
@@ -53,18 +56,28 @@ def _mean(df: pd.DataFrame, col: str):
 
 
 def context(df: pd.DataFrame) -> str:
-    """What the runs measured about their own operating point: the run
-    queue's mean length, the tasks waiting in accept, the share of cycles in
-    ``schedule()`` and spinning on the run-queue lock (vanilla's runs)."""
+    """What the runs measured about their own operating point: how busy the
+    server's CPUs were (a server that idles waits for its load, not its
+    scheduler), the run queue's mean length, the tasks waiting in accept,
+    the share of cycles in ``schedule()`` and spinning on the run-queue lock
+    (vanilla's runs)."""
     v = df[df["kernel"] == "vanilla"] if "kernel" in df.columns else df
     v = v if len(v) else df
     parts = []
+    busy = _mean(v, "busy_fraction")
+    if busy == busy:
+        parts.append(f"server CPUs busy {busy * 100:.0f} %")
     rq = _mean(v, "n_rq_len_mean")
     if rq == rq:
         parts.append(f"run queue {rq:.1f} tasks on average")
-    tasks, acc = _mean(v, "n_wait_tasks_mean"), _mean(v, "n_wait_accept_mean")
-    if tasks == tasks and acc == acc and tasks and acc:
-        parts.append(f"{acc / tasks * 100:.0f} % of tasks asleep in accept")
+    tasks = _mean(v, "n_wait_tasks_mean")
+    asleep = {c[len("n_wait_"):-len("_mean")]: _mean(v, c) for c in v.columns
+              if c.startswith("n_wait_") and c.endswith("_mean")
+              and c not in NOT_ASLEEP}
+    asleep = {k: x for k, x in asleep.items() if x == x and x > 0}
+    if tasks == tasks and tasks and asleep:
+        chan = max(sorted(asleep), key=asleep.get)
+        parts.append(f"{asleep[chan] / tasks * 100:.0f} % of tasks asleep in {chan}")
     sched = _mean(v, "sched_share_pct")
     if sched == sched:
         parts.append(f"schedule() {sched:.1f} % of cycles")
@@ -172,7 +185,9 @@ def speedup_row(d: ExpData, paper: dict) -> Row:
     return Row("Table 4: web speed-up of c32 over vanilla (8-way Xeon)",
                ", ".join(f"{c} CPU {_pct(theirs[c])}" for c in ends) or "-",
                ", ".join(f"{c} CPU {_range(g.loc[c])}" for c in ends) or "-",
-               _agree([g.loc[c] for c in ends], [theirs[c] for c in ends]), context(df))
+               _agree([g.loc[c] for c in ends], [theirs[c] for c in ends]),
+               f"at {ends[-1]} CPUs: " + context(df[df["cpus"] == ends[-1]])
+               if ends else context(df))
 
 
 def lock_row(d: ExpData, paper: dict, oid: str, what: str) -> Row:
