@@ -273,6 +273,7 @@ if __name__ == "__main__":
 # ---- the image's init and the machine ----------------------------------
 
 INIT_SOURCE = ROOT / "workloads" / "linux24" / "l24tasks.c"
+EXIT_HEADER = ROOT / "workloads" / "linux24" / "l24exit.h"   # both inits include it
 FIXED_TIME = 1023667200            # 2002-06-10, every file and the image
 QEMU_CPU = "qemu64,vendor=GenuineIntel"   # AMD vendor adds an e820 range 2.4 cannot map
 
@@ -281,25 +282,40 @@ def initrd(progress=print) -> Path:
     """build/linux24/initrd.ext2: /init (workloads/linux24/l24tasks.c, musl,
     static) and the device nodes it needs, as an ext2 RAM-disk image that is
     byte-identical for the same program (fixed times, UUID, hash seed)."""
-    out = BUILD / "linux24" / "initrd.ext2"
-    key = hashlib.sha256(INIT_SOURCE.read_bytes()).hexdigest()
+    sources = (INIT_SOURCE, EXIT_HEADER)
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
+
+    def fill(stage: Path) -> None:
+        subprocess.run(["musl-gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static",
+                        "-Wl,--build-id=none", "-o", str(stage / "init"),
+                        str(INIT_SOURCE)], check=True)
+    return build_ramdisk(BUILD / "linux24" / "initrd.ext2", key, fill, 2048,
+                         "the linux24 initrd (init = l24tasks)", progress)
+
+
+def build_ramdisk(out: Path, key: str, fill, kib: int, what: str,
+                  progress=print) -> Path:
+    """An init's RAM disk at ``out``, remade only when ``key`` (a hash of
+    everything it is made from) differs from the one it was made with:
+    ``fill(stage)`` puts the programs and files into a fresh staging folder
+    holding /dev and /proc, the device nodes init needs are added, and the
+    folder is packed as ``kib`` KiB of ext2 (pack_ext2: the same bytes for
+    the same files)."""
     st = out.with_suffix(".stamp")
     if out.is_file() and st.is_file() and st.read_text().strip() == key:
         return out
     check_tools(("musl-gcc", "mke2fs", "debugfs"))
-    progress("build: the linux24 initrd (init = l24tasks)")
-    stage = out.parent / "initrd.d"
+    progress(f"build: {what}")
+    stage = out.with_suffix(".d")
     if stage.exists():
         shutil.rmtree(stage)
     (stage / "dev").mkdir(parents=True)
     (stage / "proc").mkdir()
-    subprocess.run(["musl-gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static",
-                    "-Wl,--build-id=none", "-o", str(stage / "init"),
-                    str(INIT_SOURCE)], check=True)
+    fill(stage)
     # char devices: console, mem (the m5-op page), null
     for name, major, minor in (("console", 5, 1), ("mem", 1, 1), ("null", 1, 3)):
         os.mknod(stage / "dev" / name, 0o20600, os.makedev(major, minor))
-    pack_ext2(stage, out, 2048)
+    pack_ext2(stage, out, kib)
     st.write_text(key + "\n")
     return out
 

@@ -12,17 +12,15 @@ of it keep their identity.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from colorsim import ROOT
-from colorsim.describe.linux24 import WEB_IMAGE_KIB, check_tools, web_image
+from colorsim.describe.linux24 import WEB_IMAGE_KIB, web_image
 from colorsim.errors import RunError
-from colorsim.run.linux24 import pack_ext2
+from colorsim.run.linux24 import EXIT_HEADER, build_ramdisk
 
 INIT_SOURCE = ROOT / "workloads" / "linux24" / "l24web.c"
 WEB_DIR = ROOT / "workloads" / "web"
@@ -38,7 +36,7 @@ MUSL_FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", "-static",
 
 def sources() -> list:
     """Every file the image is made from, in a fixed order."""
-    return ([INIT_SOURCE, WEB_DIR / "mkfileset.py", INCLUDE / "m5roi.h"]
+    return ([INIT_SOURCE, EXIT_HEADER, WEB_DIR / "mkfileset.py", INCLUDE / "m5roi.h"]
             + sorted(WEB_DIR.glob("*.[ch]")))
 
 
@@ -61,29 +59,17 @@ def _cc(out: Path, srcs: list) -> None:
 
 def web_initrd(progress=print) -> Path:
     """The web image, rebuilt when one of its sources changed."""
-    key = _key()
-    st = IMAGE.with_suffix(".stamp")
-    if IMAGE.is_file() and st.is_file() and st.read_text().strip() == key:
-        return IMAGE
-    check_tools(("musl-gcc", "mke2fs", "debugfs"))
-    progress("build: the linux24 web initrd (init = l24web, /bin/web, /www)")
-    stage = IMAGE.parent / "initrd-web.d"
-    if stage.exists():
-        shutil.rmtree(stage)
-    for d in ("dev", "proc", "bin"):
-        (stage / d).mkdir(parents=True)
-    _cc(stage / "init", [INIT_SOURCE])
-    _cc(stage / "bin" / "web", sorted(WEB_DIR.glob("*.c")))
-    r = subprocess.run([sys.executable, str(WEB_DIR / "mkfileset.py"), str(stage)],
-                       capture_output=True, text=True)
-    if r.returncode:
-        raise RunError(f"mkfileset.py failed: {r.stderr.strip()[:200]}")
-    # char devices: console, mem (the m5-op page), null
-    for name, major, minor in (("console", 5, 1), ("mem", 1, 1), ("null", 1, 3)):
-        os.mknod(stage / "dev" / name, 0o20600, os.makedev(major, minor))
-    pack_ext2(stage, IMAGE, WEB_IMAGE_KIB)
-    st.write_text(key + "\n")
-    return IMAGE
+    def fill(stage: Path) -> None:
+        (stage / "bin").mkdir()
+        _cc(stage / "init", [INIT_SOURCE])
+        _cc(stage / "bin" / "web", sorted(WEB_DIR.glob("*.c")))
+        r = subprocess.run([sys.executable, str(WEB_DIR / "mkfileset.py"), str(stage)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise RunError(f"mkfileset.py failed: {r.stderr.strip()[:200]}")
+    return build_ramdisk(IMAGE, _key(), fill, WEB_IMAGE_KIB,
+                         "the linux24 web initrd (init = l24web, /bin/web, /www)",
+                         progress)
 
 
 WEB_OK = re.compile(r"^web: ok \((\d+) requests, (\d+) bytes, every byte verified;",

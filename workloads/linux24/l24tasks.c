@@ -25,11 +25,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "l24exit.h"
+
 #define M5_BASE 0xFFFF0000ul
 #define M5_EXIT 0x21
 #define M5_RESET_STATS 0x40
 #define M5_DUMP_STATS 0x41
-#define DEBUG_EXIT_PORT 0xf4
 
 static volatile uint64_t *m5page;
 
@@ -82,18 +83,6 @@ static void task(int gate, long burst, long bytes)
     sum = compute(buf, burst, bytes, sum);
     sched_yield();
   }
-}
-
-/* Stop the machine: isa-debug-exit with code 0 (QEMU's status 1). */
-static void machine_exit(void)
-{
-  fflush(stdout);
-  tcdrain(STDOUT_FILENO);   /* the console's last lines, before QEMU stops */
-  if (ioperm(DEBUG_EXIT_PORT, 4, 1) == 0)
-    outl(0, DEBUG_EXIT_PORT);
-  printf("init: could not reach the exit port\n");
-  for (;;)
-    pause();
 }
 
 int main(void)

@@ -27,20 +27,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#define DEBUG_EXIT_PORT 0xf4
-#define ARGS_MAX 32
+#include "l24exit.h"
 
-/* Stop the machine: isa-debug-exit with code 0 (QEMU's status 1). */
-static void machine_exit(void)
-{
-  fflush(stdout);
-  tcdrain(STDOUT_FILENO);   /* the console's last lines, before QEMU stops */
-  if (ioperm(DEBUG_EXIT_PORT, 4, 1) == 0)
-    outl(0, DEBUG_EXIT_PORT);
-  printf("init: could not reach the exit port\n");
-  for (;;)
-    pause();
-}
+#define ARGS_MAX 32
 
 static void fail(const char *what)
 {
