@@ -331,3 +331,45 @@ def test_sweep_list_and_dry_run_on_the_command_line(exps, tmp_path):
     assert not (tmp_path / "r").exists()
     p = subprocess.run(cli, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "--list" in p.stderr
+
+
+def test_only_runs_the_points_it_names_and_the_rest_stay_to_run(exps, tmp_path):
+    from colorsim.orchestrate.sweep import dry_run, parse_only
+    exps()
+    root = tmp_path / "runs"
+    lines = []
+    c = run_sweep("tiny", jobs=2, root=root, log=lines.append,
+                  progress_stream=open(os.devnull, "w"),
+                  only=parse_only(["kernels=c8", "seeds=1"]))
+    # the paper grid: 2 kernels x 2 task counts x 2 seeds; c8 at seed 1 is 2
+    assert c["ran"] == 2 and c["done"] == 2, lines
+    assert c["left_out"] == 6 and c["missing"] == 0 and c["failed"] == 0
+    assert any("6 left out by --only" in l for l in lines), lines
+    ran = [json.loads((d / "config.json").read_text())
+           for d in (root / "by-id").iterdir()]
+    assert sorted((r["variant"]["colors"], r["workload"]["seed"]) for r in ran) \
+        == [(8, 1), (8, 1)]
+    # the sweep's record still holds every point; the rest are what is left
+    rec = json.loads((root / "sweeps" / "tiny-paper.json").read_text())
+    assert len(rec["points"]) == 8
+    c = dry_run("tiny", jobs=2, root=root, log=lambda *_: None)
+    assert c["done"] == 2 and c["run"] == 6
+
+
+@pytest.mark.parametrize("bad, words", [
+    (["colour=3"], "AXIS one of"),
+    (["kernels"], "AXIS=VALUE"),
+    (["kernels="], "AXIS=VALUE"),
+    (["kernels=c9"], "no point of tiny has kernel c9; its values: c8, vanilla"),
+    (["tasks=16,17"], "has tasks 17"),
+])
+def test_only_refuses_what_selects_nothing_before_anything_runs(exps, tmp_path,
+                                                                bad, words):
+    exps()
+    cli = [sys.executable, "-m", "colorsim", "sweep", "tiny", "--runs",
+           str(tmp_path / "r")]
+    for b in bad:
+        cli += ["--only", b]
+    p = subprocess.run(cli, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and words in p.stderr, p.stderr
+    assert not (tmp_path / "r").exists()

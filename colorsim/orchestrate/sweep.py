@@ -89,6 +89,46 @@ def _build_all(specs, progress) -> None:
         web_initrd(progress)          # one image for every web point
 
 
+# --only AXIS=V[,V...]: the grid's axes by their names in experiments.toml
+# (plural or singular), each the point parameter it selects on
+ONLY_AXES = {"machine": "machine", "l2": "l2", "cpus": "cpus",
+             "kernels": "kernel", "kernel": "kernel", "workload": "workload",
+             "tasks": "tasks", "seeds": "seed", "seed": "seed",
+             "burst": "burst"}
+
+
+def parse_only(texts) -> dict:
+    """``--only`` options as {point parameter: {values as text}}: a point
+    is run when each named parameter has one of its values."""
+    only = {}
+    for t in texts or ():
+        axis, eq, vals = t.partition("=")
+        key = ONLY_AXES.get(axis.strip())
+        values = {v.strip() for v in vals.split(",") if v.strip()}
+        if not eq or key is None or not values:
+            raise ConfigError(f"--only {t!r}: give AXIS=VALUE[,VALUE...] with "
+                              f"AXIS one of {', '.join(sorted(ONLY_AXES))}")
+        only.setdefault(key, set()).update(values)
+    return only
+
+
+def selected(params: dict, only: dict) -> bool:
+    return all(str(params.get(k)) in vs for k, vs in only.items())
+
+
+def check_only(exps, quick: bool, only: dict) -> None:
+    """Every value ``--only`` names is one some point of ``exps`` has (a
+    typo would otherwise select nothing and look like a finished sweep)."""
+    params = [p.params() for e in exps for p in e.points(quick)]
+    for k, vs in only.items():
+        have = {str(x[k]) for x in params}
+        if vs - have:
+            raise ConfigError(
+                f"--only: no point of {', '.join(e.name for e in exps)} has "
+                f"{k} {', '.join(sorted(vs - have))}; its values: "
+                f"{', '.join(sorted(have, key=lambda v: (len(v), v)))}")
+
+
 def plan(exps, quick: bool, root: Path, progress=print, build: bool = True):
     """(tasks by id, {experiment: point records}) for ``exps``.
 
@@ -237,12 +277,13 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
               executor: str = "local", retries: int = 2, root=None,
               timeout_s: float = None, catalog: bool = True,
               progress_stream=None, log=print, dask=None,
-              force: bool = False) -> dict:
+              force: bool = False, only: dict = None) -> dict:
     """Run every missing point of ``names``; return the summary counts.
 
     ``dask``: for the dask executor, a scheduler address or a cluster
     object (e.g. dask-jobqueue's, :func:`colorsim.orchestrate.executors.slurm_dask_cluster`).
-    ``force``: replace a point's damaged run directory."""
+    ``force``: replace a point's damaged run directory.  ``only``
+    (:func:`parse_only`): run just the points it selects."""
     from colorsim.describe.experiments import load_experiments, select
     root = runs_root(root)
     from colorsim.run.rundir import check_out_dir
@@ -251,6 +292,8 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
         raise ConfigError(f"unknown executor {executor!r}; choose one of "
                           f"{', '.join(EXECUTORS)}")
     exps = select(load_experiments(), names)
+    only = only or {}
+    check_only(exps, quick, only)
     check_out_dir(root, option="--runs")     # made now, before any build
     jobs = jobs or os.cpu_count() or 1
     tasks, records = plan(exps, quick, root,
@@ -259,8 +302,9 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
         for t in tasks.values():
             t.params["timeout"] = timeout_s
     write_sweep_files(exps, records, quick, root)
-    todo = [t for rid, t in sorted(tasks.items()) if not is_done(root, t)]
-    skipped = len(tasks) - len(todo)
+    chosen = [t for rid, t in sorted(tasks.items()) if selected(t.params, only)]
+    todo = [t for t in chosen if not is_done(root, t)]
+    skipped = len(chosen) - len(todo)
     results = {}
     if todo:
         results = _execute_all(todo, make_executor(executor, jobs, root, dask),
@@ -268,7 +312,8 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
     if catalog:
         from colorsim.results.catalog import rebuild
         rebuild(root)
-    return summarize(exps, records, tasks, results, skipped, quick, root, log)
+    return summarize(exps, records, tasks, results, skipped, quick, root, log,
+                     only)
 
 
 def _execute_all(todo, ex, root, retries, progress_stream, force=False) -> dict:
@@ -315,14 +360,16 @@ def _execute_all(todo, ex, root, retries, progress_stream, force=False) -> dict:
     return results
 
 
-def summarize(exps, records, tasks, results, skipped, quick, root, log) -> dict:
-    """Print what every experiment has: done, failed, missing, lacking."""
+def summarize(exps, records, tasks, results, skipped, quick, root, log,
+              only: dict = None) -> dict:
+    """Print what every experiment has: done, failed, missing, lacking
+    (and, with ``only``, left out by it)."""
     from colorsim.run.identity import short_id
     counts = {"points": 0, "done": 0, "failed": 0, "missing": 0, "lacks": 0,
-              "runs": len(tasks), "ran": len(results), "skipped": skipped,
+              "left_out": 0, "runs": len(tasks), "ran": len(results), "skipped": skipped,
               "failures": []}
     for e in exps:
-        c = {"done": 0, "failed": 0, "missing": 0, "lacks": 0}
+        c = {"done": 0, "failed": 0, "missing": 0, "lacks": 0, "left_out": 0}
         lacking, refusals = {}, {}
         for r in records[e.name]:
             if r["lacks"]:
@@ -337,6 +384,8 @@ def summarize(exps, records, tasks, results, skipped, quick, root, log) -> dict:
             t = tasks[r["run_id"]]
             if is_done(root, t):
                 c["done"] += 1
+            elif not selected(t.params, only or {}):
+                c["left_out"] += 1
             elif (root / BY_ID / f"{short_id(r['run_id'])}.failed").exists():
                 c["failed"] += 1
             else:
@@ -351,6 +400,7 @@ def summarize(exps, records, tasks, results, skipped, quick, root, log) -> dict:
         log(f"{e.name}: {n} points: {c['done']} done, {c['failed']} failed, "
             f"{c['missing']} missing, {c['lacks']} not runnable"
             + (f" ({lack})" if lack else "")
+            + (f", {c['left_out']} left out by --only" if c["left_out"] else "")
             + (" [--timing]" if timed else "")
             + (" [stand-in workload: synthetic]" if stand else ""))
         for why, k in sorted(refusals.items()):
@@ -397,7 +447,7 @@ def _wall_s(root: Path, task: Task):
 
 
 def dry_run(names: str, quick: bool = False, jobs: int = None, root=None,
-            log=print) -> dict:
+            log=print, only: dict = None) -> dict:
     """What ``sweep`` would do, building and running nothing: per
     experiment its points done, to run, missing and not runnable, and an
     estimate of the wall time from the runs of the same cost class already
@@ -407,6 +457,8 @@ def dry_run(names: str, quick: bool = False, jobs: int = None, root=None,
     from colorsim.describe.experiments import load_experiments, select
     root = runs_root(root)
     exps = select(load_experiments(), names)
+    only = only or {}
+    check_only(exps, quick, only)
     jobs = jobs or os.cpu_count() or 1
     tasks, records = plan(exps, quick, root, progress=lambda m: None,
                           build=False)
@@ -418,7 +470,8 @@ def dry_run(names: str, quick: bool = False, jobs: int = None, root=None,
             costs.setdefault(cost_class(tasks[rid].params), []).append(w)
     known = {k: statistics.median(v) for k, v in costs.items()}
     scale = "quick" if quick else "paper"
-    totals = {"done": 0, "run": 0, "unbuilt": 0, "missing": 0, "lacks": 0}
+    totals = {"done": 0, "run": 0, "unbuilt": 0, "missing": 0, "lacks": 0,
+              "left_out": 0}
     for e in exps:
         c = {k: 0 for k in totals}
         for r in records[e.name]:
@@ -430,17 +483,22 @@ def dry_run(names: str, quick: bool = False, jobs: int = None, root=None,
                 c["lacks"] += 1
             elif r["run_id"] in done:
                 c["done"] += 1
+            elif not selected(r, only):
+                c["left_out"] += 1
             else:
                 c["run"] += 1
         log(f"{e.name} ({scale}): {len(records[e.name])} points: {c['done']} done, "
             f"{c['run'] + c['unbuilt']} would run"
             + (f" ({c['unbuilt']} after building their kernels)" if c["unbuilt"] else "")
             + f", {c['missing']} missing (refused by the runner), "
-              f"{c['lacks']} not runnable")
+              f"{c['lacks']} not runnable"
+            + (f", {c['left_out']} left out by --only" if c["left_out"] else ""))
         for k in totals:
             totals[k] += c[k]
-    todo = [t for rid, t in tasks.items() if rid not in done]
-    unbuilt = sum(1 for recs in records.values() for r in recs if r.get("unbuilt"))
+    todo = [t for rid, t in tasks.items()
+            if rid not in done and selected(t.params, only)]
+    unbuilt = sum(1 for recs in records.values() for r in recs
+                  if r.get("unbuilt") and selected(r, only))
     measured = [known[cost_class(t.params)] for t in todo
                 if cost_class(t.params) in known]
     unknown = len(todo) - len(measured) + unbuilt
@@ -470,11 +528,12 @@ def cmd_sweep(a):
     if not a.experiment:
         raise ConfigError("an experiment is required (a name, or 'all'), or pass --list")
     if a.dry_run:
-        dry_run(a.experiment, quick=a.quick, jobs=a.jobs, root=a.runs)
+        dry_run(a.experiment, quick=a.quick, jobs=a.jobs, root=a.runs,
+                only=parse_only(a.only))
         return
     c = run_sweep(a.experiment, quick=a.quick, jobs=a.jobs,
                   executor=a.executor, retries=a.retries, root=a.runs,
-                  timeout_s=a.timeout, force=a.force)
+                  timeout_s=a.timeout, force=a.force, only=parse_only(a.only))
     if c["failed"] or c["missing"]:
         raise SystemExit(1)
 
@@ -510,6 +569,11 @@ def add_parser(subparsers):
                    help="seconds per run (default: the experiment's)")
     p.add_argument("--runs", type=directory, default=None,
                    help="runs folder (default runs/)")
+    p.add_argument("--only", action="append", metavar="AXIS=V[,V...]",
+                   help="run only the points with these values of a grid "
+                        "axis (repeatable: every one must hold), e.g. "
+                        "--only kernels=vanilla,c32 --only seeds=1; the "
+                        "sweep's other points stay in its records, to run later")
     p.add_argument("--force", action="store_true",
                    help="replace a point's run directory that is damaged "
                         "(kept until the new run completes); complete, "
