@@ -230,10 +230,14 @@ def knee_row(d: ExpData, paper: dict) -> Row:
 def rows(cat, quick=None) -> list:
     """One Row per timed claim, from the experiments' done points."""
     from colorsim.describe.experiments import load_experiments
+    from colorsim.report.shapes_counted import fig1_row, fig3_row, fig7_row
     exps = load_experiments(check_points=False)
     paper = paper_results()
     out = []
-    plan = (("fig6", lambda d: [fig6_row(d, paper), loop_miss_row(d, paper)]),
+    plan = (("fig1", lambda d: [fig1_row(d, paper)]),
+            ("fig3", lambda d: [fig3_row(d, paper)]),
+            ("fig6", lambda d: [fig6_row(d, paper), loop_miss_row(d, paper)]),
+            ("fig7", lambda d: [fig7_row(d, paper)]),
             ("fig9", lambda d: [speedup_row(d, paper),
                                 lock_row(d, paper, "table6",
                                          "Table 6: web run-queue lock contention")]),
@@ -241,6 +245,8 @@ def rows(cat, quick=None) -> list:
                                  lock_row(d, paper, "table8",
                                           "Table 8: Chat run-queue lock contention")]))
     for name, make in plan:
+        if name not in exps:        # an experiments file without it
+            continue
         e = exps[name]
         scale = pick_scale(cat, e, quick)
         d = ExpData(cat, e, scale)

@@ -1,0 +1,115 @@
+"""The counted rows of the paper-beside-ours table (Figures 1, 3 and 7 of
+the web runs) are functions of the catalog: each number is recomputed here
+from the catalog's own columns of a tiny sweep (16 httpd, 4 clients)."""
+
+import pytest
+
+from colorsim.results.catalog import Catalog
+from tests.sweeps import sweep_with
+
+COUNTED = """
+[defaults]
+engine = "qemu"
+warmup = 2
+roi = 2
+burst = 2000
+timeout = 180
+seeds = [1]
+clients = 4
+requests = 4
+
+[fig1]
+title = "Figure 1, tiny"
+needs = ["counting", "web"]
+outputs.fig1 = { needs = ["counting"], what = "offsets" }
+[fig1.grid]
+machine = "ppro4"
+l2 = ["512KiB"]
+cpus = [2]
+kernels = ["vanilla", "c32"]
+workload = "web"
+tasks = [16]
+
+[fig3]
+title = "Figure 3, tiny"
+needs = ["counting", "web"]
+outputs.fig3 = { needs = ["counting", "timing"], what = "0x30 and throughput" }
+[fig3.grid]
+machine = "ppro4"
+l2 = ["512KiB"]
+cpus = [2]
+kernels = ["vanilla"]
+workload = "web"
+tasks = [8, 32]
+
+[fig7]
+title = "Figure 7, tiny"
+needs = ["counting", "web"]
+outputs.fig7 = { needs = ["counting"], what = "colored lines" }
+[fig7.grid]
+machine = "ppro4"
+l2 = ["256KiB", "512KiB"]
+cpus = [2]
+kernels = ["vanilla", "c32"]
+workload = "web"
+tasks = [16]
+"""
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory):
+    lines = []
+    for root, c in sweep_with(tmp_path_factory, "counted", COUNTED, "all",
+                              lines.append):
+        assert c["failed"] == 0 and c["missing"] == 0, lines
+        yield Catalog(root)
+
+
+def _rows(cat):
+    from colorsim.report import shapes
+    return {r.claim.split(":")[0]: r for r in shapes.rows(cat)}
+
+
+def test_figure1_row_is_the_catalogs_peak_and_share(counted):
+    runs = counted.runs()
+    # fig1's points are fig7's at 512 KiB: the same runs
+    r = runs[(runs["l2_size"] == 512 * 1024) & (runs["tasks"] == 16)
+             & ~runs["timing"].astype(bool)].set_index("kernel")
+    v, c = r.loc["vanilla"], r.loc["c32"]
+    row = _rows(counted)["Figure 1"]
+    share = c["peak_count"] / v["peak_count"] * 100
+    peak = int(v["peak_offset"])
+    assert row.ours == f"{peak:#05x}; {share:.1f} %", row
+    assert row.paper.startswith("0x030")
+    assert row.agree == ("yes" if peak == 0x30 else "no")
+
+
+def test_figure3_row_grows_from_the_catalogs_offsets_per_request(counted):
+    row = _rows(counted)["Figure 3"]
+    runs = counted.runs()
+    v = runs[(runs["kernel"] == "vanilla") & runs["timing"].astype(bool)]
+    per = {}
+    for _, r in v.iterrows():
+        off = counted.offsets(r["run_id"])
+        off = off[off["dump"] == 0]
+        if "bus" in set(off["view"]):
+            off = off[off["view"] == "bus"]
+        at30 = off[off["offset"] == 0x30]["count"].sum()
+        per[int(r["tasks"])] = (at30 / r["roi_requests"], r["throughput"])
+    grow = per[32][0] / per[8][0]
+    assert f"x{grow:.1f} from 8 to 32 httpd" in row.ours, (row.ours, per)
+    assert f"throughput {(per[32][1] / per[8][1] - 1) * 100:+.1f} %" in row.ours
+    assert "8:" in row.why and "32:" in row.why
+
+
+def test_figure7_row_is_the_colored_change_per_request(counted):
+    row = _rows(counted)["Figure 7"]
+    runs = counted.runs()
+    r = runs[~runs["timing"].astype(bool)]
+    for size, name in ((256 * 1024, "256KiB"), (512 * 1024, "512KiB")):
+        k = r[r["l2_size"] == size].set_index("kernel")
+        per = k["colored_lines_sum"] / k["roi_requests"]
+        want = (per["c32"] / per["vanilla"] - 1) * 100
+        assert f"{name} {want:+.1f} %" in row.ours, (row.ours, want)
+    assert "512KiB -33.3 %" in row.paper and "256KiB" not in row.paper
+    assert "all transactions per request at 256KiB" in row.why
