@@ -1,9 +1,10 @@
-"""The paper's timed results beside ours, shape by shape, with what our runs
+"""The paper's results beside ours, shape by shape, with what our runs
 measured that explains where they part.
 
 ``python3 -m colorsim shapes`` reads the catalog of a runs folder (the one
 the sweeps write) and prints one row per claim of the paper that needs
-modelled time: the paper's shape, ours, whether they agree, and the
+modelled time or counts the web runs' bus transactions (Figures 1, 3, 7):
+the paper's shape, ours, whether they agree, and the
 measurements that say why (how long the run queue was, how much of the CPUs'
 time went to ``schedule()`` and to spinning on ``runqueue_lock``, where the
 tasks waited).  ``--write FILE`` puts the table between FILE's
