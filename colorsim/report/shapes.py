@@ -171,8 +171,32 @@ def loop_miss_row(d: ExpData, paper: dict) -> Row:
     agree = "-" if not have else ("yes" if below and falls else
                                   ("partly" if below or falls else "no"))
     return Row(what, paper_s or "-", ours or "-", agree,
-               "c32's misses are what is left of the walk's: the lower, the less "
-               "coloring has left to win at a larger L2")
+               "c32's walk misses by why the line was gone (" + "; ".join(
+                   f"{l2_name(s)} {miss_causes(df[(df['l2_size'] == s) & (df['kernel'] == 'c32')])}"
+                   for s in have) + "): what evicts the colored lines is what "
+               "competes with them in the L2")
+
+
+# why a walk load missed the L2 (busmon's rqloop_l2_read_* counters, which
+# add up to the walk's misses): short names for the table
+MISS_CAUSES = (("evicted_user", "user lines"), ("evicted_kernel", "kernel lines"),
+               ("evicted_loop", "walk lines"), ("invalidated", "another CPU's write"),
+               ("first", "first load"))
+
+
+def miss_causes(df: pd.DataFrame) -> str:
+    """The shares of the walk's L2 misses by cause, summed over ``df``'s
+    runs: evicted by a user-mode, another kernel or another walk line,
+    invalidated by another CPU's write, or never loaded before."""
+    cols = {k: f"n_rqloop_l2_read_{k}" for k, _ in MISS_CAUSES}
+    if not set(cols.values()) <= set(df.columns) or df.empty:
+        return "-"
+    n = {k: float(df[c].sum()) for k, c in cols.items()}
+    total = sum(n.values())
+    if not total:
+        return "no misses"
+    return ", ".join(f"{name} {n[k] / total * 100:.0f} %" for k, name in MISS_CAUSES
+                     if n[k] / total >= 0.005)
 
 
 # -- the counted web results: Figures 1, 3 and 7 ------------------------------
