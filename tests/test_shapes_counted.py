@@ -113,3 +113,19 @@ def test_figure7_row_is_the_colored_change_per_request(counted):
         assert f"{name} {want:+.1f} %" in row.ours, (row.ours, want)
     assert "512KiB -33.3 %" in row.paper and "256KiB" not in row.paper
     assert "all transactions per request at 256KiB" in row.why
+
+
+def test_walk_miss_causes_are_shares_of_the_summed_counters():
+    import pandas as pd
+    from colorsim.report.shapes import miss_causes
+    df = pd.DataFrame({"n_rqloop_l2_read_evicted_user": [1, 3],
+                       "n_rqloop_l2_read_evicted_kernel": [10, 10],
+                       "n_rqloop_l2_read_evicted_loop": [0, 0],
+                       "n_rqloop_l2_read_invalidated": [50, 25],
+                       "n_rqloop_l2_read_first": [1, 0]})
+    # 4 + 20 + 0 + 75 + 1 = 100 misses over the two runs; a cause under
+    # half a percent is left out
+    assert miss_causes(df) == ("user lines 4 %, kernel lines 20 %, "
+                               "another CPU's write 75 %, first load 1 %")
+    assert miss_causes(df.iloc[:0]) == "-"
+    assert miss_causes(df.drop(columns="n_rqloop_l2_read_first")) == "-"
