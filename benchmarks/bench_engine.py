@@ -50,8 +50,9 @@ def timed(cmd, cwd=None):
 
 
 def timed_cpu(cmd):
-    """Wall time, the child's own CPU time (user + system) and its return
-    code.  env -C execs QEMU, so the child is QEMU itself; stderr goes to
+    """Wall time, the child's own CPU time (user + system), its voluntary
+    context switches (its threads blocking, e.g. on QEMU's main-loop
+    lock) and its return code.  env -C execs QEMU, so the child is QEMU itself; stderr goes to
     a file so that a chatty run cannot fill a pipe and stall."""
     with tempfile.TemporaryFile() as err:
         t = time.monotonic()
@@ -60,7 +61,8 @@ def timed_cpu(cmd):
         wall = time.monotonic() - t
         p.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
-        return wall, ru.ru_utime + ru.ru_stime, p.returncode, err.read().decode(errors="replace")
+        return (wall, ru.ru_utime + ru.ru_stime, ru.ru_nvcsw, p.returncode,
+                err.read().decode(errors="replace"))
 
 
 def load_average():
@@ -72,19 +74,20 @@ def run_modes(modes, repeat, tmp):
     turns (A, B, C, A, B, C, ...) so host load falls on all alike."""
     times = {name: [] for name in modes}
     cpu = {name: [] for name in modes}
+    switches = {}
     stats = {}
     for i in range(repeat):
         for name, (cmd_of, plugin) in modes.items():
             d = tmp / f"{name}-{i}"
             d.mkdir()
-            wall, used, rc, err = timed_cpu(cmd_of(d))
+            wall, used, switches[name], rc, err = timed_cpu(cmd_of(d))
             if rc != EXIT_OK:
                 sys.exit(f"QEMU ({name}) failed ({rc}): {err[-500:]}")
             times[name].append(wall)
             cpu[name].append(used)
             if plugin:
                 stats[name] = json.loads((d / "busmon.json").read_text())
-    return times, cpu, stats
+    return times, cpu, switches, stats
 
 
 def main():
@@ -114,7 +117,7 @@ def main():
     load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        times, cpu, stats = run_modes(modes, a.repeat, tmp)
+        times, cpu, switches, stats = run_modes(modes, a.repeat, tmp)
         load_after = load_average()
         fig_wall = None
         if not a.no_figure1:
@@ -153,6 +156,9 @@ def main():
     print("QEMU's own CPU time (user + system), best of each: "
           + ", ".join(f"{name} {best_cpu[name]:.2f} s" for name in modes)
           + f"; timing over counting {best_cpu['timing'] / best_cpu['counting']:.2f}x")
+    print("QEMU's voluntary context switches (last run of each; each one a thread "
+          "that blocked and must be woken, slower on a busy host): "
+          + ", ".join(f"{name} {switches[name]}" for name in modes))
     hz = m.processor.clock_hz
     print(f"timing mode: {tjson['sync_polls']} clock publications (free poll TBs, "
           f"{tjson['sync_polls'] / tinsts * 1e3:.2f} per kinst), "

@@ -27,9 +27,10 @@ def _mode(log, name, code=EXIT_OK):
 def test_modes_alternate_and_keep_every_run(tmp_path):
     log = tmp_path / "order"
     modes = {n: _mode(log, n) for n in ("plain", "counting", "timing")}
-    times, cpu, stats = _bench().run_modes(modes, 3, tmp_path)
+    times, cpu, switches, stats = _bench().run_modes(modes, 3, tmp_path)
     assert log.read_text().split() == ["plain", "counting", "timing"] * 3
     assert all(len(times[n]) == 3 and len(cpu[n]) == 3 for n in modes)
+    assert sorted(switches) == sorted(modes)
     assert all(t > 0 for n in modes for t in times[n])
     assert stats == {}
 
