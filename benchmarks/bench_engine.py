@@ -9,10 +9,21 @@ The runs are deterministic (round-robin TCG, -icount), so the guest executes
 the same instructions with and without the plugin; the plugin's
 never-reset counter (busmon.json: insts_since_start) gives that count.  Peak
 memory is the largest resident set of any QEMU child.
+
+Wall times on a shared host: the three configurations run in turn (no
+plugin, counting, timing, then again), so a stretch of host load falls on
+all of them alike rather than on whichever ran then.  Each is reported as
+the best (minimum) of its runs: the guest's work is the same every run, so
+anything above the minimum is time the host gave to other processes, and
+the minimum is the closest estimate of the configuration's own cost.  The
+host's load average before and after is printed beside them, and QEMU's
+own CPU time (user + system, also best of each), which waiting for a busy
+host's cores does not inflate.
 """
 
 import argparse
 import json
+import os
 import platform
 import resource
 import subprocess
@@ -38,12 +49,59 @@ def timed(cmd, cwd=None):
     return time.monotonic() - t, p
 
 
+def timed_cpu(cmd):
+    """Wall time, the child's own CPU time (user + system), its voluntary
+    context switches (its threads blocking, e.g. on QEMU's main-loop
+    lock) and its return code.  env -C execs QEMU, so the child is QEMU itself; stderr goes to
+    a file so that a chatty run cannot fill a pipe and stall."""
+    with tempfile.TemporaryFile() as err:
+        t = time.monotonic()
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        return (wall, ru.ru_utime + ru.ru_stime, ru.ru_nvcsw, p.returncode,
+                err.read().decode(errors="replace"))
+
+
+def load_average():
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def run_modes(modes, repeat, tmp):
+    """Each mode's wall times and its last busmon.json, the modes taking
+    turns (A, B, C, A, B, C, ...) so host load falls on all alike."""
+    times = {name: [] for name in modes}
+    cpu = {name: [] for name in modes}
+    switches = {}
+    stats = {}
+    for i in range(repeat):
+        for name, (cmd_of, plugin) in modes.items():
+            d = tmp / f"{name}-{i}"
+            d.mkdir()
+            wall, used, switches[name], rc, err = timed_cpu(cmd_of(d))
+            if rc != EXIT_OK:
+                sys.exit(f"QEMU ({name}) failed ({rc}): {err[-500:]}")
+            times[name].append(wall)
+            cpu[name].append(used)
+            if plugin:
+                stats[name] = json.loads((d / "busmon.json").read_text())
+    return times, cpu, switches, stats
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=3)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rounds; each runs every configuration once (default 3)")
     ap.add_argument("--tasks", type=int, default=1024)
     ap.add_argument("--kernel", default="vanilla")
+    ap.add_argument("--no-figure1", action="store_true",
+                    help="skip timing the README's first command")
     a = ap.parse_args()
+    if a.repeat < 1:
+        sys.exit("bench_engine: --repeat must be at least 1")
     m = get_machine("ppro4")
     spec = RunSpec(m, parse_variant(a.kernel, m), Workload(tasks=a.tasks))
     layout = runner.prepare(spec, progress=lambda *_: None)
@@ -51,48 +109,56 @@ def main():
     tspec = RunSpec(m, parse_variant(a.kernel, m), Workload(tasks=a.tasks),
                     timing=True)
     tlayout = runner.prepare(tspec, progress=lambda *_: None)
-    rows = {}
+    modes = {
+        "plain": (lambda d: eng.command(spec, d, layout, plugin=False), False),
+        "counting": (lambda d: eng.command(spec, d, layout), True),
+        "timing": (lambda d: eng.command(tspec, d, tlayout), True),
+    }
+    load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        insts = None
-        ttimes = []
-        for i in range(a.repeat):
-            d = tmp / f"timing-{i}"
-            d.mkdir()
-            wall, p = timed(eng.command(tspec, d, tlayout))
-            if p.returncode != EXIT_OK:
-                sys.exit(f"QEMU (timing) failed ({p.returncode}): {p.stderr[-500:]}")
-            ttimes.append(wall)
-            tjson = json.loads((d / "busmon.json").read_text())
-        for plugin in (False, True):
-            times = []
-            for _ in range(a.repeat):
-                d = tmp / f"p{int(plugin)}-{len(times)}"
-                d.mkdir()
-                wall, p = timed(eng.command(spec, d, layout, plugin=plugin))
-                if p.returncode != EXIT_OK:
-                    sys.exit(f"QEMU failed ({p.returncode}): {p.stderr[-500:]}")
-                times.append(wall)
-                if plugin:
-                    insts = json.loads((d / "busmon.json").read_text())["insts_since_start"]
-            rows[plugin] = min(times)
-        fig_wall, p = timed([sys.executable, "-m", "colorsim", "figure1",
-                             "--out", str(tmp / "fig1"), "--force"], cwd=ROOT)
-        if p.returncode:
-            sys.exit(f"figure1 failed: {p.stderr[-800:]}")
+        times, cpu, switches, stats = run_modes(modes, a.repeat, tmp)
+        load_after = load_average()
+        fig_wall = None
+        if not a.no_figure1:
+            fig_wall, p = timed([sys.executable, "-m", "colorsim", "figure1",
+                                 "--out", str(tmp / "fig1"), "--force"], cwd=ROOT)
+            if p.returncode:
+                sys.exit(f"figure1 failed: {p.stderr[-800:]}")
+    best = {name: min(t) for name, t in times.items()}
+    best_cpu = {name: min(t) for name, t in cpu.items()}
+    insts = stats["counting"]["insts_since_start"]
+    tjson = stats["timing"]
+    tinsts = tjson["insts_since_start"]
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"machine: {platform.node()} ({platform.processor() or platform.machine()}), "
-          f"{__import__('os').cpu_count()} host CPUs; QEMU {qemu_version()}")
+          f"{os.cpu_count()} host CPUs; QEMU {qemu_version()}")
+    print(f"host load average (1, 5, 15 min): {load_before} before, "
+          f"{load_after} after the timed runs")
     print(f"workload: ppro4, 4 vCPUs, {a.kernel}, {a.tasks} tasks, boot + warmup "
           f"+ region of interest; {insts / 1e6:.1f} M guest instructions")
-    print(f"{'configuration':32} {'wall s (best of ' + str(a.repeat) + ')':>22} {'guest MIPS':>11}")
-    for plugin, label in ((False, "QEMU, no plugin"), (True, "QEMU + busmon (caches, MESI)")):
-        print(f"{label:32} {rows[plugin]:22.2f} {insts / rows[plugin] / 1e6:11.1f}")
-    tinsts = tjson["insts_since_start"]
-    print(f"{'QEMU + busmon --timing':32} {min(ttimes):22.2f} "
-          f"{tinsts / min(ttimes) / 1e6:11.1f}   ({tinsts / 1e6:.1f} M instructions)")
-    print(f"plugin slowdown: {rows[True] / rows[False]:.1f}x; timing mode over "
-          f"counting mode: {min(ttimes) / rows[True]:.2f}x")
+    print(f"{'configuration':32} {'wall s (best of ' + str(a.repeat) + ')':>22} "
+          f"{'guest MIPS':>11}   all runs, s")
+    labels = (("plain", "QEMU, no plugin"),
+              ("counting", "QEMU + busmon (caches, MESI)"))
+    for name, label in labels:
+        print(f"{label:32} {best[name]:22.2f} {insts / best[name] / 1e6:11.1f}   "
+              + " ".join(f"{t:.2f}" for t in times[name]))
+    print(f"{'QEMU + busmon --timing':32} {best['timing']:22.2f} "
+          f"{tinsts / best['timing'] / 1e6:11.1f}   "
+          + " ".join(f"{t:.2f}" for t in times["timing"])
+          + f"   ({tinsts / 1e6:.1f} M instructions)")
+    print(f"plugin slowdown: {best['counting'] / best['plain']:.1f}x; timing mode over "
+          f"counting mode: {best['timing'] / best['counting']:.2f}x (ratio of the bests); "
+          f"per guest instruction {best['timing'] / tinsts / (best['counting'] / insts):.2f}x "
+          f"(the timing run executes {tinsts / insts - 1:.0%} more: its ticks, and so "
+          f"its warm-up and region, last modelled time)")
+    print("QEMU's own CPU time (user + system), best of each: "
+          + ", ".join(f"{name} {best_cpu[name]:.2f} s" for name in modes)
+          + f"; timing over counting {best_cpu['timing'] / best_cpu['counting']:.2f}x")
+    print("QEMU's voluntary context switches (last run of each; each one a thread "
+          "that blocked and must be woken, slower on a busy host): "
+          + ", ".join(f"{name} {switches[name]}" for name in modes))
     hz = m.processor.clock_hz
     print(f"timing mode: {tjson['sync_polls']} clock publications (free poll TBs, "
           f"{tjson['sync_polls'] / tinsts * 1e3:.2f} per kinst), "
@@ -105,7 +171,8 @@ def main():
           f"of the timing run's); quantum {sync['quantum_cycles']} cycles: "
           f"{sum(sync['held_turns'])} round-robin turns cut short by busmon in "
           f"the region (no guest instructions)")
-    print(f"README first command (figure1, 2 runs + plot, kernels built): {fig_wall:.1f} s")
+    if fig_wall is not None:
+        print(f"README first command (figure1, 2 runs + plot, kernels built): {fig_wall:.1f} s")
     print(f"peak QEMU resident memory: {peak_mib:.0f} MiB")
 
 

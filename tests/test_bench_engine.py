@@ -1,0 +1,49 @@
+"""benchmarks/bench_engine.py on a shared host: the configurations take
+turns and each keeps every run's wall and CPU time, so the best of each
+comes from the same stretches of host load."""
+
+import importlib.util
+import sys
+
+import pytest
+
+from colorsim import ROOT
+from colorsim.run.engines.qemu import EXIT_OK
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location(
+        "bench_engine", ROOT / "benchmarks" / "bench_engine.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _mode(log, name, code=EXIT_OK):
+    # A stand-in for QEMU: notes its turn and exits as a finished run does.
+    return (lambda d: ["sh", "-c", f"echo {name} >> {log}; exit {code}"], False)
+
+
+def test_modes_alternate_and_keep_every_run(tmp_path):
+    log = tmp_path / "order"
+    modes = {n: _mode(log, n) for n in ("plain", "counting", "timing")}
+    times, cpu, switches, stats = _bench().run_modes(modes, 3, tmp_path)
+    assert log.read_text().split() == ["plain", "counting", "timing"] * 3
+    assert all(len(times[n]) == 3 and len(cpu[n]) == 3 for n in modes)
+    assert sorted(switches) == sorted(modes)
+    assert all(t > 0 for n in modes for t in times[n])
+    assert stats == {}
+
+
+def test_a_failed_run_stops_the_bench(tmp_path):
+    modes = {"counting": _mode(tmp_path / "o", "counting", code=3)}
+    with pytest.raises(SystemExit, match=r"QEMU \(counting\) failed \(3\)"):
+        _bench().run_modes(modes, 2, tmp_path)
+
+
+def test_help_says_why_the_minimum(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["bench_engine.py", "--help"])
+    with pytest.raises(SystemExit):
+        _bench().main()
+    out = " ".join(capsys.readouterr().out.split())
+    assert "best (minimum)" in out and "time the host gave to other processes" in out
