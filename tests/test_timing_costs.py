@@ -180,6 +180,38 @@ def test_itlb_misses_of_a_known_fetch_pattern(tmp_path, pages, misses):
     assert json.loads((out / "busmon.json").read_text())["tlb"]["walk_errors"] == 0
 
 
+# Between the two passes over 32 pages, INVLPG two of them: 0x605000 by
+# (%rcx), 0x60a000 by a SIB operand with a displacement.
+INVLPG_BETWEEN_PASSES = """
+\tcmp $2, %ebx
+\tjne 6f
+\tmov $0x605000, %ecx
+\tinvlpg (%rcx)
+\tmov $0x600000, %ecx
+\tmov $0x1000, %edx
+\tinvlpg 0x2000(%rcx,%rdx,8)
+6:\tdec %ebx
+"""
+
+
+@needs_qemu
+def test_invlpg_drops_its_page_from_the_itlb(tmp_path):
+    """32 pages called twice miss the 32-entry ITLB 32 times (above);
+    INVLPG of two of them between the passes makes exactly those two miss
+    again.  Without it dropping entries the count stays 32."""
+    from tests.test_cache_model import build_guest, counters, run_guest
+    from tests.test_timing import TIMING
+    guest = ITLB_GUEST.replace("NPAGES", "32")
+    assert guest.count("\tdec %ebx\n") == 1
+    guest = guest.replace("\tdec %ebx\n", INVLPG_BETWEEN_PASSES)
+    elf, _ = build_guest(tmp_path, guest, after=ITLB_AFTER)
+    out = run_guest(tmp_path, elf, TIMING, "itlb=32", "itlblarge=2")
+    assert counters(out)[(0, 0, "kernel", "itlb_misses")] == 32 + 2
+    tlb = json.loads((out / "busmon.json").read_text())["tlb"]
+    assert tlb["invlpg"] == 2 and tlb["invlpg_whole_flushes"] == 0
+    assert tlb["walk_errors"] == 0
+
+
 def _stores_then(tmp_path, insn):
     """Eight stores that miss (RFOs posted in the store buffer), then
     `insn`, then dumpstats: the CPU's counters."""

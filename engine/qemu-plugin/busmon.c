@@ -19,6 +19,7 @@
  */
 #include "qemu_plugin_api.h"
 #include "cachemodel.h"
+#include "x86insn.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -737,6 +738,12 @@ static const char *const gpr_name[16] = {
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
 };
 static struct qemu_plugin_register *gpr[16];
+/* EFER (its LMA bit: 64-bit code) and the segment bases, for INVLPG's
+ * operand; QEMU's x86-64 register list names them so. */
+static const char *const seg_base_name[6] = {
+	"es_base", "cs_base", "ss_base", "ds_base", "fs_base", "gs_base",
+};
+static struct qemu_plugin_register *efer_reg, *seg_base_reg[6];
 static GByteArray *regbuf, *membuf;	/* glib's, for the read calls */
 static uint64_t cr3[MAX_CPUS];		/* 0 until the CPU writes CR3 */
 static unsigned long long walk_errors;	/* walks that could not be read */
@@ -764,6 +771,11 @@ static void vcpu_init(qemu_plugin_id_t id, unsigned int vcpu)
 		for (unsigned r = 0; r < 16; r++)
 			if (strcmp(d->name, gpr_name[r]) == 0)
 				gpr[r] = d->handle;
+		for (unsigned r = 0; r < 6; r++)
+			if (strcmp(d->name, seg_base_name[r]) == 0)
+				seg_base_reg[r] = d->handle;
+		if (strcmp(d->name, "efer") == 0)
+			efer_reg = d->handle;
 	}
 	if (regs != NULL)
 		g_array_free(regs, 1);
@@ -785,6 +797,101 @@ static void vcpu_mov_cr3(unsigned int vcpu, void *udata)
 	memcpy(&v, regbuf->data, regbuf->len < 8 ? regbuf->len : 8);
 	cr3[cpu] = v & 0x000ffffffffff000ull;
 	cm_tlb_flush(&model, cpu);
+}
+
+/*
+ * INVLPG drops the TLB entries of one page (cm_tlb_invlpg).  Its operand
+ * is decoded when it runs (x86insn.c), as 64-bit code when EFER.LMA is
+ * set and as 32-bit code otherwise, so each distinct INVLPG's bytes and
+ * next address are kept here at translation, its index the callback's
+ * data.  Ring-0 code in compatibility mode or in a 16-bit segment, which
+ * no kernel of the suite runs, would be decoded wrongly; an operand that
+ * cannot be decoded or read, or an INVLPG past the table's end, drops
+ * the CPU's whole TLBs instead (never a stale entry) and is counted.
+ */
+#define MAX_INVLPG 256
+static struct {
+	uint8_t b[16];
+	uint8_t n;
+	uint64_t next_ip;
+} invlpg_site[MAX_INVLPG];
+static unsigned n_invlpg_sites;
+static unsigned long long invlpgs, invlpg_whole;
+
+/* Is this instruction an INVLPG (in either mode's decoding)? */
+static int insn_is_invlpg(const struct qemu_plugin_insn *insn)
+{
+	uint8_t b[16];
+	size_t n = qemu_plugin_insn_data(insn, b, sizeof(b));
+	struct x86_memop op;
+
+	return x86_invlpg_operand(b, n, 1, &op) != 0 ||
+	       x86_invlpg_operand(b, n, 0, &op) != 0;
+}
+
+/* The site's index, a new one if its bytes and address are new, or
+ * MAX_INVLPG when the table is full. */
+static unsigned invlpg_site_of(const struct qemu_plugin_insn *insn)
+{
+	uint8_t b[16] = { 0 };
+	size_t n = qemu_plugin_insn_data(insn, b, sizeof(b));
+	uint64_t next = qemu_plugin_insn_vaddr(insn) +
+			qemu_plugin_insn_size(insn);
+	unsigned i;
+
+	for (i = 0; i < n_invlpg_sites; i++)
+		if (invlpg_site[i].n == n && invlpg_site[i].next_ip == next &&
+		    memcmp(invlpg_site[i].b, b, n) == 0)
+			return i;
+	if (i == MAX_INVLPG)
+		return MAX_INVLPG;
+	memcpy(invlpg_site[i].b, b, sizeof(b));
+	invlpg_site[i].n = (uint8_t)n;
+	invlpg_site[i].next_ip = next;
+	return n_invlpg_sites++;
+}
+
+/* A register's value (its first 8 bytes), or -1 if it cannot be read. */
+static int read_reg(struct qemu_plugin_register *r, uint64_t *v)
+{
+	*v = 0;
+	if (r == NULL)
+		return -1;
+	g_byte_array_set_size(regbuf, 0);
+	if (qemu_plugin_read_register(r, regbuf) < 4)
+		return -1;
+	memcpy(v, regbuf->data, regbuf->len < 8 ? regbuf->len : 8);
+	return 0;
+}
+
+static void vcpu_invlpg(unsigned int vcpu, void *udata)
+{
+	unsigned cpu = vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus;
+	unsigned site = (unsigned)(uintptr_t)udata;
+	uint64_t efer, reg[16] = { 0 }, seg[6] = { 0 };
+	struct x86_memop op;
+	int lm, ok;
+
+	if (ignored(vcpu))
+		return;
+	invlpgs++;
+	ok = site < MAX_INVLPG && read_reg(efer_reg, &efer) == 0;
+	lm = ok && (efer >> 10 & 1);	/* EFER.LMA */
+	ok = ok && x86_invlpg_operand(invlpg_site[site].b, invlpg_site[site].n,
+				      lm, &op) == 1;
+	if (ok && op.base >= 0)
+		ok = read_reg(gpr[op.base], &reg[op.base]) == 0;
+	if (ok && op.index >= 0)
+		ok = read_reg(gpr[op.index], &reg[op.index]) == 0;
+	if (ok && (!lm || op.seg == X86_FS || op.seg == X86_GS))
+		ok = read_reg(seg_base_reg[op.seg], &seg[op.seg]) == 0;
+	if (!ok) {
+		invlpg_whole++;
+		cm_tlb_flush_all(&model, cpu);
+		return;
+	}
+	cm_tlb_invlpg(&model, cpu, x86_memop_address(&op, lm, reg, seg,
+			invlpg_site[site].next_ip));
 }
 
 /* One 8-byte page-table entry at physical address pa, or 0. */
@@ -1055,6 +1162,10 @@ static void vcpu_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 				QEMU_PLUGIN_CB_NO_REGS,
 				(void *)(uintptr_t)((f & CM_F_USER) ? CM_USER
 								    : CM_KERNEL));
+		if (tlb_on() && insn_is_invlpg(insn))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_invlpg,
+				QEMU_PLUGIN_CB_R_REGS,
+				(void *)(uintptr_t)invlpg_site_of(insn));
 		if (tlb_on() && insn_cr3_source(insn) >= 0)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, vcpu_mov_cr3,
 				QEMU_PLUGIN_CB_R_REGS,
@@ -1974,9 +2085,10 @@ static void fill_json(FILE *f)
 		fprintf(f, "  \"overlap\": %" PRIu64 ",\n", cfg.t.overlap);
 		fprintf(f, "  \"tlb\": {\"dtlb\": %" PRIu64 ", \"dtlb_large\": %"
 			PRIu64 ", \"itlb\": %" PRIu64 ", \"itlb_large\": %" PRIu64
-			", \"walk_errors\": %llu},\n", cfg.t.dtlb,
+			", \"walk_errors\": %llu, \"invlpg\": %llu"
+			", \"invlpg_whole_flushes\": %llu},\n", cfg.t.dtlb,
 			cfg.t.dtlb_large, cfg.t.itlb, cfg.t.itlb_large,
-			walk_errors);
+			walk_errors, invlpgs, invlpg_whole);
 		fprintf(f, "  \"bus\": {\"depth\": %" PRIu64 ", \"transactions\": %"
 			PRIu64 ", \"addr_busy_cycles\": %" PRIu64
 			", \"data_busy_cycles\": %" PRIu64 ", \"wait_cycles\": %"

@@ -1205,6 +1205,37 @@ void cm_tlb_flush(struct cm_model *m, unsigned cpu)
 	}
 }
 
+void cm_tlb_flush_all(struct cm_model *m, unsigned cpu)
+{
+	cm_tlb_flush(m, cpu);
+	for (int k = CM_DTLB; k <= CM_ITLB; k += 2) {
+		struct cm_tlb *t = &m->cpu[cpu].tlb[k + CM_TLB_LARGE];
+
+		m->cpu[cpu].tlb[k].last_large = 0;
+		if (t->tag != NULL)
+			memset(t->tag, 0, sizeof(*t->tag) * t->sets * t->assoc);
+	}
+}
+
+void cm_tlb_invlpg(struct cm_model *m, unsigned cpu, uint64_t vaddr)
+{
+	for (int k = CM_DTLB; k <= CM_ITLB; k += 2) {
+		struct cm_tlb *t = &m->cpu[cpu].tlb[k];
+		uint64_t *f;
+
+		if (t->tag == NULL)
+			continue;
+		/* The shortcuts may name the dropped page: forget them.
+		 * small_in_large stays: a set bit only means "maybe". */
+		t->last = t->last_large = 0;
+		if ((f = tlb_find(t, tlb_vpn(0, vaddr))) != NULL)
+			*f = 0;
+		if (t[1].tag != NULL &&
+		    (f = tlb_find(&t[1], tlb_vpn(1, vaddr))) != NULL)
+			*f = 0;
+	}
+}
+
 /* Allocate one TLB array of `entries` (0: none). */
 static int tlb_init(struct cm_tlb *t, uint64_t entries)
 {

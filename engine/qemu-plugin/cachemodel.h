@@ -465,6 +465,12 @@ void cm_tlb_fill(struct cm_model *m, unsigned cpu, int instr, uint64_t vaddr,
 		 int large, const uint64_t *walk, unsigned nwalk,
 		 unsigned flags);
 void cm_tlb_flush(struct cm_model *m, unsigned cpu);
+/* INVLPG: drop the entries, of either size, of the page that holds
+ * vaddr, in both TLBs (SDM vol. 3A 4.10.4.1); the rest stay. */
+void cm_tlb_invlpg(struct cm_model *m, unsigned cpu, uint64_t vaddr);
+/* Drop every entry of both TLBs, large pages too (an INVLPG whose page
+ * is not known). */
+void cm_tlb_flush_all(struct cm_model *m, unsigned cpu);
 
 /*
  * A serializing or I/O instruction, an interrupt or an exception: the CPU

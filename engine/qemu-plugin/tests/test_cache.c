@@ -5,6 +5,7 @@
  * "N passed, M failed" and the exit status is nonzero on any failure.
  */
 #include "../cachemodel.h"
+#include "../x86insn.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -1302,6 +1303,125 @@ static void test_tlb(void)
 }
 
 /*
+ * INVLPG drops the entries of its page only, in both TLBs and both page
+ * sizes; a CR3 write drops the 4 KiB ones.  The lookups of the dropped
+ * page before the drop make sure the shortcuts (struct cm_tlb, `last`)
+ * named it.
+ */
+static void test_invlpg(void)
+{
+	struct cm_model m;
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39, .hitm = 30,
+			       .inval = 18, .bus_line = 12, .bus_addr = 6,
+			       .bus_depth = 8, .dtlb = 64, .dtlb_large = 8,
+			       .itlb = 32, .itlb_large = 2 };
+	const uint64_t walk[2] = { 0x9000, 0xa008 }, pde = 0xb010;
+	char err[128];
+
+	context = "INVLPG";
+	model(&m, 2, &geoms[0], &geoms[1]);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0) {
+		printf("cm_enable_timing: %s\n", err);
+		exit(2);
+	}
+	for (unsigned c = 0; c < 2; c++)
+		for (int instr = 0; instr < 2; instr++) {
+			cm_tlb_fill(&m, c, instr, 0x400000, 0, walk, 2, 0);
+			cm_tlb_fill(&m, c, instr, 0x401000, 0, walk, 2, 0);
+			cm_tlb_fill(&m, c, instr, 0x1000000, 1, &pde, 1, 0);
+		}
+	EXPECT("filled: hit", 1, cm_tlb_hit(&m, 0, 0, 0x400010));
+	cm_tlb_invlpg(&m, 0, 0x400ff0);
+	EXPECT("its page's DTLB entry is gone", 0,
+	       cm_tlb_hit(&m, 0, 0, 0x400010));
+	EXPECT("its page's ITLB entry is gone", 0,
+	       cm_tlb_hit(&m, 0, 1, 0x400010));
+	EXPECT("the next page stays", 1, cm_tlb_hit(&m, 0, 0, 0x401000));
+	EXPECT("the large page stays", 1, cm_tlb_hit(&m, 0, 0, 0x1000000));
+	EXPECT("the other CPU's entry stays", 1,
+	       cm_tlb_hit(&m, 1, 0, 0x400010));
+	EXPECT("shortcut: large hit", 1, cm_tlb_hit(&m, 0, 1, 0x1234567));
+	cm_tlb_invlpg(&m, 0, 0x1234567);
+	EXPECT("a large page's entry is gone too", 0,
+	       cm_tlb_hit(&m, 0, 1, 0x1000000));
+	EXPECT("and the DTLB's", 0, cm_tlb_hit(&m, 0, 0, 0x13ff000));
+	cm_tlb_flush_all(&m, 1);
+	EXPECT("a whole flush: 4 KiB gone", 0, cm_tlb_hit(&m, 1, 0, 0x401000));
+	EXPECT("a whole flush: large gone", 0, cm_tlb_hit(&m, 1, 1, 0x1000000));
+	cm_free(&m);
+}
+
+/* One INVLPG's bytes, decoded in one mode, and the address it names with
+ * rax = 0x1000 + i * 0x111 ... (register i), the segment bases
+ * 0x10000 * (seg + 1), next_ip 0x7000. */
+static uint64_t invlpg_at(const char *what, const uint8_t *b, size_t n,
+			  int lm)
+{
+	struct x86_memop op;
+	uint64_t reg[16], seg[6];
+
+	for (unsigned i = 0; i < 16; i++)
+		reg[i] = 0x1000 + i * 0x111;
+	reg[3] = 0xffffffff80001000ull;		/* rbx: a kernel address */
+	for (unsigned i = 0; i < 6; i++)
+		seg[i] = 0x10000ull * (i + 1);
+	if (x86_invlpg_operand(b, n, lm, &op) != 1) {
+		printf("FAIL %s: not decoded as INVLPG\n", what);
+		failed++;
+		return 0;
+	}
+	return x86_memop_address(&op, lm, reg, seg, 0x7000);
+}
+
+static void test_invlpg_decode(void)
+{
+	static const uint8_t rax[] = { 0x0f, 0x01, 0x38 },
+		rbx_d8[] = { 0x0f, 0x01, 0x7b, 0xf0 },
+		sib[] = { 0x0f, 0x01, 0x3c, 0x8e },	/* (rsi,rcx,4) */
+		rex[] = { 0x41, 0x0f, 0x01, 0x78, 0x10 },	/* 0x10(r8) */
+		rexx[] = { 0x42, 0x0f, 0x01, 0x3c, 0x08 },	/* (rax,r9) */
+		rip[] = { 0x0f, 0x01, 0x3d, 0x00, 0x01, 0x00, 0x00 },
+		nobase[] = { 0x0f, 0x01, 0x3c, 0x25, 0x00, 0x20, 0x00, 0x00 },
+		gs[] = { 0x65, 0x0f, 0x01, 0x38 },
+		ebp[] = { 0x0f, 0x01, 0x7d, 0x04 },	/* 4(ebp): SS */
+		a16[] = { 0x67, 0x0f, 0x01, 0x38 },
+		swapgs[] = { 0x0f, 0x01, 0xf8 },
+		lidt[] = { 0x0f, 0x01, 0x18 };
+	struct x86_memop op;
+
+	context = "INVLPG decoding";
+	EXPECT("(rax)", 0x1000, invlpg_at("(rax)", rax, sizeof(rax), 1));
+	EXPECT("-16(rbx), 64-bit", 0xffffffff80000ff0ull,
+	       invlpg_at("rbx", rbx_d8, sizeof(rbx_d8), 1));
+	EXPECT("-16(ebx), 32-bit: DS base, 32 bits", 0x80000ff0 + 0x40000,
+	       invlpg_at("ebx", rbx_d8, sizeof(rbx_d8), 0));
+	EXPECT("(rsi,rcx,4)", 0x1666 + 4 * 0x1111,
+	       invlpg_at("sib", sib, sizeof(sib), 1));
+	EXPECT("0x10(r8)", 0x1888 + 0x10, invlpg_at("r8", rex, sizeof(rex), 1));
+	EXPECT("(rax,r9)", 0x1000 + 0x1999,
+	       invlpg_at("r9", rexx, sizeof(rexx), 1));
+	EXPECT("RIP-relative", 0x7000 + 0x100,
+	       invlpg_at("rip", rip, sizeof(rip), 1));
+	EXPECT("disp32 in 32-bit code: absolute, DS", 0x100 + 0x40000,
+	       invlpg_at("abs", rip, sizeof(rip), 0));
+	EXPECT("SIB, no base: disp32", 0x2000,
+	       invlpg_at("nobase", nobase, sizeof(nobase), 1));
+	EXPECT("gs: its base", 0x1000 + 0x60000,
+	       invlpg_at("gs", gs, sizeof(gs), 1));
+	EXPECT("4(ebp): SS's base", 0x1555 + 4 + 0x30000,
+	       invlpg_at("ebp", ebp, sizeof(ebp), 0));
+	EXPECT("a REX byte in 32-bit code is not a prefix", 0,
+	       x86_invlpg_operand(rex, sizeof(rex), 0, &op));
+	EXPECT("16-bit addressing: refused", -1,
+	       x86_invlpg_operand(a16, sizeof(a16), 0, &op));
+	EXPECT("SWAPGS is not INVLPG", 0,
+	       x86_invlpg_operand(swapgs, sizeof(swapgs), 1, &op));
+	EXPECT("LIDT is not INVLPG", 0,
+	       x86_invlpg_operand(lidt, sizeof(lidt), 1, &op));
+	EXPECT("cut short", 0, x86_invlpg_operand(rbx_d8, 3, 1, &op));
+}
+
+/*
  * The TLB lookup's shortcuts (the last page looked up, the last large
  * page hit, with no 4 KiB entry in it) must give exactly what a plain
  * true-LRU TLB gives: random
@@ -1515,6 +1635,8 @@ int main(void)
 	test_store_buffer();
 	test_tlb();
 	test_tlb_shortcuts();
+	test_invlpg();
+	test_invlpg_decode();
 	test_fetch_again();
 	test_overlap();
 	printf("%d passed, %d failed\n", passed, failed);
