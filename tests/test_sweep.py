@@ -111,8 +111,18 @@ def test_paper_experiments_are_all_there_and_quick_keeps_the_shape():
             assert p.runnable and not p.stand_in, (e.name, p.lacks)
             assert p.workload_run == p.workload in (
                 ("synthetic",) if e.name in beyond else ("web", "chat")), e.name
-            assert p.timing == (e.name in ("fig3", "fig6", "fig8", "fig9",
-                                           "fig10", "burst")), e.name
+            # every web experiment runs in modelled time (its operating
+            # point needs it), the herd and the built-in workload's count
+            assert p.timing == (e.name in ("fig1", "fig3", "fig6", "fig7",
+                                           "fig8", "fig9", "fig10", "table2",
+                                           "burst")), e.name
+    # fig7's and table2's points are fig6's at its largest queue
+    six = {(p.l2, p.kernel, p.seed) for p in exps["fig6"].points(True)}
+    for name in ("fig7", "table2"):
+        pts = exps[name].points(True)
+        assert {(p.l2, p.kernel, p.seed) for p in pts} == six
+        assert {p.spec().default_name() for p in pts} == \
+            {p.spec().default_name() for p in exps["fig6"].points(True)}
     fig9 = exps["fig9"].points(True)
     assert {p.kernel for p in fig9} == {"vanilla", "c32", "mq", "mq-c32"}
     # web: tasks = httpd; chat: tasks = threads = rooms x users x 4
