@@ -113,6 +113,9 @@ def test_figure7_row_is_the_colored_change_per_request(counted):
         assert f"{name} {want:+.1f} %" in row.ours, (row.ours, want)
     assert "512KiB -33.3 %" in row.paper and "256KiB" not in row.paper
     assert "all transactions per request at 256KiB" in row.why
+    k = r[r["l2_size"] == 512 * 1024].set_index("kernel")
+    share = k["n_rqloop_l2_read_misses"] / k["colored_lines_sum"] * 100
+    assert f"512KiB {share['vanilla']:.0f} / {share['c32']:.0f} %" in row.why, row.why
 
 
 def test_walk_miss_causes_are_shares_of_the_summed_counters():

@@ -290,6 +290,14 @@ def fig7_row(d: ExpData, paper: dict) -> Row:
         tot = (_per_request(c, "total").mean() / _per_request(v, "total").mean() - 1) * 100
         why = (f"all transactions per request at {l2_name(small)}, c32 vs vanilla: "
                f"{tot:+.1f} % (the paper's rose slightly)")
+    walk = "n_rqloop_l2_read_misses"
+    if walk in df.columns:
+        share = {(s, k): (g[walk].sum() / max(g["colored_lines_sum"].sum(), 1) * 100)
+                 for (s, k), g in df.groupby(["l2_size", "kernel"])}
+        why += ("; the walk's own L2 misses, share of the colored-line "
+                "transactions, vanilla / c32: " + ", ".join(
+                    f"{l2_name(s)} {share[(s, 'vanilla')]:.0f} / {share[(s, 'c32')]:.0f} %"
+                    for s in sizes if (s, "vanilla") in share and (s, "c32") in share))
     agree = "-" if not verdicts else ("yes" if all(verdicts) else
                                       ("no" if not any(verdicts) else "partly"))
     top = int(df["tasks"].max())
