@@ -81,3 +81,66 @@ def test_crosscheck_refuses_what_is_not_a_gem5_run(tmp_path, capsys):
 def test_crosscheck_rows_need_gem5_runs():
     with pytest.raises(Exception, match="no complete gem5 runs"):
         crosscheck([], out=None)
+
+
+@needs_recordings
+def test_write_puts_the_table_and_the_figure_beside_the_markdown(crossed, tmp_path, capsys):
+    """--write FILE: the block is the CSV's runs (reused, not re-made), the
+    figure beside FILE is the one drawn from the same rows; --check passes
+    on it and fails, in one line, once the block differs."""
+    out, rows = crossed
+    md = tmp_path / "doc" / "E.md"
+    md.parent.mkdir()
+    md.write_text("a\n<!-- crosscheck:begin -->\nold\n<!-- crosscheck:end -->\nb\n")
+    args = ["crosscheck", *(str(RECORDED / p) for p in PAIR), "--out", str(out)]
+    assert cli_main(args + ["--write", str(md)]) in (0, None)
+    text = md.read_text()
+    assert text.startswith("a\n") and text.endswith("b\n") and "old" not in text
+    c32 = by(rows, "c32", "qemu", "modelled")
+    share = f"{float(c32['hitm_per_bus_read']) * 100:.0f} %"
+    assert (f"| ppro4 4 CPUs L2 256KiB 1024 tasks | c32 | qemu, modelled (--timing) "
+            f"| {c32['schedule_calls']} | {float(c32['colored_per_schedule']):.1f} | ") in text
+    assert f"| {share} |" in text
+    gain = (247 / 201 - 1) * 100
+    assert f"| 247 | {float(by(rows, 'c32', 'gem5', 'modelled')['colored_per_schedule']):.1f}" \
+           f" | {gain:+.0f} % |  |" in text
+    assert "| ppro4 | 180 ns | 39 cycles (195 ns) |" in text   # the runs' configs
+    assert (md.parent / "crosscheck.png").read_bytes() == (out / "crosscheck.png").read_bytes()
+    capsys.readouterr()
+    assert cli_main(args + ["--check", str(md)]) in (0, None)
+    md.write_text(text.replace(f"| {c32['schedule_calls']} |", "| 1 |"))
+    rc = cli_main(args + ["--check", str(md)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and "crosscheck table is not what" in err[-1], err
+
+
+def test_a_write_file_without_the_block_is_refused_before_any_run(tmp_path, capsys):
+    # the gem5 folder is empty too: the Markdown is refused first
+    (tmp_path / "empty").mkdir()
+    md = tmp_path / "E.md"
+    md.write_text("no markers\n")
+    rc = cli_main(["crosscheck", str(tmp_path / "empty"), "--out", str(tmp_path / "o"),
+                   "--write", str(md)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "no <!-- crosscheck:begin -->" in err[0], err
+    assert not (tmp_path / "o").exists() and md.read_text() == "no markers\n"
+
+
+def test_hitm_share_counts_the_region_of_every_cpu(tmp_path):
+    from colorsim.orchestrate.crosscheck import hitm_share
+    (tmp_path / "counters.csv").write_text(
+        "dump,cpu,mode,stat,value\n"
+        "0,0,kernel,bus_read,30\n0,0,kernel,hitm,10\n0,1,user,bus_read,10\n"
+        "0,1,user,hitm,5\n1,0,kernel,hitm,99\n0,-1,all,hitm,99\n0,1,kernel,insts,7\n")
+    assert hitm_share(tmp_path) == pytest.approx(15 / 40)
+
+
+@pytest.mark.slow
+@needs_recordings
+def test_the_docs_crosscheck_block_is_what_the_recorded_runs_give(tmp_path):
+    """docs/engines.md's block, remade from every recorded gem5 run (16
+    QEMU runs: minutes)."""
+    from colorsim import ROOT
+    rc = cli_main(["crosscheck", "--out", str(tmp_path / "o"),
+                   "--check", str(ROOT / "docs" / "engines.md")])
+    assert rc in (0, None)

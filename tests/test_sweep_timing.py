@@ -253,3 +253,52 @@ def test_shapes_directions_count_noise_as_no_direction():
     from colorsim.report.shapes import _grows
     assert _grows([1.0, 2.0, 3.0], [None, 23.1, 42.3])
     assert not _grows([1.0, 20.0, 10.0], [None, 23.1, 42.3])
+
+
+def test_shapes_multi_queue_tables_from_the_timed_catalog(swept):
+    """The multi-queue kernels beside vanilla and c32: Table 4's speed-up
+    per CPU count is the same-seed ratio of the catalog's throughputs, the
+    lock contention is the catalog's, and the paper's side has a dash where
+    it published nothing (mq's contention and knee, every mq-c32 cell).
+    The tiny sweep runs no mq-c32 and no mq Chat: those rows come from the
+    same runs relabelled, which checks the rows' wiring, not the kernel."""
+    import pandas as pd
+    from colorsim.report import shapes, shapes_mq
+    from colorsim.report.common import paper_results
+    root, c, _ = swept
+    cat = Catalog(root)
+    ds = shapes.data(cat)
+    d9, d10 = ds["fig9"], ds["fig10"]
+    web = d9.runs.set_index(["kernel", "cpus"])
+    tp = web["throughput"]
+    want = {n: (tp[("mq", n)] / tp[("vanilla", n)] - 1) * 100 for n in (1, 2)}
+    lines = shapes.block(cat).splitlines()
+    assert "| Table 4: web speed-up over vanilla (8-way Xeon) [paper, 6 runs] " \
+           "| | 1 CPU | 2 CPU | same direction |" in lines, lines
+    assert "| mq | the paper | -3.0 % | +13.6 % | |" in lines
+    [ours] = [l for l in lines if l.startswith("| mq | ours |")]
+    assert ours.startswith(f"| mq | ours | {want[1]:+.1f} % | {want[2]:+.1f} % | "), \
+        (ours, want)
+    cont = web["lock_contention_pct"]
+    [locks] = [l for l in lines if l.startswith("| mq | —")]
+    assert locks == (f"| mq | — / {cont[('mq', 2)]:.1f} % | — / - | "
+                     f"— (highest throughput) / - |"), locks
+    [van] = [l for l in lines if l.startswith("| vanilla | 9.2 % / ")]
+    assert f"/ {cont[('vanilla', 2)]:.1f} % | 33.0 % / " in van, van
+    assert shapes_mq.LOCK_NOTE in lines
+    # mq-c32 and a Chat mq: the same runs under those names
+    as_ = lambda d, k, new: d.view(pd.concat(
+        [d.runs, d.runs[d.runs["kernel"] == k].assign(kernel=new)]), "")
+    text = shapes_mq.render(as_(d9, "mq", "mq-c32"), as_(d10, "c32", "mq"),
+                            paper_results()).splitlines()
+    assert "| mq-c32 | the paper | — | — | |" in text, text
+    assert f"| mq-c32 | ours | {want[1]:+.1f} % | {want[2]:+.1f} % | — |" in text
+    chat = d10.runs.set_index("kernel")["lock_contention_pct"]
+    [locks] = [l for l in text if l.startswith("| mq | —")]
+    assert f"| — / {chat['c32']:.1f} % | — (highest throughput) / 2 |" in locks
+    assert any(l.endswith("the paper / ours (of 2 CPUs swept) |") for l in text), text
+    assert any(l.startswith(f"| mq-c32 | — / {cont[('mq', 2)]:.1f} % | — / - |")
+               for l in text), text
+    # no multi-queue runs: no multi-queue tables
+    only = d9.view(d9.runs[d9.runs["kernel"] != "mq"], "")
+    assert shapes_mq.render(only, d10, paper_results()) == ""

@@ -16,6 +16,10 @@ things each can measure:
 It writes ``crosscheck.csv`` (tidy: one row per run) and
 ``crosscheck.png`` into ``--out`` (default ``runs/crosscheck``) and prints
 the table.  Runs already made are reused, as ``colorsim run`` does.
+``--write FILE`` puts the table, and the costs each engine charged, between
+FILE's ``<!-- crosscheck:begin -->`` and ``<!-- crosscheck:end -->``
+markers and draws the figure beside FILE (crosscheck.png), from the same
+runs; ``--check FILE`` fails if FILE's block is not what the runs give.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from colorsim.argtypes import directory
 RECORDED = ROOT / "recorded" / "gem5"
 FIELDS = ("config", "machine", "l2", "cpus", "kernel", "tasks", "seed", "engine", "clock",
           "run", "schedule_calls", "colored_lines", "colored_per_schedule",
-          "all_per_schedule", "verified")
+          "all_per_schedule", "hitm_per_bus_read", "verified")
 
 
 def gem5_runs(paths) -> list:
@@ -79,6 +83,18 @@ def config_key(cfg: dict) -> str:
             f"{cfg['workload']['tasks']} tasks")
 
 
+def hitm_share(run) -> float:
+    """Of a QEMU run's bus reads in the region, the share another CPU's
+    cache served (HITM): fills gem5's memory view does not see."""
+    import csv
+    n = {"hitm": 0, "bus_read": 0}
+    with open(Path(run) / "counters.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            if r["dump"] == "0" and int(r["cpu"]) >= 0 and r["stat"] in n:
+                n[r["stat"]] += int(r["value"])
+    return n["hitm"] / n["bus_read"] if n["bus_read"] else float("nan")
+
+
 def _row(cfg, engine, clock, run, sched, colored, all_lines,
          verified=True) -> dict:
     m = cfg["machine"]
@@ -88,7 +104,8 @@ def _row(cfg, engine, clock, run, sched, colored, all_lines,
             "seed": cfg["workload"].get("seed", 1), "engine": engine, "clock": clock, "run": str(run),
             "schedule_calls": int(sched), "colored_lines": colored,
             "colored_per_schedule": colored / sched if sched else float("nan"),
-            "all_per_schedule": all_lines / sched if sched else float("nan")}
+            "all_per_schedule": all_lines / sched if sched else float("nan"),
+            "hitm_per_bus_read": hitm_share(run) if engine == "qemu" else float("nan")}
 
 
 def crosscheck(paths, out: Path, progress=print) -> list:
@@ -134,22 +151,74 @@ def gains(rows) -> list:
     return out
 
 
+def _ordered(rows) -> list:
+    return sorted(rows, key=lambda r: (r["machine"], r["l2"], r["kernel"] != "vanilla",
+                                       r["kernel"], r["engine"], r["clock"]))
+
+
+GAIN_NOTE = ("gain: schedule() calls over vanilla's in the same region (the same "
+             "modelled ticks on gem5 and with --timing; icount ticks count "
+             "instructions, so no gain is expected there)")
+
+
 def format_table(rows) -> str:
     lines = [f"{'configuration':<26} {'kernel':<8} {'engine/clock':<28} "
              f"{'schedule()':>10} {'colored/sched':>13} {'gain':>7}"]
     g = {(x["config"], x["kernel"], x["engine"], x["clock"]): x["gain"]
          for x in gains(rows)}
-    for r in sorted(rows, key=lambda r: (r["machine"], r["l2"], r["kernel"] != "vanilla",
-                                         r["kernel"], r["engine"], r["clock"])):
+    for r in _ordered(rows):
         gain = g.get((r["config"], r["kernel"], r["engine"], r["clock"]))
         lines.append(f"{r['config']:<26} {r['kernel']:<8} "
                      f"{r['engine'] + ' ' + r['clock']:<28} {r['schedule_calls']:>10} "
                      f"{r['colored_per_schedule']:>13.1f} "
                      + (f"{(gain - 1) * 100:>+6.0f}%" if gain else f"{'':>7}"))
-    lines.append("gain: schedule() calls over vanilla's in the same region (the same "
-                 "modelled ticks on gem5 and with --timing; icount ticks count "
-                 "instructions, so no gain is expected there)")
+    lines.append(GAIN_NOTE)
     return "\n".join(lines)
+
+
+def costs(rows) -> list:
+    """Per machine, what a memory access cost each engine: gem5's memory
+    latency (the machine's memory.latency, which the gem5 configuration
+    uses) and our timing model's, as the timing runs were made with it."""
+    out = {}
+    for r in rows:
+        if r["engine"] != "qemu" or not r["clock"].startswith("modelled"):
+            continue
+        cfg = json.loads((Path(r["run"]) / "config.json").read_text())
+        t, m = cfg.get("timing") or {}, cfg["machine"]
+        hz = m["processor"]["clock_hz"]
+        out.setdefault(r["machine"], {
+            "machine": r["machine"], "gem5_mem_ns": m["memory"]["latency_ns"],
+            "mem_cycles": t.get("mem"), "mem_ns": t.get("mem", 0) / hz * 1e9,
+            "l2_hit": t.get("l2_hit"), "fetch": bool(t.get("fetch"))})
+    return [out[k] for k in sorted(out)]
+
+
+def markdown_table(rows) -> str:
+    """The generated block of docs/engines.md: one line per run, then the
+    memory costs each engine charged."""
+    g = {(x["config"], x["kernel"], x["engine"], x["clock"]): x["gain"]
+         for x in gains(rows)}
+    pct = lambda x: "" if x != x else f"{x * 100:.0f} %"
+    lines = ["| configuration | kernel | engine, clock | schedule() calls | "
+             "colored lines per schedule() | gain over vanilla | "
+             "HITM fills per bus read |", "|---|---|---|---|---|---|---|"]
+    for r in _ordered(rows):
+        gain = g.get((r["config"], r["kernel"], r["engine"], r["clock"]))
+        lines.append(f"| {r['config']} | {r['kernel']} | {r['engine']}, {r['clock']} "
+                     f"| {r['schedule_calls']} | {r['colored_per_schedule']:.1f} | "
+                     + (f"{(gain - 1) * 100:+.0f} %" if gain else "")
+                     + f" | {pct(r['hitm_per_bus_read'])} |")
+    lines += ["", GAIN_NOTE + "; HITM fills: QEMU's bus reads another CPU's "
+              "cache served (gem5's memory view has none).", "",
+              "| machine | memory latency, gem5 | memory latency, ours (--timing) "
+              "| L2 hit, ours | instruction fetch through the caches, ours |",
+              "|---|---|---|---|---|"]
+    for c in costs(rows):
+        lines.append(f"| {c['machine']} | {c['gem5_mem_ns']:.0f} ns | "
+                     f"{c['mem_cycles']} cycles ({c['mem_ns']:.0f} ns) | "
+                     f"{c['l2_hit']} cycles | {'on' if c['fetch'] else 'off'} |")
+    return "\n".join(lines) + "\n"
 
 
 def write_csv(rows, path: Path) -> Path:
@@ -228,6 +297,8 @@ def add_parser(sub):
     p.add_argument("--out", type=directory, default=None,
                    help="where the QEMU runs, crosscheck.csv and crosscheck.png go "
                         "(default runs/crosscheck)")
+    from colorsim.report.markdown import add_block_options
+    add_block_options(p, "crosscheck")
     p.set_defaults(func=cmd_crosscheck)
     return p
 
@@ -235,11 +306,16 @@ def add_parser(sub):
 def cmd_crosscheck(args):
     import sys
     from colorsim.run.rundir import check_out_dir
+    from colorsim.report.markdown import check_block_files, emit
     paths = args.gem5_runs or [RECORDED]
     from colorsim.run.runner import RUNS
+    check_block_files(args, "crosscheck")          # before any run
     out = check_out_dir(args.out or RUNS / "crosscheck")
     rows = crosscheck(paths, out, progress=lambda m: print(m, file=sys.stderr))
-    print(format_table(rows))
+    if args.write or args.check:
+        emit(markdown_table(rows), args, "crosscheck", how="crosscheck")
+    else:
+        print(format_table(rows))
     unverified = sum(1 for r in rows if not r["verified"])
     if unverified:           # the recorded gem5 runs have no manifest
         print(f"colorsim: {unverified} of {len(rows)} rows come from unverified "
@@ -247,3 +323,5 @@ def cmd_crosscheck(args):
     csv_path = write_csv(rows, out / "crosscheck.csv")
     png = plot(rows, out / "crosscheck.png")
     print(f"wrote {csv_path} and {png}")
+    if args.write:           # the figure beside the Markdown, from the same runs
+        print(f"wrote {plot(rows, Path(args.write).parent / 'crosscheck.png')}")

@@ -40,7 +40,7 @@ def cmd_shapes(a):
     check_block_files(a)
     cat = Catalog(runs_root(a.runs))
     cat.table("runs")                  # a missing catalog: one line, early
-    emit(shapes.render(shapes.rows(cat, a.quick)), a, "shapes", how="shapes")
+    emit(shapes.block(cat, a.quick), a, "shapes", how="shapes")
 
 
 def add_shapes_parser(subparsers):

@@ -375,3 +375,41 @@ def paper_only_tables(oid, paper) -> list:
                  pd.DataFrame([{"L2": k, "paper": v, "ours": "-"}
                                for k, v in p["improvement"].items()]))]
     return []
+
+
+def _signed(x) -> str:
+    return "-" if x is None or x != x else f"{x:+.1f} %"
+
+
+def gain_range(r) -> str:
+    """A gain with the range of its same-seed ratios: seeds that disagree in
+    sign show at a glance that the difference is noise."""
+    if r["max"] == r["max"] and r["max"] > r["min"]:
+        return f"{_signed(r['mean'])} [{r['min']:+.0f}..{r['max']:+.0f}]"
+    return _signed(r["mean"])
+
+
+def agree(ours: list, theirs: list) -> str:
+    """Directions compared one by one.  ``ours`` holds gain rows (mean, min,
+    max of the same-seed ratios): a gain whose seeds disagree in sign has no
+    direction, it is noise.  All alike "yes", all opposite "no", a mix
+    "partly", and "noise" where no compared point has a direction."""
+    verdicts = []
+    for o, t in zip(ours, theirs):
+        if t is None or o["mean"] != o["mean"]:
+            continue
+        lo, hi = o["min"], o["max"]
+        if lo == lo and hi == hi and lo < 0 < hi:
+            verdicts.append("noise")
+        else:
+            verdicts.append("same" if (o["mean"] > 0) == (t > 0) else "opposite")
+    if not verdicts:
+        return "-"
+    signed = [v for v in verdicts if v != "noise"]
+    if not signed:
+        return "noise"
+    if all(v == "same" for v in signed):
+        return "yes" if len(signed) == len(verdicts) else "partly (rest noise)"
+    if all(v == "opposite" for v in signed):
+        return "no" if len(signed) == len(verdicts) else "no (rest noise)"
+    return "partly"

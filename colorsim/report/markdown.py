@@ -58,11 +58,14 @@ def add_block_options(parser, block: str) -> None:
                    help="exit 2 if FILE's table differs from the catalog's")
 
 
-def check_block_files(a) -> None:
-    """Refuse a --write or --check file that is not there, before any run."""
+def check_block_files(a, block: str = None) -> None:
+    """Refuse a --write or --check file that is not there, or (given
+    ``block``) has no such block, before any run."""
     for f in (a.write, a.check):
         if f is not None and not Path(f).is_file():
             raise ConfigError(f"{f}: no such file")
+        if f is not None and block:
+            _block(Path(f).read_text(), Path(f), *markers(block))
 
 
 def emit(table: str, a, block: str, how: str) -> None:

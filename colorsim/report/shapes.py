@@ -11,6 +11,8 @@ tasks waited).  ``--write FILE`` puts the table between FILE's
 ``<!-- shapes:begin -->`` and ``<!-- shapes:end -->`` markers, so the
 README's numbers are generated, never typed.  Every row is a function of the
 catalog; a claim whose experiment has no done runs says which sweep makes it.
+Below the table, where fig9 or fig10 ran the multi-queue kernels, two small
+tables set mq and mq-c32 beside vanilla and c32 (colorsim/report/shapes_mq.py).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from colorsim.report import shapes_mq
 from colorsim.report.markdown import markers
 from colorsim.report.common import (ExpData, gain, l2_name, paper_results,
                                     pick_scale, spread, timed)
+from colorsim.report.common import agree as _agree, gain_range as _range
 
 BEGIN, END = markers("shapes")
 # the wait report's columns that are not a channel tasks sleep on
@@ -42,14 +46,6 @@ def _pct(x, sign=True) -> str:
     if x is None or x != x:
         return "-"
     return f"{x:+.1f} %" if sign else f"{x:.1f} %"
-
-
-def _range(r) -> str:
-    """A gain with the range of its same-seed ratios: seeds that disagree in
-    sign show at a glance that the difference is noise."""
-    if r["max"] == r["max"] and r["max"] > r["min"]:
-        return f"{_pct(r['mean'])} [{r['min']:+.0f}..{r['max']:+.0f}]"
-    return _pct(r["mean"])
 
 
 def _mean(df: pd.DataFrame, col: str):
@@ -86,32 +82,6 @@ def context(df: pd.DataFrame) -> str:
     if spin == spin:
         parts.append(f"spinning on runqueue_lock {spin:.1f} %")
     return "; ".join(parts) if parts else "-"
-
-
-def _agree(ours: list, theirs: list) -> str:
-    """Directions compared one by one.  ``ours`` holds gain rows (mean, min,
-    max of the same-seed ratios): a gain whose seeds disagree in sign has no
-    direction, it is noise.  All alike "yes", all opposite "no", a mix
-    "partly", and "noise" where no compared point has a direction."""
-    verdicts = []
-    for o, t in zip(ours, theirs):
-        if t is None or o["mean"] != o["mean"]:
-            continue
-        lo, hi = o["min"], o["max"]
-        if lo == lo and hi == hi and lo < 0 < hi:
-            verdicts.append("noise")
-        else:
-            verdicts.append("same" if (o["mean"] > 0) == (t > 0) else "opposite")
-    if not verdicts:
-        return "-"
-    signed = [v for v in verdicts if v != "noise"]
-    if not signed:
-        return "noise"
-    if all(v == "same" for v in signed):
-        return "yes" if len(signed) == len(verdicts) else "partly (rest noise)"
-    if all(v == "opposite" for v in signed):
-        return "no" if len(signed) == len(verdicts) else "no (rest noise)"
-    return "partly"
 
 
 def fig6_row(d: ExpData, paper: dict) -> Row:
@@ -358,10 +328,19 @@ def knee_row(d: ExpData, paper: dict) -> Row:
     return Row(what, "4 / 6 (of 1-8)", ours, agree, context(df))
 
 
-def rows(cat, quick=None) -> list:
-    """One Row per timed claim, from the experiments' done points."""
+def data(cat, quick=None) -> dict:
+    """The ExpData of every experiment the table reads, at the scale
+    picked, each with its experiment (those the experiments file has)."""
     from colorsim.describe.experiments import load_experiments
     exps = load_experiments(check_points=False)
+    return {name: ExpData(cat, exps[name], pick_scale(cat, exps[name], quick))
+            for name in ("fig1", "fig3", "fig6", "fig7", "fig9", "fig10")
+            if name in exps}
+
+
+def rows(cat, quick=None, ds=None) -> list:
+    """One Row per timed claim, from the experiments' done points."""
+    ds = ds or data(cat, quick)
     paper = paper_results()
     out = []
     plan = (("fig1", lambda d: [fig1_row(d, paper)]),
@@ -375,11 +354,10 @@ def rows(cat, quick=None) -> list:
                                  lock_row(d, paper, "table8",
                                           "Table 8: Chat run-queue lock contention")]))
     for name, make in plan:
-        if name not in exps:        # an experiments file without it
+        if name not in ds:          # an experiments file without it
             continue
-        e = exps[name]
-        scale = pick_scale(cat, e, quick)
-        d = ExpData(cat, e, scale)
+        d = ds[name]
+        e, scale = d.exp, d.scale
         if d.counts["done"] == 0:
             out.append(Row(f"{e.title.split(':')[0]} ({name})", "-", "-", "-",
                            f"not swept: python3 -m colorsim sweep {name}"
@@ -389,6 +367,15 @@ def rows(cat, quick=None) -> list:
             r.claim += f" [{scale}, {d.counts['done']} runs]"
             out.append(r)
     return out
+
+
+def block(cat, quick=None) -> str:
+    """The README's whole shapes block: the table of claims, then the
+    multi-queue kernels' tables where fig9 or fig10 ran them."""
+    ds = data(cat, quick)
+    done = {k: (d if d.counts["done"] else None) for k, d in ds.items()}
+    return render(rows(cat, quick, ds)) + shapes_mq.render(
+        done.get("fig9"), done.get("fig10"), paper_results())
 
 
 def render(rs: list) -> str:
