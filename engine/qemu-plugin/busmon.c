@@ -1917,6 +1917,31 @@ static int counter_shown(unsigned i)
 	return 1;
 }
 
+/* One "DUMP,-1,all,NAME,VALUE" line per machine-wide counter of the timing
+ * mode, in a fixed order; the wire's only when the wire is on. */
+static void machine_counters(FILE *f)
+{
+	const struct { const char *name; uint64_t v; bool wire; } rows[] = {
+		{ "elapsed_cycles", roi_elapsed, false },
+		{ "max_skew_cycles", max_skew, false },
+		{ "wire_deliveries", wirest.deliveries, true },
+		{ "wire_late_deliveries", wirest.late, true },
+		{ "wire_late_cycles", wirest.late_cycles, true },
+		{ "wire_late_max_cycles", wirest.late_max, true },
+		{ "wire_idle_advances", wirest.advances, true },
+		{ "wire_received", wirest.received, true },
+		{ "wire_rx_late", wirest.rx_late, true },
+		{ "wire_rx_late_cycles", wirest.rx_late_cycles, true },
+		{ "wire_rx_late_max_cycles", wirest.rx_late_max, true },
+		{ "bus_max_lag_cycles", model.bs.max_lag, false },
+	};
+
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		if (!rows[i].wire || wire_on)
+			fprintf(f, "%u,-1,all,%s,%" PRIu64 "\n", ndumps,
+				rows[i].name, rows[i].v);
+}
+
 static void fill_counters_csv(FILE *f)
 {
 	static const char *const lock_names[] = {
@@ -1951,34 +1976,8 @@ static void fill_counters_csv(FILE *f)
 					c, lock_names[i], v[i]);
 		}
 	}
-	if (cfg.timing) {	/* machine-wide: cpu -1, as the kernel's numbers */
-		fprintf(f, "%u,-1,all,elapsed_cycles,%" PRIu64 "\n", ndumps,
-			roi_elapsed);
-		fprintf(f, "%u,-1,all,max_skew_cycles,%" PRIu64 "\n", ndumps,
-			max_skew);
-		if (wire_on) {
-			fprintf(f, "%u,-1,all,wire_deliveries,%" PRIu64 "\n",
-				ndumps, wirest.deliveries);
-			fprintf(f, "%u,-1,all,wire_late_deliveries,%" PRIu64 "\n",
-				ndumps, wirest.late);
-			fprintf(f, "%u,-1,all,wire_late_cycles,%" PRIu64 "\n",
-				ndumps, wirest.late_cycles);
-			fprintf(f, "%u,-1,all,wire_late_max_cycles,%" PRIu64 "\n",
-				ndumps, wirest.late_max);
-			fprintf(f, "%u,-1,all,wire_idle_advances,%" PRIu64 "\n",
-				ndumps, wirest.advances);
-			fprintf(f, "%u,-1,all,wire_received,%" PRIu64 "\n",
-				ndumps, wirest.received);
-			fprintf(f, "%u,-1,all,wire_rx_late,%" PRIu64 "\n",
-				ndumps, wirest.rx_late);
-			fprintf(f, "%u,-1,all,wire_rx_late_cycles,%" PRIu64 "\n",
-				ndumps, wirest.rx_late_cycles);
-			fprintf(f, "%u,-1,all,wire_rx_late_max_cycles,%" PRIu64 "\n",
-				ndumps, wirest.rx_late_max);
-		}
-		fprintf(f, "%u,-1,all,bus_max_lag_cycles,%" PRIu64 "\n", ndumps,
-			model.bs.max_lag);
-	}
+	if (cfg.timing)		/* machine-wide: cpu -1, as the kernel's numbers */
+		machine_counters(f);
 }
 
 /* ---- busmon.json: the effective configuration ------------------------- */
