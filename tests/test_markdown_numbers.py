@@ -18,7 +18,7 @@ STAMP = re.compile(r"\bcommit [0-9a-f]{7,40}\b|\bre-measured\b|"
 # dates that are facts, not when something was measured
 FACT_DATES = ("2002-06-10",)          # the guest clock's base (kernels/README.md)
 PERCENT_CELL = re.compile(r"\|\s*[-+−]?\d[\d.,]*\s*%")
-GENERATED = re.compile(r"<!-- (\w+):begin -->.*?<!-- \1:end -->", re.S)
+GENERATED = re.compile(r"<!-- ([\w-]+):begin -->.*?<!-- \1:end -->", re.S)
 
 
 def _markdown():

@@ -40,7 +40,9 @@ def cmd_shapes(a):
     check_block_files(a)
     cat = Catalog(runs_root(a.runs))
     cat.table("runs")                  # a missing catalog: one line, early
-    emit(shapes.block(cat, a.quick), a, "shapes", how="shapes")
+    # the quick scale's table and the paper scale's are two blocks
+    emit(shapes.block(cat, a.quick), a, "shapes" if a.quick else "shapes-paper",
+         how="shapes")
 
 
 def add_shapes_parser(subparsers):
@@ -49,10 +51,11 @@ def add_shapes_parser(subparsers):
         "shapes", help="the paper's timed results beside ours, and what our "
                        "runs measured")
     p.add_argument("--quick", action="store_true", default=None,
-                   help="use the --quick sweep's points (default: the "
-                        "paper-scale points where the catalog has any)")
+                   help="use the --quick sweep's points, and FILE's shapes "
+                        "block (default: the paper-scale points where the "
+                        "catalog has any, and FILE's shapes-paper block)")
     p.add_argument("--runs", type=directory, default=None,
                    help="runs folder holding the catalog (default runs/)")
-    add_block_options(p, "shapes")
+    add_block_options(p, "shapes (--quick) or shapes-paper")
     p.set_defaults(func=cmd_shapes)
     return p
