@@ -164,3 +164,35 @@ def test_figure6_takes_the_best_httpd_count_per_l2_as_the_papers_up_to():
     assert counts.ours.startswith("256: 512KiB +5.0 %, 1MiB +2.0 %; 512: ")
     assert counts.why == "vanilla's run queue per httpd count: 256: 64, 512: 128, 1024: 256"
     assert fig6_counts_row(df[df["tasks"] == 1024]) is None
+
+
+def test_the_paper_scale_block_has_its_rows_and_names_the_rest(counted, tmp_path,
+                                                               monkeypatch):
+    from colorsim.report import shapes
+    # the tiny sweep ran its grids at the paper's scale: all three rows
+    text = shapes.block(counted)
+    assert [l.split(":")[0] for l in text.splitlines()[2:5]] == \
+        ["| Figure 1", "| Figure 3", "| Figure 7"], text
+    assert "Not yet swept" not in text
+    # an experiment the file adds but no sweep ran is named, not drawn
+    extra = COUNTED + """
+[fig6]
+title = "Figure 6, tiny"
+needs = ["timing", "web"]
+outputs.fig6 = { needs = ["timing", "web"], what = "throughput" }
+[fig6.grid]
+machine = "ppro4"
+l2 = ["512KiB"]
+cpus = [2]
+kernels = ["vanilla", "c32"]
+workload = "web"
+tasks = [16]
+"""
+    f = tmp_path / "experiments.toml"
+    f.write_text(extra)
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+    text = shapes.block(counted)
+    assert "| Figure 6" not in text
+    assert "Not yet swept at the paper's scale: fig6 (" in text, text
+    # the quick block draws every experiment, swept or not
+    assert "not swept: python3 -m colorsim sweep fig6 --quick" in shapes.block(counted, True)

@@ -401,11 +401,20 @@ def rows(cat, quick=None, ds=None) -> list:
 
 def block(cat, quick=None) -> str:
     """The README's whole shapes block: the table of claims, then the
-    multi-queue kernels' tables where fig9 or fig10 ran them."""
+    multi-queue kernels' tables where fig9 or fig10 ran them.  Without
+    ``quick`` (the paper-scale block) only the experiments swept at the
+    paper's scale have rows; the others are named in a line."""
     ds = data(cat, quick)
+    later = ""
+    if quick is None:           # the paper-scale table: its rows only
+        wait = [n for n, d in ds.items() if d.scale != "paper" or not d.counts["done"]]
+        ds = {n: d for n, d in ds.items() if n not in wait}
+        if wait:
+            later = (f"\nNot yet swept at the paper's scale: {', '.join(wait)} "
+                     "(`python3 -m colorsim sweep NAME`; the quick table has them).\n")
     done = {k: (d if d.counts["done"] else None) for k, d in ds.items()}
     return render(rows(cat, quick, ds)) + shapes_mq.render(
-        done.get("fig9"), done.get("fig10"), paper_results())
+        done.get("fig9"), done.get("fig10"), paper_results()) + later
 
 
 def render(rs: list) -> str:
