@@ -376,3 +376,25 @@ def test_an_unverified_run_is_labelled_in_plots(good_run, tmp_path):
     assert "[unverified]" not in load_run(run).label
     _edit_config(run, lambda c: (c.pop("results"), c.pop("config_sha256")))
     assert load_run(run).label.endswith(" [unverified]")
+
+
+def test_a_run_with_a_wire_is_compared_with_its_own_wire():
+    """A web run's config.json keeps the wire's settings under "network":
+    the same spec is the same run, a wire of another bandwidth is another
+    (before, the comparison never read the old run's wire, so every web
+    run with a wire looked like one of other settings)."""
+    import dataclasses
+    from colorsim.describe.machine import get_machine
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    from colorsim.run.runner import differences
+    m = get_machine("ppro4")
+    w = Workload(program="/bin/web", client_cpus=3, args="--httpd,16,--clients,4")
+    spec = RunSpec(m, parse_variant("vanilla", m), w, timing=True)
+    old = json.loads(json.dumps(spec.to_dict()))
+    assert "network" in old
+    assert differences(old, spec, {}) == []
+    old["network"]["bandwidth_bps"] *= 10
+    assert differences(old, spec, {}) == [
+        f"network.bandwidth_bps {m.network.bandwidth_bps * 10!r} -> "
+        f"{m.network.bandwidth_bps!r}"]
