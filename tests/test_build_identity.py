@@ -48,3 +48,38 @@ def test_every_hashed_build_is_compared():
     from colorsim.run.identity import ID_KEYS, SOURCE_KEYS
     hashed = {k for k in ID_KEYS + SOURCE_KEYS if k.endswith("_sha256")}
     assert hashed == {k for k, _ in BUILD_HASHES}
+
+
+def _web_spec(machine="ppro4", **wire):
+    import dataclasses
+    m = get_machine(machine)
+    if wire:
+        m = dataclasses.replace(m, network=dataclasses.replace(m.network, **wire))
+    return RunSpec(m, parse_variant("c32", m),
+                   Workload(tasks=64, program="/bin/web", client_cpus=2))
+
+
+@pytest.mark.parametrize("spec", [
+    _spec("c32"), _spec("linux24:c32"), _web_spec(),
+    RunSpec(get_machine("ppro4"), parse_variant("vanilla", get_machine("ppro4")),
+            Workload(tasks=64, program="/bin/web"), timing=True)],
+    ids=["builtin", "linux24", "web-outside-clients", "web-timed"])
+def test_every_setting_a_run_records_is_in_its_identity(spec):
+    """Every part of the configuration a run's config.json records is
+    hashed into its content id: a setting recorded but not hashed would let
+    a sweep count a run of other settings as done."""
+    from colorsim.run.identity import identity_dict
+    cfg = json.loads(json.dumps({**spec.to_dict(), **IDENT}))
+    assert set(cfg) <= set(identity_dict(cfg))
+
+
+@pytest.mark.parametrize("wire", [{"bandwidth_bps": 10**9}, {"latency_ns": 5000}])
+def test_another_wire_is_another_run(wire):
+    """The same web run over another wire (bandwidth, latency) has
+    another content id, and a run of the same name is refused."""
+    old_spec, new_spec = _web_spec(), _web_spec(**wire)
+    old = json.loads(json.dumps({**old_spec.to_dict(), **IDENT}))
+    new = {**new_spec.to_dict(), **IDENT}
+    assert run_id(old) != run_id(new)
+    (key,) = wire
+    assert any(d.startswith(f"network.{key} ") for d in differences(old, new_spec, IDENT))

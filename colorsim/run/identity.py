@@ -1,7 +1,8 @@
 """A run's identity: a content hash of everything that determines its result.
 
 The hash covers the machine (CPUs, caches, memory, emulation settings), the
-kernel variant, the workload with its seed and region of interest, the
+kernel variant, the workload with its seed and region of interest, (web
+runs with outside clients) the wire's cards, bandwidth and latency, the
 engine and its version, the kernel image's SHA-256, (QEMU) the bus
 monitor plugin's SHA-256, (Linux 2.4) the user's source tree's hash, and (gem5) the gem5 binary's SHA-256 and that of
 its configuration scripts with their parameters.  It is computed from the same dictionary a run's
@@ -25,6 +26,10 @@ ENGINE_KEYS = ("engine_sha256", "engine_config_sha256")
 # Linux 2.4 runs only: the content hash of the user's source tree their
 # image was built from (colorsim/run/linux24.py), covered where present.
 SOURCE_KEYS = ("linux24_source_sha256",)
+# Web runs whose clients are outside the measured machine only: the wire
+# between them (cards, bandwidth, latency; RunSpec.to_dict), covered where
+# present, so the ids of runs without a wire stay what they were.
+SETTING_KEYS = ("network",)
 SHORT = 16          # hex digits of a run directory's name (64 bits)
 
 
@@ -46,7 +51,8 @@ def engine_version(name: str) -> str:
 def identity_dict(config: dict) -> dict:
     """The part of a run's configuration its identity covers."""
     d = {k: config.get(k) for k in ID_KEYS}
-    d.update({k: config[k] for k in ENGINE_KEYS + SOURCE_KEYS if config.get(k)})
+    d.update({k: config[k] for k in ENGINE_KEYS + SOURCE_KEYS + SETTING_KEYS
+              if config.get(k)})
     if config.get("timing"):        # timing runs only: counting-only ids
         d["timing"] = config["timing"]  # stay what they were
     if not d["engine_version"]:
