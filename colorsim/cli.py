@@ -434,7 +434,8 @@ def build_parser():
     sweep.add_parser(sub)
     timing.add_parser(sub)
     sensitivity.add_parser(sub)
-    catalog.add_parsers(sub)
+    from colorsim.results import record
+    record.add_parser(catalog.add_parsers(sub))
     figures.add_parser(sub)
     figures.add_shapes_parser(sub)
     headline.add_parser(sub)

@@ -416,7 +416,25 @@ def block(cat, quick=None) -> str:
                      "(`python3 -m colorsim sweep NAME`; the quick table has them).\n")
     done = {k: (d if d.counts["done"] else None) for k, d in ds.items()}
     return render(rows(cat, quick, ds)) + shapes_mq.render(
-        done.get("fig9"), done.get("fig10"), paper_results()) + later
+        done.get("fig9"), done.get("fig10"), paper_results()) + later + (
+        provenance(ds) if quick is None else "")
+
+
+def provenance(ds: dict) -> str:
+    """Which of the suite's commits made the table's runs (the paper-scale
+    table's runs are made over days and recorded; colorsim/results/record.py)."""
+    import pandas as pd
+    runs = pd.concat([d.runs for d in ds.values() if len(d.runs)], ignore_index=True) \
+        if any(len(d.runs) for d in ds.values()) else None
+    if runs is None:
+        return ""
+    runs = runs.drop_duplicates("run_id")
+    made = []
+    for (c, dirty), g in runs.groupby([runs["source_commit"].fillna("unknown"),
+                                       runs["source_dirty"].fillna(False)]):
+        made.append(f"{len(g)} at {c[:12]}{' with uncommitted changes' if dirty else ''}")
+    return (f"\nIts {len(runs)} distinct runs were made by the suite's commit"
+            f"{'s' if len(made) > 1 else ''}: {'; '.join(made)}.\n")
 
 
 def render(rs: list) -> str:

@@ -52,6 +52,9 @@ from colorsim.results.schema import conform
 
 TABLES = ("runs", "recorded", "offsets", "counters", "stats", "points",
           "outputs")
+# In a catalog folder: the catalog was recorded (colorsim/results/record.py),
+# not built from run directories, and holds only some tables.
+MARK = "recorded.json"
 
 
 # -- sweep points -------------------------------------------------------------
@@ -287,6 +290,10 @@ def rebuild(root=None, notice=None) -> Path:
     root = runs_root(root)
     if not root.is_dir():
         raise ConfigError(f"{root} does not exist: no runs to catalog")
+    if (root / CATALOG / MARK).is_file():
+        raise ConfigError(f"{root} holds a recorded catalog, not run directories: "
+                          f"it is not rebuilt (add runs to it with 'python3 -m "
+                          f"colorsim catalog record --runs DIR --to {root}')")
     with _Lock(root):
         tables = build_arrow(root, notice)
         new = root / f".catalog.new{os.getpid()}"
@@ -324,6 +331,9 @@ class Catalog:
             raise ConfigError(f"unknown catalog table {name!r}; known: "
                               f"{', '.join(TABLES)}")
         path = self.dir / f"{name}.parquet"
+        if not path.is_file() and (self.dir / MARK).is_file():
+            raise ResultsError(f"{self.root} is a recorded catalog: it holds the "
+                               f"points and runs tables, not {name!r}")
         if not path.is_file():
             raise ResultsError(f"no catalog in {self.root} (missing {path}): "
                                f"run 'python3 -m colorsim catalog rebuild "
@@ -337,7 +347,8 @@ class Catalog:
         """The runs table filtered by ``where``; with ``recorded`` the
         recorded runs (gem5's in recorded/gem5 and ../shared/gem5) too."""
         df = self.table("runs")
-        if recorded:
+        if recorded and not (self.dir / MARK).is_file():   # a recorded
+            # catalog has no recorded table: its runs are all recorded
             import pandas as pd
             rec = self.table("recorded")
             df = pd.concat([df, rec], ignore_index=True) if len(rec) else df
@@ -506,6 +517,10 @@ def cmd_show(a):
         print(f"stats dumps: a recorded run; its stats.txt is in its folder, "
               f"{row['path']}")
         return
+    if (cat.dir / MARK).is_file():
+        print(f"stats dumps: not kept (a recorded catalog keeps each run's row; "
+              f"its sweep point runs it again: {cat.root / CATALOG / MARK})")
+        return
     st = cat.stats(row["run_id"])
     dumps = sorted(st["dump"].unique())
     print(f"stats dumps: {len(dumps)}")
@@ -517,7 +532,8 @@ def cmd_show(a):
 
 
 def add_parsers(subparsers):
-    """Register ``catalog``, ``runs`` and ``show``."""
+    """Register ``catalog``, ``runs`` and ``show``; returns ``catalog``'s
+    own subparsers (``catalog record`` joins them: record.add_parser)."""
     c = subparsers.add_parser("catalog", help="the results catalog")
     csub = c.add_subparsers(dest="catalog_command", required=True,
                             parser_class=subparsers._parser_class)
@@ -538,3 +554,4 @@ def add_parsers(subparsers):
     s.add_argument("run", help="run id (prefix), name or path")
     s.add_argument("--runs", type=directory, default=None)
     s.set_defaults(func=cmd_show)
+    return csub

@@ -1,0 +1,173 @@
+"""Recorded catalogs: the paper-scale results kept in the repository.
+
+A paper-scale sweep takes from half an hour (Figure 6) to days (Figure 10,
+an hour per point), more than one sitting and more than a scratch machine
+keeps.  ``colorsim catalog record --runs DIR`` copies the catalog rows of
+DIR's paper-scale points (the ``points`` and ``runs`` tables, each run with
+its full configuration and the suite's commit it was made at) into
+``recorded/paper/catalog/``, so the README's paper-scale table is generated
+from, and checked against, rows anyone can read, and points swept on
+different days add up:
+
+* a point (experiment, scale and its grid values) that is done in DIR
+  replaces the recorded one;
+* a recorded done point stays where DIR has the same point not done (DIR
+  is another day's folder that never ran it);
+* a recorded point of an experiment DIR has swept at paper scale but whose
+  grid no longer holds it is dropped (the grid changed);
+* experiments DIR has not swept stay as recorded.
+
+A recorded catalog holds no run directories, so ``catalog rebuild`` refuses
+it rather than replacing it with an empty one.  Its ``recorded.json`` says
+what it holds: the experiments' done and total points and the commits the
+runs were made at.  Nothing non-deterministic goes in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from colorsim.errors import ConfigError
+from colorsim.results.catalog import (CATALOG, MARK, POINT_KEYS, Catalog,
+                                      _write_parquet, rebuild)
+from colorsim.results.runrows import ROOT
+from colorsim.results.schema import conform
+
+PAPER = ROOT / "recorded" / "paper"
+TABLES = ("points", "runs")     # what a recorded catalog holds
+KEY = ("experiment", "scale") + POINT_KEYS
+
+
+def is_recorded(root) -> bool:
+    return (Path(root) / CATALOG / MARK).is_file()
+
+
+def _empty():
+    import pandas as pd
+    return pd.DataFrame(columns=list(KEY) + ["run_id", "status"])
+
+
+def merge_points(old, new):
+    """The recorded points after adding ``new`` (DIR's paper-scale points)
+    to ``old`` (the recorded ones), by the rules in the module's text."""
+    import pandas as pd
+    if old is None or old.empty:
+        return new.reset_index(drop=True)
+    swept = set(new["experiment"])
+    kept = old[~old["experiment"].isin(swept)]
+    done_before = {tuple(r[k] for k in KEY): r
+                   for _, r in old[old["status"] == "done"].iterrows()}
+    rows = []
+    for _, r in new.iterrows():
+        before = done_before.get(tuple(r[k] for k in KEY))
+        if r["status"] != "done" and before is not None:
+            point = r["point"]                  # the grid's numbering today
+            r = before.copy()
+            r["point"] = point
+        rows.append(r)
+    merged = pd.DataFrame(rows, columns=new.columns) if rows else new.iloc[:0]
+    return pd.concat([kept, merged], ignore_index=True).sort_values(
+        ["experiment", "scale", "point"]).reset_index(drop=True)
+
+
+def summary(points, runs) -> dict:
+    """recorded.json: per experiment its done and total points, and the
+    commits (with uncommitted changes or not) the runs were made at."""
+    exps = {}
+    for (exp, scale), g in points.groupby(["experiment", "scale"]):
+        exps[f"{exp}-{scale}"] = {"points": int(len(g)),
+                                  "done": int((g["status"] == "done").sum())}
+    commits = {}
+    for c, d in zip(runs["source_commit"], runs["source_dirty"]):
+        key = f"{c or 'unknown'}{' (uncommitted changes)' if d else ''}"
+        commits[key] = commits.get(key, 0) + 1
+    return {"what": "paper-scale points and runs recorded by "
+                    "'python3 -m colorsim catalog record'",
+            "experiments": exps, "runs": int(len(runs)),
+            "runs_per_commit": dict(sorted(commits.items()))}
+
+
+def record(runs_dir, to=None, notice=None) -> dict:
+    """Add ``runs_dir``'s paper-scale points and their runs to the recorded
+    catalog ``to`` (default recorded/paper); returns its summary."""
+    import pandas as pd
+    from colorsim.run.rundir import runs_root
+    to = Path(to) if to else PAPER
+    runs_dir = runs_root(runs_dir)
+    if is_recorded(runs_dir):
+        raise ConfigError(f"{runs_dir} is a recorded catalog, not a runs folder")
+    if (to / CATALOG).exists() and not is_recorded(to):
+        raise ConfigError(f"{to / CATALOG} exists and is not a recorded catalog "
+                          f"(no {MARK}); record into another folder")
+    rebuild(runs_dir, notice)
+    cat = Catalog(runs_dir)
+    pts = cat.points()
+    new = pts[pts["scale"] == "paper"]
+    if new.empty:
+        raise ConfigError(f"{runs_dir} has no paper-scale sweep points: run "
+                          f"'python3 -m colorsim sweep NAME --runs {runs_dir}' "
+                          f"first")
+    old_pts = old_runs = None
+    if is_recorded(to):
+        old = Catalog(to)
+        old_pts, old_runs = old.table("points"), old.table("runs")
+    points = merge_points(old_pts, new)
+    runs = pd.concat([cat.table("runs")] + ([old_runs] if old_runs is not None else []),
+                     ignore_index=True).drop_duplicates("run_id")
+    done = set(points.loc[points["status"] == "done", "run_id"])
+    runs = runs[runs["run_id"].isin(done)].sort_values("run_id").reset_index(drop=True)
+    info = summary(points, runs)
+    _write(to, {"points": points, "runs": runs}, info)
+    return info
+
+
+def _write(to: Path, frames: dict, info: dict) -> None:
+    """Write the tables and recorded.json beside each other, then put the
+    folder in place in one step: a failure leaves the old one whole."""
+    to.mkdir(parents=True, exist_ok=True)
+    new = to / f".{CATALOG}.new{os.getpid()}"
+    old = to / f".{CATALOG}.old{os.getpid()}"
+    shutil.rmtree(new, ignore_errors=True)
+    new.mkdir()
+    try:
+        for name in TABLES:
+            _write_parquet(conform(name, frames[name]), new / f"{name}.parquet")
+        (new / MARK).write_text(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    final = to / CATALOG
+    if final.exists():
+        final.rename(old)
+    new.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def cmd_record(a):
+    import sys
+    from colorsim.run.rundir import runs_root
+    a.runs = runs_root(a.runs)
+    info = record(a.runs, a.to, notice=lambda m: print(m, file=sys.stderr))
+    to = Path(a.to) if a.to else PAPER
+    print(f"record: {info['runs']} runs in {to / CATALOG}")
+    for name, e in info["experiments"].items():
+        print(f"  {name:14} {e['done']:4} of {e['points']} points done")
+    for c, n in info["runs_per_commit"].items():
+        print(f"  {n:4} runs made at {c}")
+
+
+def add_parser(csub):
+    """``catalog record``, beside ``catalog rebuild`` (catalog.add_parsers)."""
+    from colorsim.argtypes import directory
+    rec = csub.add_parser("record", help="add a runs folder's paper-scale "
+                          "points and runs to the recorded catalog in the "
+                          "repository (recorded/paper)")
+    rec.add_argument("--runs", type=directory, default=None,
+                     help="runs folder whose paper-scale sweeps to record "
+                          "(default runs/)")
+    rec.add_argument("--to", default=None,
+                     help="recorded catalog folder (default recorded/paper)")
+    rec.set_defaults(func=cmd_record)

@@ -1,0 +1,134 @@
+"""Recorded catalogs: paper-scale points and runs kept in the repository
+(colorsim/results/record.py), added to from runs folders of other days,
+never rebuilt into an empty catalog, written whole or not at all; and the
+README's paper-scale table is generated from the recorded one."""
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from colorsim import ROOT
+from colorsim.errors import ConfigError, ResultsError
+from colorsim.results import record as rec
+from colorsim.results.catalog import Catalog, rebuild
+
+from sweeps import experiment, experiments_file, sweep_with
+
+GRID = dict(machine="ppro4", l2=["512KiB"], cpus=[2], kernels=["vanilla", "c8"],
+            workload="synthetic", tasks=[16])
+TINY = experiments_file(experiment("small", {"fig1": ["counting"]}, GRID))
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """A runs folder holding the paper-scale sweep of a two-point grid."""
+    yield from sweep_with(tmp_path_factory, "record", TINY, "small")
+
+
+def _ids(root):
+    return set(Catalog(root).table("runs")["run_id"])
+
+
+def test_record_keeps_the_points_and_runs_and_refuses_a_rebuild(swept, tmp_path):
+    root, _ = swept
+    to = tmp_path / "rec"
+    info = rec.record(root, to)
+    assert info["experiments"] == {"small-paper": {"points": 2, "done": 2}}
+    assert info["runs"] == 2 and sum(info["runs_per_commit"].values()) == 2
+    assert json.loads((to / "catalog" / "recorded.json").read_text()) == info
+    assert _ids(to) == _ids(root)
+    pts = Catalog(to).points("small", "paper")
+    assert list(pts["status"]) == ["done", "done"]
+    with pytest.raises(ConfigError, match="recorded catalog, not run directories"):
+        rebuild(to)
+    with pytest.raises(ResultsError, match="recorded catalog: it holds the points"):
+        Catalog(to).table("offsets")
+    assert len(Catalog(to).runs(recorded=True)) == 2
+
+
+def test_a_point_done_on_another_day_stays_done(swept, tmp_path):
+    """A runs folder that has not run a point (another day's) does not
+    undo the recorded run of it; one that ran it again replaces it."""
+    root, _ = swept
+    to = tmp_path / "rec"
+    rec.record(root, to)
+    other = tmp_path / "other"
+    shutil.copytree(root, other, ignore=shutil.ignore_patterns("catalog", ".catalog*"))
+    first = sorted((other / "by-id").iterdir())[0]
+    shutil.rmtree(first)
+    rebuild(other)
+    assert (Catalog(other).points()["status"] == "missing").sum() == 1
+    info = rec.record(other, to)
+    assert info["experiments"]["small-paper"] == {"points": 2, "done": 2}
+    assert _ids(to) == _ids(root)
+
+
+def test_a_quick_only_folder_is_refused_and_nothing_is_written(tmp_path,
+                                                                monkeypatch):
+    import os
+    from colorsim.orchestrate.sweep import run_sweep
+    f = tmp_path / "experiments.toml"
+    f.write_text(experiments_file(experiment("small", {"fig1": ["counting"]}, GRID,
+                                             quick={"kernels": ["vanilla"]})))
+    monkeypatch.setenv("COLORSIM_EXPERIMENTS", str(f))
+    runs = tmp_path / "runs"
+    with open(os.devnull, "w") as quiet:
+        run_sweep("small", quick=True, root=runs, log=lambda *_: None,
+                  progress_stream=quiet)
+    assert list(Catalog(runs).points()["scale"]) == ["quick"]
+    with pytest.raises(ConfigError, match="no paper-scale sweep points"):
+        rec.record(runs, tmp_path / "rec")
+    assert not (tmp_path / "rec").exists()
+
+
+def test_a_failed_write_leaves_the_recorded_catalog_whole(swept, tmp_path,
+                                                          monkeypatch):
+    root, _ = swept
+    to = tmp_path / "rec"
+    rec.record(root, to)
+    before = {p.name: p.read_bytes() for p in (to / "catalog").iterdir()}
+
+    def broken(table, path):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(rec, "_write_parquet", broken)
+    with pytest.raises(OSError):
+        rec.record(root, to)
+    assert {p.name: p.read_bytes() for p in (to / "catalog").iterdir()} == before
+    assert [p.name for p in to.iterdir()] == ["catalog"]
+
+
+def _pts(rows):
+    base = {k: "x" for k in rec.KEY}
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_merge_replaces_keeps_and_drops_by_the_grid():
+    old = _pts([{"experiment": "a", "seed": 1, "point": 0, "status": "done", "run_id": "r1"},
+                {"experiment": "a", "seed": 2, "point": 1, "status": "done", "run_id": "r2"},
+                {"experiment": "a", "seed": 3, "point": 2, "status": "done", "run_id": "r3"},
+                {"experiment": "b", "seed": 1, "point": 0, "status": "done", "run_id": "q1"}])
+    new = _pts([{"experiment": "a", "seed": 1, "point": 0, "status": "missing", "run_id": "n1"},
+                {"experiment": "a", "seed": 2, "point": 1, "status": "done", "run_id": "n2"},
+                {"experiment": "a", "seed": 4, "point": 2, "status": "missing", "run_id": "n4"}])
+    m = rec.merge_points(old, new)
+    got = {(r.experiment, r.seed): (r.status, r.run_id, r.point) for r in m.itertuples()}
+    assert got == {("a", 1): ("done", "r1", 0),      # kept: not run here
+                   ("a", 2): ("done", "n2", 1),      # replaced: run again
+                   ("a", 4): ("missing", "n4", 2),   # the grid's new point
+                   ("b", 1): ("done", "q1", 0)}      # not swept here
+    # ("a", 3) is gone: the grid no longer holds it
+
+
+@pytest.mark.skipif(not (rec.PAPER / "catalog" / "recorded.json").is_file(),
+                    reason="no recorded paper-scale catalog in this checkout")
+def test_readme_paper_scale_table_is_the_recorded_catalogs():
+    """The README's paper-scale block is what `shapes --runs recorded/paper`
+    prints: generated from the recorded rows, never typed."""
+    from colorsim.report import shapes
+    from colorsim.report.markdown import markers
+    text = (ROOT / "README.md").read_text()
+    begin, end = markers("shapes-paper")
+    inside = text[text.index(begin) + len(begin):text.index(end)]
+    assert inside.strip() == shapes.block(Catalog(rec.PAPER)).strip()
