@@ -44,7 +44,12 @@ def test_record_keeps_the_points_and_runs_and_refuses_a_rebuild(swept, tmp_path)
     with pytest.raises(ConfigError, match="recorded catalog, not run directories"):
         rebuild(to)
     with pytest.raises(ResultsError, match="recorded catalog: it holds the points"):
-        Catalog(to).table("offsets")
+        Catalog(to).table("stats")
+    # the offsets, summed over the CPUs, as a figure sums them
+    kept, full = Catalog(to).offsets(), Catalog(root).offsets()
+    assert set(kept["cpu"]) == {-1}
+    keys = ["run_id", "dump", "view", "mode", "kind", "offset"]
+    assert kept.groupby(keys)["count"].sum().equals(full.groupby(keys)["count"].sum())
     assert len(Catalog(to).runs(recorded=True)) == 2
 
 
@@ -121,11 +126,10 @@ def test_merge_replaces_keeps_and_drops_by_the_grid():
     # ("a", 3) is gone: the grid no longer holds it
 
 
-@pytest.mark.skipif(not (rec.PAPER / "catalog" / "recorded.json").is_file(),
-                    reason="no recorded paper-scale catalog in this checkout")
-def test_readme_paper_scale_table_is_the_recorded_catalogs():
+def test_readme_paper_scale_table_is_the_recorded_catalogs(monkeypatch):
     """The README's paper-scale block is what `shapes --runs recorded/paper`
     prints: generated from the recorded rows, never typed."""
+    monkeypatch.delenv("COLORSIM_EXPERIMENTS", raising=False)   # the suite's
     from colorsim.report import shapes
     from colorsim.report.markdown import markers
     text = (ROOT / "README.md").read_text()

@@ -333,7 +333,7 @@ class Catalog:
         path = self.dir / f"{name}.parquet"
         if not path.is_file() and (self.dir / MARK).is_file():
             raise ResultsError(f"{self.root} is a recorded catalog: it holds the "
-                               f"points and runs tables, not {name!r}")
+                               f"points, runs and offsets tables, not {name!r}")
         if not path.is_file():
             raise ResultsError(f"no catalog in {self.root} (missing {path}): "
                                f"run 'python3 -m colorsim catalog rebuild "

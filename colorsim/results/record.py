@@ -17,6 +17,11 @@ different days add up:
   grid no longer holds it is dropped (the grid changed);
 * experiments DIR has not swept stay as recorded.
 
+Beside the points and runs, each recorded run's transactions per page
+offset (the ``offsets`` table, which Figures 1 and 3 read) are kept summed
+over the CPUs (``cpu`` = -1): a figure sums them anyway, and per CPU they
+would be most of the bytes.
+
 A recorded catalog holds no run directories, so ``catalog rebuild`` refuses
 it rather than replacing it with an empty one.  Its ``recorded.json`` says
 what it holds: the experiments' done and total points and the commits the
@@ -37,7 +42,8 @@ from colorsim.results.runrows import ROOT
 from colorsim.results.schema import conform
 
 PAPER = ROOT / "recorded" / "paper"
-TABLES = ("points", "runs")     # what a recorded catalog holds
+TABLES = ("points", "runs", "offsets")     # what a recorded catalog holds
+ALL_CPUS = -1                   # the cpu of an offsets row summed over CPUs
 KEY = ("experiment", "scale") + POINT_KEYS
 
 
@@ -71,6 +77,13 @@ def merge_points(old, new):
     merged = pd.DataFrame(rows, columns=new.columns) if rows else new.iloc[:0]
     return pd.concat([kept, merged], ignore_index=True).sort_values(
         ["experiment", "scale", "point"]).reset_index(drop=True)
+
+
+def summed_offsets(offsets, run_ids):
+    """The offsets rows of ``run_ids``, summed over the CPUs."""
+    df = offsets[offsets["run_id"].isin(run_ids)]
+    keys = ["run_id", "dump", "view", "mode", "kind", "offset"]
+    return df.groupby(keys, as_index=False)["count"].sum().assign(cpu=ALL_CPUS)
 
 
 def summary(points, runs) -> dict:
@@ -110,17 +123,23 @@ def record(runs_dir, to=None, notice=None) -> dict:
         raise ConfigError(f"{runs_dir} has no paper-scale sweep points: run "
                           f"'python3 -m colorsim sweep NAME --runs {runs_dir}' "
                           f"first")
-    old_pts = old_runs = None
+    old_pts = old_runs = old_offs = None
     if is_recorded(to):
         old = Catalog(to)
         old_pts, old_runs = old.table("points"), old.table("runs")
+        old_offs = old.table("offsets")
     points = merge_points(old_pts, new)
     runs = pd.concat([cat.table("runs")] + ([old_runs] if old_runs is not None else []),
                      ignore_index=True).drop_duplicates("run_id")
     done = set(points.loc[points["status"] == "done", "run_id"])
     runs = runs[runs["run_id"].isin(done)].sort_values("run_id").reset_index(drop=True)
+    offs = pd.concat([summed_offsets(cat.table("offsets"), done)]
+                     + ([old_offs] if old_offs is not None else []), ignore_index=True)
+    offs = offs[offs["run_id"].isin(done)].drop_duplicates(
+        ["run_id", "dump", "view", "cpu", "mode", "kind", "offset"])
+    offs = offs.sort_values(["run_id", "dump", "view", "mode", "kind", "offset"])
     info = summary(points, runs)
-    _write(to, {"points": points, "runs": runs}, info)
+    _write(to, {"points": points, "runs": runs, "offsets": offs}, info)
     return info
 
 
