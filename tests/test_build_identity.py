@@ -18,6 +18,7 @@ from colorsim.run.runner import BUILD_HASHES, differences
 
 IDENT = {"kernel_sha256": "a" * 64, "plugin_sha256": "b" * 64,
          "rootfs_sha256": "c" * 64, "linux24_source_sha256": "d" * 64,
+         "layout_sha256": "f" * 64, "firmware_sha256": "0" * 64,
          "engine_version": "10.2.2"}
 
 
@@ -45,8 +46,8 @@ def test_every_hashed_build_is_compared():
     """Each *_sha256 a QEMU run's identity records is one differences()
     compares (a build added to the identity but not there would let a run
     of the old build be reused)."""
-    from colorsim.run.identity import ID_KEYS, SOURCE_KEYS
-    hashed = {k for k in ID_KEYS + SOURCE_KEYS if k.endswith("_sha256")}
+    from colorsim.run.identity import ID_KEYS, LAYOUT_KEYS, SOURCE_KEYS
+    hashed = {k for k in ID_KEYS + SOURCE_KEYS + LAYOUT_KEYS if k.endswith("_sha256")}
     assert hashed == {k for k, _ in BUILD_HASHES}
 
 
@@ -83,3 +84,25 @@ def test_another_wire_is_another_run(wire):
     assert run_id(old) != run_id(new)
     (key,) = wire
     assert any(d.startswith(f"network.{key} ") for d in differences(old, new_spec, IDENT))
+
+
+def test_another_layout_is_another_run(tmp_path, monkeypatch):
+    """The bus monitor's address ranges come from the kernel's layout.json,
+    which build code can change without changing the kernel image: a run
+    hashes it, so another layout is another run."""
+    import dataclasses
+    from colorsim.describe import runspec
+    from colorsim.run.runner import identity
+    spec = _spec("c32")
+    lay = json.loads(spec.layout_file.read_text())
+    kdir = tmp_path / spec.kernel_dir.name
+    kdir.mkdir()
+    for f in spec.kernel_dir.iterdir():
+        if f.is_file():
+            (kdir / f.name).write_bytes(f.read_bytes())
+    monkeypatch.setattr(runspec.RunSpec, "kernel_dir", property(lambda s: kdir))
+    before = run_id({**spec.to_dict(), **identity(spec)})
+    lay["ranges"]["user"] = [[0, 4096]]
+    (kdir / "layout.json").write_text(json.dumps(lay))
+    now = identity(spec)
+    assert run_id({**spec.to_dict(), **now}) != before

@@ -190,6 +190,18 @@ def test_a_run_without_a_manifest_is_never_good(good_run, tmp_path, capsys):
     assert "cannot be checked" in capsys.readouterr().err
 
 
+def test_a_run_without_its_configuration_checksum_is_never_good(good_run, tmp_path):
+    """Its files are checked, its configuration is not: a build hash edited
+    with the checksum removed would load as good under another id."""
+    run = tmp_path / "runs" / "nodigest"
+    shutil.copytree(good_run, run)
+    _edit_config(run, lambda c: (c.pop("config_sha256"),
+                                 c.update(kernel_sha256="e" * 64)))
+    got = load_run(run)
+    assert not got.verified
+    from colorsim.results.catalog import build_tables
+    assert list(build_tables(run.parent)["runs"]["verified"]) == [False]
+
 
 # -- one truth about a sweep point -----------------------------------------
 

@@ -104,6 +104,17 @@ def test_a_failed_write_leaves_the_recorded_catalog_whole(swept, tmp_path,
     assert [p.name for p in to.iterdir()] == ["catalog"]
 
 
+def test_a_record_killed_between_its_renames_is_put_back(swept, tmp_path):
+    root, _ = swept
+    to = tmp_path / "rec"
+    rec.record(root, to)
+    before = {p.name: p.read_bytes() for p in (to / "catalog").iterdir()}
+    (to / "catalog").rename(to / ".catalog.old4242")      # killed right there
+    rec.record(root, to)
+    assert {p.name: p.read_bytes() for p in (to / "catalog").iterdir()} == before
+    assert [p.name for p in to.iterdir()] == ["catalog"]
+
+
 def _pts(rows):
     base = {k: "x" for k in rec.KEY}
     return pd.DataFrame([{**base, **r} for r in rows])
@@ -113,15 +124,19 @@ def test_merge_replaces_keeps_and_drops_by_the_grid():
     old = _pts([{"experiment": "a", "seed": 1, "point": 0, "status": "done", "run_id": "r1"},
                 {"experiment": "a", "seed": 2, "point": 1, "status": "done", "run_id": "r2"},
                 {"experiment": "a", "seed": 3, "point": 2, "status": "done", "run_id": "r3"},
+                {"experiment": "a", "seed": 5, "point": 3, "status": "done", "run_id": "r5"},
                 {"experiment": "b", "seed": 1, "point": 0, "status": "done", "run_id": "q1"}])
     new = _pts([{"experiment": "a", "seed": 1, "point": 0, "status": "missing", "run_id": "n1"},
                 {"experiment": "a", "seed": 2, "point": 1, "status": "done", "run_id": "n2"},
-                {"experiment": "a", "seed": 4, "point": 2, "status": "missing", "run_id": "n4"}])
+                {"experiment": "a", "seed": 4, "point": 2, "status": "missing", "run_id": "n4"},
+                {"experiment": "a", "seed": 5, "point": 3, "status": "missing", "run_id": "n5",
+                 "args": "--accept,pipe"}])
     m = rec.merge_points(old, new)
     got = {(r.experiment, r.seed): (r.status, r.run_id, r.point) for r in m.itertuples()}
     assert got == {("a", 1): ("done", "r1", 0),      # kept: not run here
                    ("a", 2): ("done", "n2", 1),      # replaced: run again
                    ("a", 4): ("missing", "n4", 2),   # the grid's new point
+                   ("a", 5): ("missing", "n5", 3),   # other settings: not that run
                    ("b", 1): ("done", "q1", 0)}      # not swept here
     # ("a", 3) is gone: the grid no longer holds it
 

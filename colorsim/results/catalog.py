@@ -112,6 +112,7 @@ def point_rows(root: Path, states: dict) -> tuple:
                    "stand_in": bool(p.get("stand_in")),
                    "timing": bool(p.get("timing")),
                    "args": p.get("args") or "",
+                   "client_cpus": int(p.get("client_cpus", -1)),
                    "run_id": p.get("run_id"),
                    "lacks": list(p.get("lacks") or [])}
             status, reason = "lacks", ""

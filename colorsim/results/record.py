@@ -44,7 +44,8 @@ from colorsim.results.schema import conform
 PAPER = ROOT / "recorded" / "paper"
 TABLES = ("points", "runs", "offsets")     # what a recorded catalog holds
 ALL_CPUS = -1                   # the cpu of an offsets row summed over CPUs
-KEY = ("experiment", "scale") + POINT_KEYS
+# a point is the same point only with all its settings the same
+KEY = ("experiment", "scale") + POINT_KEYS + ("timing", "args", "client_cpus")
 
 
 def is_recorded(root) -> bool:
@@ -123,6 +124,7 @@ def record(runs_dir, to=None, notice=None) -> dict:
         raise ConfigError(f"{runs_dir} has no paper-scale sweep points: run "
                           f"'python3 -m colorsim sweep NAME --runs {runs_dir}' "
                           f"first")
+    _recover(to)
     old_pts = old_runs = old_offs = None
     if is_recorded(to):
         old = Catalog(to)
@@ -141,6 +143,14 @@ def record(runs_dir, to=None, notice=None) -> dict:
     info = summary(points, runs)
     _write(to, {"points": points, "runs": runs, "offsets": offs}, info)
     return info
+
+
+def _recover(to: Path) -> None:
+    """A record killed between its two renames (:func:`_write`) left the
+    recorded catalog only as ``.catalog.old<pid>``: put it back."""
+    olds = sorted(to.glob(f".{CATALOG}.old*")) if to.is_dir() else []
+    if olds and not (to / CATALOG).exists() and (olds[-1] / MARK).is_file():
+        olds[-1].rename(to / CATALOG)
 
 
 def _write(to: Path, frames: dict, info: dict) -> None:

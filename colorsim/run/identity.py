@@ -3,7 +3,8 @@
 The hash covers the machine (CPUs, caches, memory, emulation settings), the
 kernel variant, the workload with its seed and region of interest, (web
 runs with outside clients) the wire's cards, bandwidth and latency, the
-engine and its version, the kernel image's SHA-256, (QEMU) the bus
+engine and its version, the kernel image's SHA-256 and that of its
+layout.json (the ranges the bus monitor is given), (QEMU) the firmware's, (QEMU) the bus
 monitor plugin's SHA-256, (Linux 2.4) the user's source tree's hash, and (gem5) the gem5 binary's SHA-256 and that of
 its configuration scripts with their parameters.  It is computed from the same dictionary a run's
 config.json holds, so the catalog recomputes it from a run directory alone
@@ -30,6 +31,13 @@ SOURCE_KEYS = ("linux24_source_sha256",)
 # between them (cards, bandwidth, latency; RunSpec.to_dict), covered where
 # present, so the ids of runs without a wire stay what they were.
 SETTING_KEYS = ("network",)
+# The kernel's layout.json: the address ranges and symbols the bus monitor
+# is told (run-queue loop, user code, scheduler, locks), made by build code
+# that does not change the kernel image; and (QEMU) the firmware the guest
+# runs before the kernel (engines/qemu.py, firmware_sha256).  Covered where
+# recorded, so runs made before them keep their ids (and a sweep runs their
+# points again).
+LAYOUT_KEYS = ("layout_sha256", "firmware_sha256")
 SHORT = 16          # hex digits of a run directory's name (64 bits)
 
 
@@ -52,7 +60,7 @@ def identity_dict(config: dict) -> dict:
     """The part of a run's configuration its identity covers."""
     d = {k: config.get(k) for k in ID_KEYS}
     d.update({k: config[k] for k in ENGINE_KEYS + SOURCE_KEYS + SETTING_KEYS
-              if config.get(k)})
+              + LAYOUT_KEYS if config.get(k)})
     if config.get("timing"):        # timing runs only: counting-only ids
         d["timing"] = config["timing"]  # stay what they were
     if not d["engine_version"]:

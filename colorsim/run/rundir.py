@@ -392,7 +392,8 @@ def verify_run(run_dir: Path, config: dict):
     a configuration the run's own record contradicts (:func:`check_identity`).
     Returns None for a verified run, or why it cannot be verified: a run
     without a manifest (made before manifests existed, or an imported
-    recording) is never good, only "unverified", and callers say so.
+    recording) or without the configuration's checksum is never good, only
+    "unverified", and callers say so.
     """
     run_dir = Path(run_dir)
     digest = config.get(CONFIG_DIGEST)
@@ -407,6 +408,10 @@ def verify_run(run_dir: Path, config: dict):
     if manifest is None:
         return ("no manifest (made before manifests existed, or imported): "
                 "its files cannot be checked")
+    if digest is None:      # its files are checked, its configuration is not:
+        # an edited build hash, timing table or cache policy would not show
+        return ("no configuration checksum (made before checksums existed): "
+                "an edit of its config.json cannot be seen")
     return None
 
 

@@ -65,6 +65,8 @@ def _flat(d: dict, prefix: str = "") -> dict:
 # each is (the engine's own are below).
 BUILD_HASHES = (("kernel_sha256", "kernel image"),
                 ("plugin_sha256", "bus-monitor plugin"),
+                ("layout_sha256", "kernel layout (the monitor's address ranges)"),
+                ("firmware_sha256", "firmware (SeaBIOS and option ROMs)"),
                 ("rootfs_sha256", "root file-system image"),
                 ("linux24_source_sha256", "Linux source tree"))
 
@@ -214,8 +216,11 @@ def identity(spec: RunSpec) -> dict:
     from colorsim.run.identity import engine_version
     ident = {"kernel_sha256": file_sha256(spec.kernel_elf64),
              "engine_version": engine_version(spec.engine)}
+    if spec.layout_file.is_file():      # the ranges the monitor is given
+        ident["layout_sha256"] = file_sha256(spec.layout_file)
     if spec.engine == "qemu":
         ident["plugin_sha256"] = file_sha256(PLUGIN)
+        ident.update(get_engine("qemu").identity(spec))     # its firmware
     if spec.engine == "gem5":           # its binary, scripts and parameters
         ident.update(get_engine("gem5").identity(spec))
     if spec.workload.program or is_linux24(spec.variant):

@@ -92,6 +92,28 @@ def qemu_version() -> str:
     return version
 
 
+def firmware_sha256() -> str:
+    """SHA-256 over every file in the -L directories (name, then content):
+    the BIOS and option ROMs the guest executes before the kernel.  Under
+    -icount their instructions shift every later timer interrupt, and the
+    QEMU version does not name Debian's SeaBIOS package, so a run's identity
+    hashes them."""
+    files = sorted(f for d in firmware_dirs(qemu_binary()) if d.is_dir()
+                   for f in d.iterdir() if f.is_file())
+    return _firmware_sha(tuple((str(f), f.stat().st_mtime, f.stat().st_size)
+                               for f in files))
+
+
+@functools.lru_cache(maxsize=None)
+def _firmware_sha(files: tuple) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    for path, _, _ in files:
+        h.update(Path(path).name.encode() + b"\0")
+        h.update(hashlib.sha256(Path(path).read_bytes()).digest())
+    return h.hexdigest()
+
+
 def firmware_dirs(binary: Path) -> list:
     """-L directories: our option ROMs (built with QEMU), then SeaBIOS."""
     return [binary.parent.parent / "share" / "qemu", SEABIOS]
@@ -111,6 +133,10 @@ class QemuEngine:
     def version(self) -> str:
         """Recorded in every run's config.json as engine_version."""
         return qemu_version()
+
+    def identity(self, spec: RunSpec) -> dict:
+        """What a run depends on beside QEMU's version: its firmware."""
+        return {"firmware_sha256": firmware_sha256()}
 
     def lapic_hz(self, spec: RunSpec) -> int:
         return LAPIC_HZ
