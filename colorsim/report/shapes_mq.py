@@ -84,8 +84,9 @@ def _lock_cells(df, paper: dict, oid: str) -> tuple:
 
 
 def _knees(df) -> dict:
-    """Each kernel's CPU count of highest mean throughput."""
-    if not len(df):
+    """Each kernel's CPU count of highest mean throughput (none where
+    fewer than two CPU counts ran: one has no best)."""
+    if not len(df) or len(set(df["cpus"])) < 2:
         return {}
     s = spread(df, ["kernel", "cpus"], "throughput")
     return {k: int(g.loc[g["mean"].idxmax(), "cpus"]) for k, g in s.groupby("kernel")}
