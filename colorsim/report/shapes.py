@@ -348,7 +348,6 @@ def knee_row(d: ExpData, paper: dict) -> Row:
     what = "Figure 10: Chat throughput's best CPU count, vanilla / c32"
     if df.empty:
         return Row(what, "4 / 6", "-", "-", "no timed runs")
-    s = spread(df, ["kernel", "cpus"], "throughput")
     cpus = sorted(int(c) for c in set(df["cpus"]))
     swept = ", ".join(map(str, cpus))
     g = gain(df, ["cpus"], "c32")
@@ -358,7 +357,7 @@ def knee_row(d: ExpData, paper: dict) -> Row:
     if len(cpus) < 2:           # one CPU count has no best
         return Row(what, "4 / 6 (of 1-8)", f"- (only {swept} CPUs swept)", "-",
                    gains + context(df))
-    best = {k: int(g.loc[g["mean"].idxmax(), "cpus"]) for k, g in s.groupby("kernel")}
+    best = shapes_mq.knees(df)
     most = cpus[-1]
     of = f"1-{most}" if cpus[0] == 1 else swept   # counts not swept from 1 named
     ours = f"{best.get('vanilla', '-')} / {best.get('c32', '-')} (of {of})"
@@ -433,12 +432,10 @@ def block(cat, quick=None) -> str:
 def provenance(ds: dict) -> str:
     """Which of the suite's commits made the table's runs (the paper-scale
     table's runs are made over days and recorded; colorsim/results/record.py)."""
-    import pandas as pd
-    runs = pd.concat([d.runs for d in ds.values() if len(d.runs)], ignore_index=True) \
-        if any(len(d.runs) for d in ds.values()) else None
-    if runs is None:
+    frames = [d.runs for d in ds.values() if len(d.runs)]
+    if not frames:
         return ""
-    runs = runs.drop_duplicates("run_id")
+    runs = pd.concat(frames, ignore_index=True).drop_duplicates("run_id")
     made = []
     for (c, dirty), g in runs.groupby([runs["source_commit"].fillna("unknown"),
                                        runs["source_dirty"].fillna(False)]):

@@ -83,7 +83,7 @@ def _lock_cells(df, paper: dict, oid: str) -> tuple:
     return top, out
 
 
-def _knees(df) -> dict:
+def knees(df) -> dict:
     """Each kernel's CPU count of highest mean throughput (none where
     fewer than two CPU counts ran: one has no best)."""
     if not len(df) or len(set(df["cpus"])) < 2:
@@ -97,7 +97,7 @@ def lock_knee_table(web, chat, paper: dict, labels: tuple) -> list:
     10's best CPU count, the paper's beside ours."""
     n6, c6 = _lock_cells(web, paper, "table6")
     n8, c8 = _lock_cells(chat, paper, "table8")
-    knee = _knees(chat)
+    knee = knees(chat)
     swept = ", ".join(str(int(c)) for c in sorted(set(chat["cpus"])))
     present = set(web["kernel"] if len(web) else []) | \
         set(chat["kernel"] if len(chat) else [])

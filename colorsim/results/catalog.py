@@ -57,6 +57,11 @@ TABLES = ("runs", "recorded", "offsets", "counters", "stats", "points",
 MARK = "recorded.json"
 
 
+def is_recorded(root) -> bool:
+    """``root``'s catalog was recorded (it has MARK), not built from runs."""
+    return (Path(root) / CATALOG / MARK).is_file()
+
+
 # -- sweep points -------------------------------------------------------------
 
 POINT_KEYS = ("machine", "l2", "cpus", "kernel", "workload", "workload_run",
@@ -291,7 +296,7 @@ def rebuild(root=None, notice=None) -> Path:
     root = runs_root(root)
     if not root.is_dir():
         raise ConfigError(f"{root} does not exist: no runs to catalog")
-    if (root / CATALOG / MARK).is_file():
+    if is_recorded(root):
         raise ConfigError(f"{root} holds a recorded catalog, not run directories: "
                           f"it is not rebuilt (add runs to it with 'python3 -m "
                           f"colorsim catalog record --runs DIR --to {root}')")
@@ -332,7 +337,7 @@ class Catalog:
             raise ConfigError(f"unknown catalog table {name!r}; known: "
                               f"{', '.join(TABLES)}")
         path = self.dir / f"{name}.parquet"
-        if not path.is_file() and (self.dir / MARK).is_file():
+        if not path.is_file() and is_recorded(self.root):
             raise ResultsError(f"{self.root} is a recorded catalog: it holds the "
                                f"points, runs and offsets tables, not {name!r}")
         if not path.is_file():
@@ -348,7 +353,7 @@ class Catalog:
         """The runs table filtered by ``where``; with ``recorded`` the
         recorded runs (gem5's in recorded/gem5 and ../shared/gem5) too."""
         df = self.table("runs")
-        if recorded and not (self.dir / MARK).is_file():   # a recorded
+        if recorded and not is_recorded(self.root):   # a recorded
             # catalog has no recorded table: its runs are all recorded
             import pandas as pd
             rec = self.table("recorded")
@@ -518,7 +523,7 @@ def cmd_show(a):
         print(f"stats dumps: a recorded run; its stats.txt is in its folder, "
               f"{row['path']}")
         return
-    if (cat.dir / MARK).is_file():
+    if is_recorded(cat.root):
         print(f"stats dumps: not kept (a recorded catalog keeps each run's row; "
               f"its sweep point runs it again: {cat.root / CATALOG / MARK})")
         return

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from colorsim.errors import ConfigError
 from colorsim.results.catalog import (CATALOG, MARK, POINT_KEYS, Catalog,
-                                      _write_parquet, rebuild)
+                                      _write_parquet, is_recorded, rebuild)
 from colorsim.results.runrows import ROOT
 from colorsim.results.schema import conform
 
@@ -46,15 +46,8 @@ TABLES = ("points", "runs", "offsets")     # what a recorded catalog holds
 ALL_CPUS = -1                   # the cpu of an offsets row summed over CPUs
 # a point is the same point only with all its settings the same
 KEY = ("experiment", "scale") + POINT_KEYS + ("timing", "args", "client_cpus")
-
-
-def is_recorded(root) -> bool:
-    return (Path(root) / CATALOG / MARK).is_file()
-
-
-def _empty():
-    import pandas as pd
-    return pd.DataFrame(columns=list(KEY) + ["run_id", "status"])
+# an offsets row of a run, the CPUs summed
+OFFSET_KEYS = ["run_id", "dump", "view", "mode", "kind", "offset"]
 
 
 def merge_points(old, new):
@@ -83,8 +76,7 @@ def merge_points(old, new):
 def summed_offsets(offsets, run_ids):
     """The offsets rows of ``run_ids``, summed over the CPUs."""
     df = offsets[offsets["run_id"].isin(run_ids)]
-    keys = ["run_id", "dump", "view", "mode", "kind", "offset"]
-    return df.groupby(keys, as_index=False)["count"].sum().assign(cpu=ALL_CPUS)
+    return df.groupby(OFFSET_KEYS, as_index=False)["count"].sum().assign(cpu=ALL_CPUS)
 
 
 def summary(points, runs) -> dict:
@@ -137,9 +129,8 @@ def record(runs_dir, to=None, notice=None) -> dict:
     runs = runs[runs["run_id"].isin(done)].sort_values("run_id").reset_index(drop=True)
     offs = pd.concat([summed_offsets(cat.table("offsets"), done)]
                      + ([old_offs] if old_offs is not None else []), ignore_index=True)
-    offs = offs[offs["run_id"].isin(done)].drop_duplicates(
-        ["run_id", "dump", "view", "cpu", "mode", "kind", "offset"])
-    offs = offs.sort_values(["run_id", "dump", "view", "mode", "kind", "offset"])
+    offs = offs[offs["run_id"].isin(done)].drop_duplicates(OFFSET_KEYS)
+    offs = offs.sort_values(OFFSET_KEYS)
     info = summary(points, runs)
     _write(to, {"points": points, "runs": runs, "offsets": offs}, info)
     return info
@@ -177,10 +168,8 @@ def _write(to: Path, frames: dict, info: dict) -> None:
 
 def cmd_record(a):
     import sys
-    from colorsim.run.rundir import runs_root
-    a.runs = runs_root(a.runs)
-    info = record(a.runs, a.to, notice=lambda m: print(m, file=sys.stderr))
     to = Path(a.to) if a.to else PAPER
+    info = record(a.runs, to, notice=lambda m: print(m, file=sys.stderr))
     print(f"record: {info['runs']} runs in {to / CATALOG}")
     for name, e in info["experiments"].items():
         print(f"  {name:14} {e['done']:4} of {e['points']} points done")
