@@ -40,6 +40,29 @@ def test_shares_from_counters(tmp_path):
                            "of the time, spinning 25.0 % of cycles")
 
 
+@pytest.mark.parametrize("busmon, spin", [(None, 25.0), ('{"version": "2.3.0"}', 25.0),
+                                           ('{"version": "2.10.1"}', 25.0),
+                                           ('{"version": "2.2.0"}', None),
+                                           ('{"plugin": "busmon"}', None), ("{", None)])
+def test_spin_only_from_a_plugin_that_books_it_once(tmp_path, busmon, spin):
+    """busmon before 2.3.0 could book one wait twice: no spin share from
+    its runs (nor from a busmon.json that names no version); the other
+    shares stay."""
+    run = write(tmp_path, ["0,0,kernel,cycles,4000", "0,0,kernel,sched_cycles,1000",
+                           "0,0,kernel,lock_hold_cycles,2000",
+                           "0,0,kernel,lock_spin_cycles,1000"])
+    if busmon is not None:
+        (run / "busmon.json").write_text(busmon)
+    s = scheduler_shares(run)
+    assert s["sched_pct"] == 25.0 and s["lock_held_pct"] == 50.0
+    if spin is None:
+        assert math.isnan(s["lock_spin_pct"])
+        assert describe(s) == ("schedule() 25.0 % of cycles; runqueue_lock held 50.0 % "
+                               "of the time")
+    else:
+        assert s["lock_spin_pct"] == spin and describe(s).endswith("spinning 25.0 % of cycles")
+
+
 def test_counting_runs_use_instructions_and_old_runs_have_none(tmp_path):
     a = tmp_path / "a"
     a.mkdir()

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from colorsim.errors import ConfigError
 from colorsim.results.runrows import modeled_seconds
+from colorsim.run.schedshare import spin_counted_once
 from colorsim.argtypes import directory, name_list
 
 PPRO_L2 = ("256KiB", "512KiB", "1MiB")
@@ -61,6 +62,7 @@ def timing_summary(run: Path) -> dict:
         d = per.setdefault(cpu, {})
         d[stat] = d.get(stat, 0) + v
     us = lambda cyc: cyc / hz * 1e6
+    spin_once = spin_counted_once(run)      # older plugins booked it twice
     cpus = sorted(per)
     out = {"run": run.name, "machine": cfg["machine"]["name"],
            "cpus": len(cpus), "l2": cfg["machine"]["caches"]["l2"]["size"],
@@ -75,7 +77,8 @@ def timing_summary(run: Path) -> dict:
         work_units=units,
         lock_acquisitions=acq,
         lock_contention=con / acq if acq else float("nan"),
-        lock_spin_us=us(sum(per[c]["lock_spin_cycles"] for c in cpus)),
+        lock_spin_us=(us(sum(per[c]["lock_spin_cycles"] for c in cpus))
+                      if spin_once else float("nan")),
         lock_hold_mean_us=us(hold / acq) if acq else float("nan"),
         lock_hold_max_us=us(max(per[c]["lock_hold_max_cycles"] for c in cpus)),
         modeled_seconds=seconds,
@@ -90,7 +93,8 @@ def timing_summary(run: Path) -> dict:
                   "acquisitions": per[c]["lock_acquisitions"],
                   "contention": (per[c]["lock_contended"] / per[c]["lock_acquisitions"]
                                  if per[c]["lock_acquisitions"] else float("nan")),
-                  "spin_us": us(per[c]["lock_spin_cycles"]),
+                  "spin_us": (us(per[c]["lock_spin_cycles"]) if spin_once
+                              else float("nan")),
                   "hold_mean_us": (us(per[c]["lock_hold_cycles"] / per[c]["lock_acquisitions"])
                                    if per[c]["lock_acquisitions"] else float("nan")),
                   "hold_max_us": us(per[c]["lock_hold_max_cycles"]),

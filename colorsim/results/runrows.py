@@ -70,7 +70,7 @@ def run_rows(run, root: Path) -> dict:
     from colorsim.run.statstxt import parse_stats, to_frame
     from colorsim.results.compare import colored_lines_span
     from colorsim.run.identity import identity_dict, run_id, short_id
-    from colorsim.run.schedshare import scheduler_shares
+    from colorsim.run.schedshare import scheduler_shares, spin_counted_once
 
     cfg = run.config
     rid = run_id(cfg)
@@ -151,6 +151,8 @@ def run_rows(run, root: Path) -> dict:
     sh = scheduler_shares(run.path)
     row.update(sched_share_basis=sh["basis"], sched_share_pct=sh["sched_pct"],
                lock_held_pct=sh["lock_held_pct"], lock_spin_pct=sh["lock_spin_pct"])
+    if not spin_counted_once(run.path):     # an old plugin booked it twice
+        row["lock_spin_us"] = float("nan")
     return {"runs": row, "offsets": off, "counters": cnt, "stats": st}
 
 

@@ -9,7 +9,11 @@ inside schedule(), under the run-queue lock, and spinning for it.
   the region's length (the mean CPU's cycles), so 100 means held all the
   time; under mq, summed over the per-CPU locks;
 - ``lock_spin_pct`` (--timing only): cycles spent waiting for the lock, as
-  a share of all CPUs' cycles.
+  a share of all CPUs' cycles (each CPU's cycles run over the whole region,
+  idle included, so this is a share of elapsed time x CPUs).  Runs made by
+  a busmon plugin before 2.3.0 have none (NaN): it booked a wait twice when
+  a CPU's earlier hold was pushed back while it spun for its next, so
+  their spin could exceed the region (``spin_counted_once``).
 
 Runs made before the plugin counted ``sched_insts`` have no such numbers
 (NaN).
@@ -18,6 +22,7 @@ Runs made before the plugin counted ``sched_insts`` have no such numbers
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 NAN = float("nan")
@@ -37,6 +42,26 @@ def region_sums(counters_csv: Path) -> dict:
     return sums
 
 
+# the first busmon version whose lockmeter books each lock wait once
+SPIN_COUNTED_ONCE = (2, 3, 0)
+
+
+def spin_counted_once(run: Path) -> bool:
+    """Whether the run's lock_spin_cycles can be read: True unless its
+    busmon.json names a plugin version before SPIN_COUNTED_ONCE (runs of
+    other engines have no busmon.json and book no double spin)."""
+    try:
+        version = json.loads((Path(run) / "busmon.json").read_text())["version"]
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError, KeyError):
+        return False
+    try:
+        return tuple(int(x) for x in version.split(".")) >= SPIN_COUNTED_ONCE
+    except (AttributeError, ValueError):
+        return False
+
+
 def scheduler_shares(run: Path) -> dict:
     """``{"basis", "sched_pct", "lock_held_pct", "lock_spin_pct"}`` of one
     run directory (NaN where the run has no such counter)."""
@@ -49,7 +74,8 @@ def scheduler_shares(run: Path) -> dict:
         out.update(basis="instructions", sched_pct=100 * s["sched_insts"] / s["insts"])
     if cycles and "lock_hold_cycles" in s:
         out["lock_held_pct"] = 100 * s["lock_hold_cycles"] / (cycles / s["cpus"])
-        out["lock_spin_pct"] = 100 * s["lock_spin_cycles"] / cycles
+        if spin_counted_once(run):
+            out["lock_spin_pct"] = 100 * s["lock_spin_cycles"] / cycles
     return out
 
 
@@ -59,6 +85,7 @@ def describe(shares: dict) -> str:
         return ""
     line = f"schedule() {shares['sched_pct']:.1f} % of {shares['basis']}"
     if shares["lock_held_pct"] == shares["lock_held_pct"]:
-        line += (f"; runqueue_lock held {shares['lock_held_pct']:.1f} % of the time, "
-                 f"spinning {shares['lock_spin_pct']:.1f} % of cycles")
+        line += f"; runqueue_lock held {shares['lock_held_pct']:.1f} % of the time"
+        if shares["lock_spin_pct"] == shares["lock_spin_pct"]:
+            line += f", spinning {shares['lock_spin_pct']:.1f} % of cycles"
     return line

@@ -31,7 +31,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BUSMON_VERSION "2.2.0"
+/* 2.3.0: a lock wait pushed onto a CPU already spinning for its next hold
+ * is booked once (before, its acquire booked it again: spin could exceed
+ * the region); colorsim/run/schedshare.py reads no spin from older runs. */
+#define BUSMON_VERSION "2.3.0"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -1384,6 +1387,12 @@ static void lock_push_later(struct lockword *lw, unsigned i)
 		k->end += wait;
 		moved[k->cpu] += wait;
 		cm_stall(&model, (unsigned)k->cpu, CM_KERNEL, wait);
+		/* A CPU already spinning for its next hold: its clock moved
+		 * by this wait, booked here, so its spin from now on starts
+		 * after it (else its acquire books the wait a second time
+		 * and spin outgrows the region). */
+		if (lockm[k->cpu].spinning)
+			lockm[k->cpu].spin_since += wait;
 		lockstats_wait(&lockm[k->cpu].s, k->contended, wait);
 		lockstats_wait(&lw->s, k->contended, wait);
 		k->contended = 1;
