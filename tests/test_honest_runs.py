@@ -241,6 +241,28 @@ def test_a_damaged_point_is_not_done_anywhere(swept, damage, tmp_path):
     assert (c["done"], c["failed"]) == (0, 1)
 
 
+@pytest.mark.parametrize("key, value", [("kernel", "c32"), ("seed", 7), ("l2", "1MiB"),
+                                        ("timing", True)])
+def test_an_edited_sweep_file_does_not_relabel_a_run(swept, key, value, tmp_path):
+    """The run id matches, the run is good, but the sweep file now says
+    another kernel (seed, L2, mode): the point is damaged, named by the
+    label that differs, and no figure counts the run under it."""
+    src, _ = swept
+    root = tmp_path / "runs"
+    shutil.copytree(src, root, ignore=shutil.ignore_patterns("catalog"))
+    f = next((root / "sweeps").glob("tiny-*.json"))
+    data = json.loads(f.read_text())
+    assert data["points"][0][key] != value
+    data["points"][0][key] = value
+    f.write_text(json.dumps(data))
+    status, rows, c = _status(root)
+    assert status == ["damaged"] and rows == 1
+    assert (c["done"], c["failed"]) == (0, 1)
+    from colorsim.results.catalog import Catalog
+    reason = Catalog(root).points("tiny", "paper")["reason"].iloc[0]
+    assert reason.startswith("its sweep file's labels are not its run's: " + key), reason
+
+
 def test_a_sweep_runs_an_unverified_point_again(swept, tmp_path, monkeypatch):
     from colorsim.orchestrate.sweep import BY_ID, run_sweep
     src, _ = swept

@@ -90,13 +90,46 @@ def _check_sweep_file(f: Path, data) -> None:
             raise damaged(f"point {i} has no {', '.join(missing)}")
 
 
+# a point's labels that its run's row must carry too (the run's
+# configuration, read by runrows): (point key, runs column)
+LABELS = (("machine", "machine"), ("cpus", "cpus"), ("kernel", "kernel"),
+          ("tasks", "tasks"), ("seed", "seed"), ("warmup", "warmup"),
+          ("roi", "roi"), ("burst", "burst"), ("engine", "engine"),
+          ("timing", "timing"), ("l2", "l2_size"), ("args", "workload_args"))
+
+
+def run_labels(row: dict) -> dict:
+    """The columns of a run's row that LABELS compares."""
+    return {col: row.get(col) for _, col in LABELS}
+
+
+def relabelled(point: dict, labels: dict) -> list:
+    """Where a sweep file's point says other than its run's configuration
+    ("kernel c32, its run vanilla"): a hand-edited sweep file must not
+    relabel a run that the run id alone would accept."""
+    from colorsim.units import parse_size
+    out = []
+    for key, col in LABELS:
+        want, have = point.get(key), labels.get(col)
+        if key == "l2":
+            want = parse_size(want) if isinstance(want, str) else want
+        elif key == "args" and not want:
+            continue                     # the workload's defaults
+        elif key == "timing":
+            want, have = bool(want), bool(have)
+        if want != have:
+            out.append(f"{key} {point.get(key)}, its run {have}")
+    return out
+
+
 def point_rows(root: Path, states: dict) -> tuple:
     """(points, outputs) from runs/sweeps/*.json, with each point's status.
 
     ``states`` maps a run directory to what loading it found: ("good",
-    run id), ("unverified", why) or ("damaged", why) (:func:`build_tables`).
-    A point is done only if its run is good and of the point's id, the
-    same test the runs table and the figures use."""
+    run id, run_labels), ("unverified", why) or ("damaged", why)
+    (:func:`build_tables`).  A point is done only if its run is good, of
+    the point's id and of the point's labels: the same test the runs
+    table and the figures use, and no edited sweep file relabels a run."""
     from colorsim.run.identity import short_id
     points, outputs = [], []
     d = Path(root) / "sweeps"
@@ -129,9 +162,15 @@ def point_rows(root: Path, states: dict) -> tuple:
                 status = "missing"
                 run_dir = Path(root) / "by-id" / name
                 failed = Path(root) / "by-id" / f"{name}.failed"
-                state, what = states.get(run_dir, (None, None))
-                if state == "good" and what == p["run_id"]:
+                state, what, *labels = states.get(run_dir, (None, None))
+                wrong = (relabelled(p, labels[0])
+                         if state == "good" and what == p["run_id"] else [])
+                if state == "good" and what == p["run_id"] and not wrong:
                     status = "done"
+                elif wrong:
+                    status, reason = "damaged", (
+                        f"its sweep file's labels are not its run's: "
+                        f"{'; '.join(wrong)}")
                 elif state == "good":
                     status, reason = "damaged", (
                         f"its configuration is of another run "
@@ -214,7 +253,8 @@ def build_arrow(root: Path, notice=None) -> dict:
             bad.append(f"{d.relative_to(root)}: {why}")
             states[d] = ("damaged", why)
             continue
-        states[d] = (("good", r["runs"]["run_id"]) if run.verified
+        states[d] = (("good", r["runs"]["run_id"], run_labels(r["runs"]))
+                     if run.verified
                      else ("unverified", run.unverified))
         rows.append(r["runs"])
         offs.append(r["offsets"])
@@ -223,7 +263,7 @@ def build_arrow(root: Path, notice=None) -> dict:
     if bad and notice:
         notice(f"colorsim: catalog: left out {len(bad)} damaged or "
                f"incomplete run(s): {bad[0]}" + (" ..." if len(bad) > 1 else ""))
-    unverified = sorted(str(d.relative_to(root)) for d, (st, _) in states.items()
+    unverified = sorted(str(d.relative_to(root)) for d, (st, *_) in states.items()
                         if st == "unverified")
     if unverified and notice:
         notice(f"colorsim: catalog: {len(unverified)} run(s) without a manifest "
