@@ -255,6 +255,14 @@ def test_shapes_directions_count_noise_as_no_direction():
     assert not _grows([1.0, 20.0, 10.0], [None, 23.1, 42.3])
 
 
+def test_knee_names_the_cpu_counts_it_compared():
+    from colorsim.report.shapes import cpu_counts
+    assert cpu_counts(list(range(1, 9))) == "1-8"
+    assert cpu_counts([4, 5, 6, 7, 8]) == "4-8"
+    assert cpu_counts([1, 2, 4, 5, 6, 8]) == "1, 2, 4, 5, 6, 8"
+    assert cpu_counts([4, 6]) == "4, 6" and cpu_counts([1, 2]) == "1, 2"
+
+
 def test_shapes_multi_queue_tables_from_the_timed_catalog(swept):
     """The multi-queue kernels beside vanilla and c32: Table 4's speed-up
     per CPU count is the same-seed ratio of the catalog's throughputs, the

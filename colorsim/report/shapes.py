@@ -343,6 +343,15 @@ def lock_row(d: ExpData, paper: dict, oid: str, what: str) -> Row:
                context(df[df["cpus"] == top]))
 
 
+def cpu_counts(cpus: list) -> str:
+    """The CPU counts a knee was found among: a run of counts as "4-8",
+    others listed ("1, 2, 4, 5, 6, 8"), so no count reads as swept that
+    was not."""
+    if len(cpus) > 2 and cpus == list(range(cpus[0], cpus[-1] + 1)):
+        return f"{cpus[0]}-{cpus[-1]}"
+    return ", ".join(map(str, cpus))
+
+
 def knee_row(d: ExpData, paper: dict) -> Row:
     df = timed(d)
     what = "Figure 10: Chat throughput's best CPU count, vanilla / c32"
@@ -359,8 +368,7 @@ def knee_row(d: ExpData, paper: dict) -> Row:
                    gains + context(df))
     best = shapes_mq.knees(df)
     most = cpus[-1]
-    of = f"1-{most}" if cpus[0] == 1 else swept   # counts not swept from 1 named
-    ours = f"{best.get('vanilla', '-')} / {best.get('c32', '-')} (of {of})"
+    ours = f"{best.get('vanilla', '-')} / {best.get('c32', '-')} (of {cpu_counts(cpus)})"
     agree = "-"
     if "vanilla" in best and "c32" in best:
         agree = "yes" if best["vanilla"] < most and best["c32"] >= best["vanilla"] \
