@@ -118,14 +118,19 @@ def test_lock_set_leaves_one_lock_numbers_unchanged(tmp_path):
     assert lock_totals(outs["one"]) == [locks[1]]
 
 
-def order_guest(tmp_path, crit, ap_holds=1):
+def order_guest(tmp_path, crit, ap_holds=1, retry=False):
     """The AP runs ahead in modelled time (2048 line fills at 0x60000 in
     few instructions), takes the lock at 0x50000, holds it for 20
     iterations, releases it and sets a flag; CPU 0 (behind: it only spins
     on the flag) then takes the lock and holds it for `crit` iterations.
     In execution order the AP's hold comes first; in modelled time CPU 0
     asked before the AP's hold began.  With ap_holds > 1 the AP takes and
-    releases the lock that many times before setting the flag."""
+    releases the lock that many times before setting the flag.  With
+    retry, the AP then asks again while CPU 0 holds the lock in guest
+    memory and spins (2.4's spin_lock: lock subl, then reads until the
+    word is positive); CPU 0 ends the region once the AP has released.
+    Returns g(cpu, stat) (a lock_ counter, or another, such as cycles) and
+    the lock's totals."""
     ap_hold = """\tlock subl $1, 0
 \tmov $20, %ecx
 6:\tdec %ecx
@@ -138,11 +143,15 @@ def order_guest(tmp_path, crit, ap_holds=1):
 """ + START_AP_AND_WAIT + f"""
 \tlock subl $1, 0x50000
 \tjnz 99f
+\tmovl $1, 0x50804             /* tell the AP: held */
 \tmov ${crit}, %ecx
 13:\tdec %ecx
 \tjnz 13b
 \tmovl $1, 0x50000             /* release */
-\tjmp 16f
+""" + ("""17:\tpause
+\tcmpl $1, 0x50808             /* the AP is done */
+\tjne 17b
+""" if retry else "") + """\tjmp 16f
 99:\tud2
 16:\tm5 0x41                       /* dumpstats */
 """, after="""
@@ -157,13 +166,27 @@ tramp:                          /* AP in real mode at 0800:0000 */
 \tadd $32, %si
 \tjnz 3b
 """ + ap_hold * ap_holds + """\tmovl $1, 0x800               /* flag at 0x50800 */
-5:\thlt
+""" + ("""7:\tcmpl $1, 0x804             /* wait until CPU 0 holds the lock */
+\tjne 7b
+8:\tlock subl $1, 0             /* held: spin */
+\tjz 10f
+9:\tpause
+\tcmpl $0, 0
+\tjle 9b
+\tjmp 8b
+10:\tmov $20, %ecx
+11:\tdec %ecx
+\tjnz 11b
+\tmovl $1, 0                   /* release */
+\tmovl $1, 0x808               /* done */
+""" if retry else "") + """5:\thlt
 \tjmp 5b
 tramp_end:
 """)
     out = run_guest(tmp_path, elf, TIMING, "lock=0x50000")
     c = counters(out)
-    return (lambda cpu, s: c[(0, cpu, "kernel", "lock_" + s)]), lock_totals(out)[0]
+    g = lambda cpu, s: c.get((0, cpu, "kernel", "lock_" + s), c.get((0, cpu, "kernel", s)))
+    return g, lock_totals(out)[0]
 
 
 @needs_qemu
@@ -209,69 +232,6 @@ def test_an_earlier_request_goes_before_several_holds(tmp_path):
     assert 0 < g(1, "spin_cycles") <= g(0, "hold_cycles") + T["hitm"]
 
 
-def retry_guest(tmp_path, crit):
-    """order_guest's start (the AP ahead in modelled time takes the lock
-    first in execution order, CPU 0 asked first in modelled time), then
-    the AP asks again while CPU 0 holds the lock in guest memory: it spins
-    (2.4's spin_lock: lock subl, then reads until the word is positive).
-    CPU 0's release pushes the AP's first hold back while the AP spins
-    for its second; CPU 0 ends the region once the AP has released."""
-    elf, _ = build_guest(tmp_path, """
-\tmovl $1, 0x50000             /* the lock, free */
-\tm5 0x40                       /* resetstats */
-""" + START_AP_AND_WAIT + f"""
-\tlock subl $1, 0x50000
-\tjnz 99f
-\tmovl $1, 0x50804             /* tell the AP: held */
-\tmov ${crit}, %ecx
-13:\tdec %ecx
-\tjnz 13b
-\tmovl $1, 0x50000             /* release */
-17:\tpause
-\tcmpl $1, 0x50808             /* the AP is done */
-\tjne 17b
-\tjmp 16f
-99:\tud2
-16:\tm5 0x41                       /* dumpstats */
-""", after="""
-\t.code16
-tramp:                          /* AP in real mode at 0800:0000 */
-\tmov $0x5000, %ax
-\tmov %ax, %ds
-\tmov $0x6000, %ax
-\tmov %ax, %es
-\txor %si, %si
-3:\tmov %es:(%si), %eax          /* 2048 fills: far ahead of CPU 0 */
-\tadd $32, %si
-\tjnz 3b
-\tlock subl $1, 0
-\tmov $20, %ecx
-6:\tdec %ecx
-\tjnz 6b
-\tmovl $1, 0                   /* release */
-\tmovl $1, 0x800               /* flag at 0x50800 */
-7:\tcmpl $1, 0x804             /* wait until CPU 0 holds the lock */
-\tjne 7b
-8:\tlock subl $1, 0             /* held: spin */
-\tjz 10f
-9:\tpause
-\tcmpl $0, 0
-\tjle 9b
-\tjmp 8b
-10:\tmov $20, %ecx
-11:\tdec %ecx
-\tjnz 11b
-\tmovl $1, 0                   /* release */
-\tmovl $1, 0x808               /* done */
-5:\thlt
-\tjmp 5b
-tramp_end:
-""")
-    out = run_guest(tmp_path, elf, TIMING, "lock=0x50000")
-    c = counters(out)
-    return (lambda cpu, s: c[(0, cpu, "kernel", s)]), lock_totals(out)[0]
-
-
 @needs_qemu
 def test_a_wait_pushed_into_a_spin_is_booked_once(tmp_path):
     """The AP waits once in modelled time: from its first hold's request
@@ -280,9 +240,9 @@ def test_a_wait_pushed_into_a_spin_is_booked_once(tmp_path):
     hold is pushed; the second acquire must not book it again from the
     spin's start.  Before, the AP's spin came to twice CPU 0's hold, more
     than the AP's whole region (cycles, which this does not change)."""
-    g, lock = retry_guest(tmp_path, 1000000)
-    hold0 = g(0, "lock_hold_cycles")
-    ap = lambda s: g(1, "lock_" + s)
+    g, lock = order_guest(tmp_path, 1000000, retry=True)
+    hold0 = g(0, "hold_cycles")
+    ap = lambda s: g(1, s)
     assert ap("acquisitions") == 2 and ap("contended") == 2
     assert lock["hold_overlaps"] == 0
     assert 0.9 * hold0 < ap("spin_cycles") <= hold0 + 2 * T["hitm"]
