@@ -34,7 +34,10 @@
 /* 2.3.0: a lock wait pushed onto a CPU already spinning for its next hold
  * is booked once (before, its acquire booked it again: spin could exceed
  * the region); colorsim/run/schedshare.py reads no spin from older runs. */
-#define BUSMON_VERSION "2.3.0"
+/* 2.3.1: holdOverlaps checks the kept holds' order after every release
+ * and counts holds a full ring lost ahead of a new request (before, it
+ * compared a start with the end it was computed from). */
+#define BUSMON_VERSION "2.3.1"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -201,7 +204,9 @@ struct lockword {
 					 * (cpu -1: none yet) */
 	int holder;			/* CPU holding it in guest memory, or -1 */
 	/* Totals over the acquiring CPUs; overlaps is the invariant check
-	 * (a hold starting before the previous one ended: must stay 0). */
+	 * (lock_check_order: a kept hold starting before the one before it
+	 * ended, or a hold lost from a full ring that a new one went
+	 * before: must stay 0). */
 	struct lockstats s;
 	uint64_t overlaps, trylock_failures;
 	uint64_t reordered;		/* holds that went before a hold taken
@@ -1340,15 +1345,17 @@ static unsigned lock_place(struct lockword *lw, int cpu, uint64_t now,
 		if (lw->n - i > lw->max_depth)
 			lw->max_depth = lw->n - i;
 	}
-	if (*start < (prev->cpu >= 0 ? prev->end : 0))
-		lw->overlaps++;		/* cannot happen: checked anyway */
 	return i;
 }
 
-/* Insert hold x at place i, dropping the oldest if the ring is full. */
+/* Insert hold x at place i, dropping the oldest if the ring is full.  If
+ * x goes first, the hold dropped is one x went before: its CPU can no
+ * longer be pushed after x (counted as an overlap). */
 static void lock_insert(struct lockword *lw, unsigned i, const struct hold *x)
 {
 	if (lw->n == LOCK_HOLDS) {
+		if (i == 0)
+			lw->overlaps++;
 		lw->gone = lw->h[lw->first];
 		lw->first = (lw->first + 1) % LOCK_HOLDS;
 		lw->n--;
@@ -1396,6 +1403,22 @@ static void lock_push_later(struct lockword *lw, unsigned i)
 		lockstats_wait(&lockm[k->cpu].s, k->contended, wait);
 		lockstats_wait(&lw->s, k->contended, wait);
 		k->contended = 1;
+	}
+}
+
+/*
+ * The invariant, checked after every release: each kept hold starts no
+ * earlier than the one before it ended (plus the line's transfer).  An
+ * open hold (end UINT64_MAX) is the last one: no later hold is checked
+ * against it.  0 overlaps means the lock's holds follow modelled time.
+ */
+static void lock_check_order(struct lockword *lw)
+{
+	for (unsigned j = 1; j < lw->n; j++) {
+		const struct hold *p = hold_at(lw, j - 1), *k = hold_at(lw, j);
+
+		if (p->end != UINT64_MAX && k->start < after_hold(p, k->cpu))
+			lw->overlaps++;
 	}
 }
 
@@ -1459,6 +1482,7 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		lw->holder = -1;
 		lm->held--;
 		lock_push_later(lw, i - 1);
+		lock_check_order(lw);
 	}
 }
 
