@@ -91,10 +91,11 @@ def _check_sweep_file(f: Path, data) -> None:
 
 
 # a point's labels that its run's row must carry too (the run's
-# configuration, read by runrows): (point key, runs column)
+# configuration, read by runrows): (point key, runs column).  Not warmup,
+# roi or burst: a user workload's region is its own (web counts requests),
+# so a web point's ticks are not its run's, and its args say the region.
 LABELS = (("machine", "machine"), ("cpus", "cpus"), ("kernel", "kernel"),
-          ("tasks", "tasks"), ("seed", "seed"), ("warmup", "warmup"),
-          ("roi", "roi"), ("burst", "burst"), ("engine", "engine"),
+          ("tasks", "tasks"), ("seed", "seed"), ("engine", "engine"),
           ("timing", "timing"), ("l2", "l2_size"), ("args", "workload_args"))
 
 
