@@ -256,7 +256,7 @@ def test_shapes_directions_count_noise_as_no_direction():
 
 
 def test_knee_names_the_cpu_counts_it_compared():
-    from colorsim.report.shapes import cpu_counts
+    from colorsim.report.common import cpu_counts
     assert cpu_counts(list(range(1, 9))) == "1-8"
     assert cpu_counts([4, 5, 6, 7, 8]) == "4-8"
     assert cpu_counts([1, 2, 4, 5, 6, 8]) == "1, 2, 4, 5, 6, 8"
@@ -317,3 +317,34 @@ def test_shapes_multi_queue_tables_from_the_timed_catalog(swept):
     # no multi-queue runs: no multi-queue tables
     only = d9.view(d9.runs[d9.runs["kernel"] != "mq"], "")
     assert shapes_mq.render(only, d10, paper_results()) == ""
+
+
+def test_knee_row_says_why_vanilla_stops_scaling():
+    """Figure 10's row compares vanilla's lock and walk at its best CPU
+    count with the next count swept, c32's beside them, from the catalog's
+    columns: the lock's share of the time held, its hold cycles per message
+    (hold cycles over the region's messages), the queue and the walk's
+    misses.  No later count, no comparison."""
+    import pandas as pd
+    from colorsim.report.shapes import knee_why
+    def run(kernel, cpus, tp, held, hold, rq, miss, sched):
+        return dict(kernel=kernel, cpus=cpus, throughput=tp, lock_held_pct=held,
+                    n_lock_hold_cycles=hold * 1000, roi_messages=1000,
+                    n_rq_len_mean=rq, rqloop_l2_miss_ratio=miss, sched_share_pct=sched)
+    df = pd.DataFrame([run("vanilla", 1, 9.0, 27.0, 2200, 22, 0.02, 27.0),
+                       run("vanilla", 2, 4.0, 88.0, 16300, 91, 0.43, 42.0),
+                       run("vanilla", 4, 5.0, 95.0, 13900, 83, 0.34, 22.0),
+                       run("c32", 1, 9.5, 25.0, 1965, 21, 0.0, 25.0),
+                       run("c32", 2, 9.4, 69.0, 5473, 77, 0.03, 33.0)])
+    why = knee_why(df, {"vanilla": 1, "c32": 1})
+    assert why.startswith("vanilla at 1 -> 2 CPUs: runqueue_lock held 27 -> 88 % of "
+                          "the time, 2200 -> 16300 hold cycles per message (run queue "
+                          "22 -> 91 tasks, walk L2 miss ratio 2 -> 43 %, schedule() "
+                          "27 -> 42 % of cycles); c32 at 1 -> 2 CPUs: runqueue_lock "
+                          "held 25 -> 69 %"), why
+    # the comparison follows vanilla's best, to the next count swept
+    assert knee_why(df, {"vanilla": 2}).startswith("vanilla at 2 -> 4 CPUs: "
+                                                   "runqueue_lock held 88 -> 95 %")
+    assert "c32" not in knee_why(df, {"vanilla": 2})    # c32 has no 4-CPU run
+    assert knee_why(df, {"vanilla": 4}) == ""            # nothing later
+    assert knee_why(df, {"c32": 1}) == ""

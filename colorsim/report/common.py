@@ -134,6 +134,15 @@ def pick_scale(cat, exp, quick):
     return "paper"          # swept at the paper scale, nothing done yet
 
 
+def cpu_counts(cpus: list) -> str:
+    """The CPU counts a knee was found among: a run of counts as "4-8",
+    others listed ("1, 2, 4, 5, 6, 8"), so no count reads as swept that
+    was not."""
+    if len(cpus) > 2 and cpus == list(range(cpus[0], cpus[-1] + 1)):
+        return f"{cpus[0]}-{cpus[-1]}"
+    return ", ".join(map(str, cpus))
+
+
 def spread(df: pd.DataFrame, by: list, col: str) -> pd.DataFrame:
     """mean, min, max and seeds of ``col`` per group."""
     g = df.groupby(by, sort=True)[col]

@@ -23,8 +23,8 @@ import pandas as pd
 
 from colorsim.report import shapes_mq
 from colorsim.report.markdown import markers
-from colorsim.report.common import (ExpData, gain, l2_name, paper_results,
-                                    pick_scale, spread, timed)
+from colorsim.report.common import (ExpData, cpu_counts, gain, l2_name,
+                                    paper_results, pick_scale, spread, timed)
 from colorsim.report.common import agree as _agree, gain_range as _range
 
 BEGIN, END = markers("shapes")
@@ -343,13 +343,44 @@ def lock_row(d: ExpData, paper: dict, oid: str, what: str) -> Row:
                context(df[df["cpus"] == top]))
 
 
-def cpu_counts(cpus: list) -> str:
-    """The CPU counts a knee was found among: a run of counts as "4-8",
-    others listed ("1, 2, 4, 5, 6, 8"), so no count reads as swept that
-    was not."""
-    if len(cpus) > 2 and cpus == list(range(cpus[0], cpus[-1] + 1)):
-        return f"{cpus[0]}-{cpus[-1]}"
-    return ", ".join(map(str, cpus))
+def _knee_side(df: pd.DataFrame, kernel: str, cpus: int) -> dict:
+    """One kernel's lock and walk at one CPU count, mean over seeds."""
+    r = df[(df["kernel"] == kernel) & (df["cpus"] == cpus)]
+    per_msg = r["n_lock_hold_cycles"] / r["roi_messages"] \
+        if {"n_lock_hold_cycles", "roi_messages"} <= set(r.columns) else pd.Series(dtype=float)
+    return {"held": _mean(r, "lock_held_pct"), "rq": _mean(r, "n_rq_len_mean"),
+            "sched": _mean(r, "sched_share_pct"),
+            "miss": _mean(r, "rqloop_l2_miss_ratio") * 100,
+            "hold": float(per_msg.mean()) if len(per_msg) else float("nan")}
+
+
+def knee_why(df: pd.DataFrame, best: dict) -> str:
+    """Why vanilla stops scaling where it does: its lock, walk and queue at
+    its best CPU count and at the next count swept, c32's beside them.
+    When the lock is held nearly all the time a message costs its hold
+    time whatever the CPU count, so throughput follows the hold cycles per
+    message; the hold grows with the queue's length and the walk's L2
+    misses."""
+    if "vanilla" not in best:
+        return ""
+    cpus = sorted(int(c) for c in set(df["cpus"]))
+    b = best["vanilla"]
+    later = [c for c in cpus if c > b]
+    if not later:
+        return ""
+    n = later[0]
+    parts = []
+    for k in ("vanilla", "c32"):
+        a, z = _knee_side(df, k, b), _knee_side(df, k, n)
+        if a["held"] != a["held"] or z["held"] != z["held"]:
+            continue
+        parts.append(
+            f"{k} at {b} -> {n} CPUs: runqueue_lock held {a['held']:.0f} -> "
+            f"{z['held']:.0f} % of the time, {a['hold']:.0f} -> {z['hold']:.0f} "
+            f"hold cycles per message (run queue {a['rq']:.0f} -> {z['rq']:.0f} "
+            f"tasks, walk L2 miss ratio {a['miss']:.0f} -> {z['miss']:.0f} %, "
+            f"schedule() {a['sched']:.0f} -> {z['sched']:.0f} % of cycles)")
+    return "; ".join(parts)
 
 
 def knee_row(d: ExpData, paper: dict) -> Row:
@@ -358,14 +389,13 @@ def knee_row(d: ExpData, paper: dict) -> Row:
     if df.empty:
         return Row(what, "4 / 6", "-", "-", "no timed runs")
     cpus = sorted(int(c) for c in set(df["cpus"]))
-    swept = ", ".join(map(str, cpus))
-    g = gain(df, ["cpus"], "c32")
-    gains = "c32 over vanilla: " + ", ".join(
-        f"{int(r['cpus'])} CPUs {_range(r)}" for _, r in g.iterrows()) + "; " \
-        if len(g) else ""
-    if len(cpus) < 2:           # one CPU count has no best
-        return Row(what, "4 / 6 (of 1-8)", f"- (only {swept} CPUs swept)", "-",
-                   gains + context(df))
+    if len(cpus) < 2:           # one CPU count has no best: c32's gain there
+        g = gain(df, ["cpus"], "c32")
+        gains = "c32 over vanilla: " + ", ".join(
+            f"{int(r['cpus'])} CPUs {_range(r)}" for _, r in g.iterrows()) + "; " \
+            if len(g) else ""
+        return Row(what, "4 / 6 (of 1-8)", f"- (only {cpu_counts(cpus)} CPUs swept)",
+                   "-", gains + context(df))
     best = shapes_mq.knees(df)
     most = cpus[-1]
     ours = f"{best.get('vanilla', '-')} / {best.get('c32', '-')} (of {cpu_counts(cpus)})"
@@ -373,7 +403,10 @@ def knee_row(d: ExpData, paper: dict) -> Row:
     if "vanilla" in best and "c32" in best:
         agree = "yes" if best["vanilla"] < most and best["c32"] >= best["vanilla"] \
             else ("partly" if best["c32"] >= best["vanilla"] else "no")
-    return Row(what, "4 / 6 (of 1-8)", ours, agree, context(df))
+    why = knee_why(df, best)
+    return Row(what, "4 / 6 (of 1-8)", ours, agree,
+               (why + "; at the most CPUs: " if why else "")
+               + context(df[df["cpus"] == most]))
 
 
 def data(cat, quick=None) -> dict:

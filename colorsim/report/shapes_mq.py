@@ -11,7 +11,8 @@ cell and every mq-c32 cell of the paper's side is a dash.
 
 from __future__ import annotations
 
-from colorsim.report.common import agree, gain, gain_range, spread, timed
+from colorsim.report.common import (agree, cpu_counts, gain, gain_range, spread,
+                                    timed)
 
 MQ = ("mq", "mq-c32")
 KERNELS = ("vanilla", "c32") + MQ
@@ -98,7 +99,7 @@ def lock_knee_table(web, chat, paper: dict, labels: tuple) -> list:
     n6, c6 = _lock_cells(web, paper, "table6")
     n8, c8 = _lock_cells(chat, paper, "table8")
     knee = knees(chat)
-    swept = ", ".join(str(int(c)) for c in sorted(set(chat["cpus"])))
+    swept = cpu_counts(sorted(int(c) for c in set(chat["cpus"])))
     present = set(web["kernel"] if len(web) else []) | \
         set(chat["kernel"] if len(chat) else [])
     h6 = f"at {n6} CPUs" if n6 else "(no CPU count the paper measured)"
