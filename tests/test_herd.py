@@ -139,3 +139,32 @@ def test_the_report_says_where_the_httpd_wait(swept, tmp_path):
     assert (t["most asleep in"] == "pipe_read").all(), t
     # the run queue at schedule() holds the runnable and running ones
     assert (t["run queue (mean)"] > HTTPD / 4).all(), t
+
+
+def test_where_tasks_wait_covers_chat_runs():
+    """Chat's runs get the same table: its threads by state and channel
+    per CPU count, its throughput in messages, and no web-only key (httpd,
+    accept mode) as an empty column; a web run's accept mode is not mixed
+    up with the accept channel."""
+    import pandas as pd
+    from colorsim.report.waits import wait_table
+    def run(prog, cpus, kernel, **kw):
+        r = dict(workload_program=prog, cpus=cpus, l2_size=1 << 20, kernel=kernel,
+                 accept="", httpd=None, clients=None, n_wait_samples=10,
+                 n_rq_len_mean=5.0, n_wait_tasks_mean=10.0, n_wait_running_mean=1.0,
+                 n_wait_runnable_mean=4.0, n_wait_futex_mean=3.0,
+                 n_wait_send_accepted_mean=2.0, n_wait_accept_mean=0.0,
+                 throughput=100.0 * cpus)
+        r.update(kw)
+        return r
+    chat = pd.DataFrame([run("/bin/chat", c, k) for c in (1, 2) for k in ("vanilla", "c32")])
+    t = wait_table(chat)
+    assert len(t) == 4 and "messages/s" in t and "requests/s" not in t, t.columns
+    assert "httpd" not in t and "accept mode" not in t and "accept" not in t
+    assert (t["most asleep in"] == "futex").all()
+    assert list(t.loc[t["kernel"] == "c32", "messages/s"]) == [100.0, 200.0]
+    web = pd.DataFrame([run("/bin/web", 1, "vanilla", accept="sysvsem", httpd=8,
+                            clients=4, n_wait_accept_mean=3.5, n_wait_futex_mean=0.0)])
+    w = wait_table(web)
+    assert list(w["accept mode"]) == ["sysvsem"] and list(w["accept"]) == [3.5]
+    assert "requests/s" in w and "messages/s" not in w

@@ -80,7 +80,7 @@ def make_figures(name: str, root=None, out=None, quick=None, log=print,
                 items.append(it)
             continue
         new = BUILDERS.get(e.name, lacking_only)(d, out, paper)
-        new += waits(d)     # web runs: where the server's tasks wait
+        new += waits(d)     # web and Chat runs: where the server's tasks wait
         for it in new:
             it.counts = d.counts
             it.notes.insert(0, _status_line(d))

@@ -1,12 +1,15 @@
-"""Where the web server's tasks wait, from the catalog.
+"""Where the server's tasks wait, from the catalog (web and Chat runs).
 
 The kernel samples every task's state at each tick of the region (the
 ``wait:`` line, kernels/README.md "Where tasks wait"): running, runnable
 (on the run queue, not running), or asleep in a named channel.  The
 paper's long run queues need many runnable httpd; this table shows, per
 point, how many there were and where the others slept, beside the mean
-run-queue length at ``schedule()`` and the requests in flight (the
-closed loop's clients, no think time).  Every number is the catalog's.
+run-queue length at ``schedule()``, the requests in flight (web: the
+closed loop's clients, no think time) and the throughput.  For Chat the
+same table shows where its threads wait (socket reads and writes on
+either side of a connection, futexes) as the CPU count changes.  Every
+number is the catalog's.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ CHANNELS = ("accept", "connect", "recv_accepted", "recv_connected",
             "send_accepted", "send_connected", "pipe_read", "pipe_write",
             "poll", "futex", "sem", "wait4", "sleep", "exited", "other")
 KEYS = ("cpus", "l2_size", "kernel", "accept", "httpd", "clients")
+# the user workloads the kernel samples, and their throughput's name
+PROGRAMS = {"/bin/web": "requests/s", "/bin/chat": "messages/s"}
 
 
 def _col(name: str) -> str:
@@ -33,18 +38,24 @@ def wait_table(runs: pd.DataFrame) -> pd.DataFrame:
     the web runs of ``runs`` that have the kernel's wait report."""
     if runs.empty or _col("tasks") not in runs.columns:
         return pd.DataFrame()
-    web = runs[(runs["workload_program"] == "/bin/web")
+    web = runs[runs["workload_program"].isin(list(PROGRAMS))
                & (runs["n_wait_samples"].fillna(0) > 0)]
     if web.empty:
         return pd.DataFrame()
-    keys = [k for k in KEYS if k in web.columns]
+    # a key no run has (Chat has no httpd) is not a column
+    keys = [k for k in KEYS if k in web.columns
+            and web[k].replace("", pd.NA).notna().any()]
     vals = (["n_rq_len_mean", _col("tasks")] + [_col(s) for s in STATES + CHANNELS])
     vals = [v for v in vals if v in web.columns]
     g = web.groupby(keys, sort=True, dropna=False)
     t = g[vals].mean()
+    # the accept mode, not the channel of the same name
+    t.index.names = ["accept mode" if n == "accept" else n for n in t.index.names]
     t["seeds"] = g.size()
     if "throughput" in web.columns:
-        t["requests/s"] = g["throughput"].mean()
+        for prog, unit in PROGRAMS.items():
+            if (web["workload_program"] == prog).any():
+                t[unit] = g["throughput"].mean()
     t = t.reset_index()
     asleep = [_col(c) for c in CHANNELS if _col(c) in t.columns]
     t["asleep"] = t[asleep].sum(axis=1)
@@ -59,7 +70,8 @@ def wait_table(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def waits(d: ExpData) -> list:
-    """A "where tasks wait" item for an experiment with web runs, or none."""
+    """A "where tasks wait" item for an experiment with web or Chat runs,
+    or none."""
     t = wait_table(d.runs)
     if t.empty:
         return []
