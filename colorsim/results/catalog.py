@@ -164,9 +164,9 @@ def point_rows(root: Path, states: dict) -> tuple:
                 run_dir = Path(root) / "by-id" / name
                 failed = Path(root) / "by-id" / f"{name}.failed"
                 state, what, *labels = states.get(run_dir, (None, None))
-                wrong = (relabelled(p, labels[0])
-                         if state == "good" and what == p["run_id"] else [])
-                if state == "good" and what == p["run_id"] and not wrong:
+                ours = state == "good" and what == p["run_id"]
+                wrong = relabelled(p, labels[0]) if ours else []
+                if ours and not wrong:
                     status = "done"
                 elif wrong:
                     status, reason = "damaged", (
