@@ -296,6 +296,35 @@ def test_timing_runs_follow_modelled_time_and_repeat(tmp_path):
     assert units["c32"] > units["vanilla"], units
 
 
+@needs_qemu
+def test_the_modelled_time_poll_does_not_wake_qemus_main_loop(tmp_path):
+    """A timing run's guest polls modelled time with a local APIC timer
+    every 200 us of virtual time on every CPU: thousands of expiries in
+    this run.  Our QEMU patch 0003 (scripts/qemu-patches/README.md) keeps
+    them from waking QEMU's main-loop thread through its empty timer
+    list; without it QEMU blocked about once per expiry (voluntary context
+    switches, which host load does not add: a thread preempted is
+    involuntary)."""
+    import os
+    import subprocess
+    from colorsim.run import runner
+    from colorsim.run.engines.qemu import QemuEngine
+    spec = _timing_spec("vanilla")
+    layout = runner.prepare(spec, progress=lambda *_: None)
+    d = tmp_path / "run"
+    d.mkdir()
+    p = subprocess.Popen(QemuEngine().command(spec, d, layout),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    assert QemuEngine().judge_exit(os.waitstatus_to_exitcode(status)) is None
+    # the guest's virtual time: 2**shift ns per instruction (-icount)
+    insts = json.loads((d / "busmon.json").read_text())["insts_since_start"]
+    ns = 2 ** spec.machine.emulation.icount_shift
+    expiries = insts * ns * 1e-9 * 5000 * spec.machine.processor.cpus
+    assert expiries > 1000, expiries
+    assert usage.ru_nvcsw < expiries / 10, (usage.ru_nvcsw, expiries)
+
+
 # ---- refusals -----------------------------------------------------------------
 
 @pytest.mark.parametrize("args,expect", [
