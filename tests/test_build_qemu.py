@@ -1,4 +1,5 @@
-"""scripts/build-qemu.sh takes turns on a shared cache.
+"""scripts/build-qemu.sh takes turns on a shared cache, and a checkout
+runs the build of its own patches.
 
 Two builds start at once into a scratch cache that already holds a
 (stand-in) binary: the idempotent path, so no QEMU is built.  The stand-in
@@ -6,11 +7,13 @@ records when each build looks at it, and takes a while to answer; with the
 lock, one build says it is waiting and their looks do not overlap.
 """
 
-import hashlib
 import subprocess
 import time
 
 from colorsim import ROOT
+# the same hash names the cache directory here and in build-qemu.sh: the
+# stand-in below is only found as cached if the two agree
+from colorsim.run.engines.qemu import patch_hash
 
 SCRIPT = ROOT / "scripts" / "build-qemu.sh"
 
@@ -22,9 +25,6 @@ echo "QEMU emulator version 10.2.2 (stand-in)"
 """
 
 
-def patch_hash() -> str:
-    patches = sorted((ROOT / "scripts" / "qemu-patches").glob("*.patch"))
-    return hashlib.sha256(b"".join(p.read_bytes() for p in patches)).hexdigest()[:8]
 
 
 def scratch_cache(tmp_path):
@@ -64,3 +64,32 @@ def test_two_builds_at_once_take_turns(tmp_path):
     assert len(spans) == 4
     for (s0, e0), (s1, e1) in zip(spans, spans[1:]):
         assert s1 >= e0, spans
+
+
+def test_a_checkout_runs_the_build_of_its_own_patches(tmp_path, monkeypatch):
+    """``current`` names the last build in the cache, whichever checkout
+    made it; a checkout runs the build of its own patches: the one
+    ``current`` names when it matches, else a cached build that matches,
+    else none (set-up must build it).  So another checkout's set-up does
+    not change the QEMU under a running sweep."""
+    import os
+    import pytest
+    from colorsim.errors import ConfigError
+    from colorsim.run.engines import qemu
+    cache, _ = scratch_cache(tmp_path)
+    ours = f"qemu-10.2.2+ds-1-p{patch_hash()}"
+    other = cache / "qemu-10.2.2+ds-1-p00000000" / "bin"
+    other.mkdir(parents=True)
+    (other / "qemu-system-x86_64").write_text("#!/bin/sh\n")
+    (other / "qemu-system-x86_64").chmod(0o755)
+    monkeypatch.delenv("COLORSIM_QEMU", raising=False)
+    monkeypatch.setattr(qemu, "CACHE", cache)
+    assert qemu.cached_build() == ours
+    (cache / "current").write_text("qemu-10.2.2+ds-1-p00000000\n")   # another's build
+    assert qemu.cached_build() == ours
+    assert qemu.qemu_binary() == cache / ours / "bin" / "qemu-system-x86_64"
+    os.remove(cache / ours / "bin" / "qemu-system-x86_64")
+    assert qemu.cached_build() == ""
+    with pytest.raises(ConfigError, match=f"p{patch_hash()}/bin/qemu-system-x86_64 is "
+                                          "missing.*run scripts/setup.sh"):
+        qemu.qemu_binary()

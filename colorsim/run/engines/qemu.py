@@ -2,8 +2,12 @@
 
 The QEMU is ours: scripts/build-qemu.sh (run by scripts/setup.sh) builds
 qemu-system-x86_64 >= 10.1 from Debian's source package into a cache outside
-the checkout, $COLORSIM_QEMU_CACHE (default /var/cache/colorsim), and names
-the build in its ``current`` file.  COLORSIM_QEMU may name a binary instead.
+the checkout, $COLORSIM_QEMU_CACHE (default /var/cache/colorsim), in a
+directory named for the Debian version and the hash of our patches, and
+names its last build in the cache's ``current`` file.  A checkout runs the
+build of its own patches, so a checkout with other patches building into the
+same cache does not change the QEMU under a sweep that is running.
+COLORSIM_QEMU may name a binary instead.
 The guest firmware is Debian's SeaBIOS, passed with -L.  Every run records
 the binary's exact version, and a run made by another version is stale.
 
@@ -19,6 +23,7 @@ makes QEMU exit with status (code << 1) | 1.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -42,6 +47,31 @@ EXIT_OK = 1                # isa-debug-exit with code 0
 EXIT_PANIC = 5             # code 2: the kernel panicked
 
 
+def patch_hash() -> str:
+    """The hash of this checkout's QEMU patches as scripts/build-qemu.sh
+    names its install directory by it: the first 8 hex digits of SHA-256
+    over scripts/qemu-patches/*.patch, one after another in name order."""
+    from colorsim import ROOT
+    h = hashlib.sha256()
+    for p in sorted((ROOT / "scripts" / "qemu-patches").glob("*.patch")):
+        h.update(p.read_bytes())
+    return h.hexdigest()[:8]
+
+
+def cached_build() -> str:
+    """The cache directory of this checkout's QEMU: the one ``current``
+    names if it carries this checkout's patches, else the newest build in
+    the cache that does, else "" (not built).  ``current`` alone would be
+    whatever any checkout built last."""
+    tail = f"-p{patch_hash()}"
+    cur = CACHE / "current"
+    name = cur.read_text().strip() if cur.is_file() else ""
+    if name.endswith(tail):
+        return name
+    same = [d for d in CACHE.glob(f"qemu-*{tail}") if (d / "bin" / QEMU).is_file()]
+    return max(same, key=lambda d: d.stat().st_mtime).name if same else ""
+
+
 def qemu_binary() -> Path:
     """The qemu-system-x86_64 the suite runs, or a one-line ConfigError."""
     env = os.environ.get("COLORSIM_QEMU")
@@ -49,10 +79,9 @@ def qemu_binary() -> Path:
         path = Path(env)
         where = f"COLORSIM_QEMU={env}"
     else:
-        cur = CACHE / "current"
-        name = cur.read_text().strip() if cur.is_file() else ""
+        name = cached_build()
         path = CACHE / name / "bin" / QEMU
-        where = str(path) if name else f"{CACHE}/qemu-*/bin/{QEMU}"
+        where = str(path) if name else f"{CACHE}/qemu-*-p{patch_hash()}/bin/{QEMU}"
     if not (path.is_file() and os.access(path, os.X_OK)):
         raise ConfigError(f"QEMU >= {MIN_VERSION[0]}.{MIN_VERSION[1]} is not "
                           f"built ({where} is missing): run scripts/setup.sh")
