@@ -31,6 +31,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from colorsim import ROOT
 from colorsim.run.build import PLUGIN
 from colorsim.errors import ConfigError
 from colorsim.describe.linux24 import is_linux24
@@ -47,11 +48,12 @@ EXIT_OK = 1                # isa-debug-exit with code 0
 EXIT_PANIC = 5             # code 2: the kernel panicked
 
 
+@functools.lru_cache(maxsize=None)
 def patch_hash() -> str:
     """The hash of this checkout's QEMU patches as scripts/build-qemu.sh
     names its install directory by it: the first 8 hex digits of SHA-256
-    over scripts/qemu-patches/*.patch, one after another in name order."""
-    from colorsim import ROOT
+    over scripts/qemu-patches/*.patch, one after another in name order
+    (read once: a process does not see its checkout's patches change)."""
     h = hashlib.sha256()
     for p in sorted((ROOT / "scripts" / "qemu-patches").glob("*.patch")):
         h.update(p.read_bytes())
