@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from colorsim.run import runner  # noqa: E402
+from colorsim.run.rundir import spawn  # noqa: E402
 from colorsim.run.engines.qemu import EXIT_OK, QemuEngine, qemu_version  # noqa: E402
 from colorsim.describe.machine import get_machine  # noqa: E402
 from colorsim.describe.runspec import RunSpec, Workload  # noqa: E402
@@ -53,10 +54,11 @@ def timed_cpu(cmd):
     """Wall time, the child's own CPU time (user + system), its voluntary
     context switches (its threads blocking, e.g. on QEMU's main-loop
     lock) and its return code.  env -C execs QEMU, so the child is QEMU itself; stderr goes to
-    a file so that a chatty run cannot fill a pipe and stall."""
+    a file so that a chatty run cannot fill a pipe and stall.  Started as
+    runs start it (rundir.spawn: no transparent huge pages)."""
     with tempfile.TemporaryFile() as err:
         t = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        p = spawn(cmd, stdout=subprocess.DEVNULL, stderr=err)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.monotonic() - t
         p.returncode = os.waitstatus_to_exitcode(status)

@@ -317,3 +317,19 @@ def test_a_build_changed_during_the_run_fails_it(tmp_path, monkeypatch):
         runner.run(_small(16), name="r", out=tmp_path, **QUIET)
     assert not (tmp_path / "r").exists() and (tmp_path / "r.failed").is_dir()
     assert len(calls) == 2
+
+
+def test_emulators_run_without_transparent_huge_pages():
+    """spawn() turns transparent huge pages off for the child: QEMU's guest
+    RAM is then zeroed by the host 4 KiB at a time, as the guest touches
+    it, rather than 2 MiB at a time."""
+    from colorsim.run.rundir import spawn
+    parent = Path("/proc/self/status").read_text()
+    if "THP_enabled:" not in parent:
+        pytest.skip("this kernel does not report THP_enabled in /proc/PID/status")
+    p = spawn(["cat", "/proc/self/status"], stdout=subprocess.PIPE, text=True)
+    out, _ = p.communicate(timeout=30)
+    assert p.returncode == 0
+    assert re.search(r"^THP_enabled:\s+0$", out, re.M), out
+    # and the test's own process keeps its setting (the child's only)
+    assert re.search(r"^THP_enabled:\s+1$", parent, re.M), parent
