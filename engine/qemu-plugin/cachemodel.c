@@ -529,6 +529,8 @@ static int bus_head(const struct cm_model *m, uint64_t *t)
 {
 	int best = -1;
 
+	*t = 0;		/* set when a CPU waits (GCC cannot tell after inlining) */
+
 	for (unsigned c = 0; c < m->ncpus; c++) {
 		const struct cm_cpu *p = &m->cpu[c];
 		uint64_t a;
