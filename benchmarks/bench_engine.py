@@ -3,7 +3,7 @@
 and timing mode (--timing), the cost of synchronisation and the skew
 observed, and the wall time of the README's first command.
 
-Usage:  python3 benchmarks/bench_engine.py [--repeat 3] [--tasks 1024]
+Usage:  python3 benchmarks/bench_engine.py [--repeat 3] [--tasks 1024] [--costs]
 
 The runs are deterministic (round-robin TCG, -icount), so the guest executes
 the same instructions with and without the plugin; the plugin's
@@ -80,7 +80,8 @@ def run_modes(modes, repeat, tmp):
     stats = {}
     for i in range(repeat):
         for name, (cmd_of, plugin) in modes.items():
-            d = tmp / f"{name}-{i}"
+            # no commas or spaces: the directory goes into QEMU's -plugin
+            d = tmp / f"{len(times[name])}-{list(modes).index(name)}"
             d.mkdir()
             wall, used, switches[name], rc, err = timed_cpu(cmd_of(d))
             if rc != EXIT_OK:
@@ -92,6 +93,32 @@ def run_modes(modes, repeat, tmp):
     return times, cpu, switches, stats
 
 
+# machines.toml [x.timing] costs that --timing-off can switch off on ppro4
+# (two_buses is piii8's)
+SWITCHABLE = ("fetch", "itlb", "dtlb", "store_buffer", "locked_rmw")
+
+
+def print_costs(best, stats):
+    """Host time per guest instruction of the timing mode with each cost
+    off, beside the full timing mode and the counting mode: what each cost
+    adds.  A cost switched off also changes what the guest does (its
+    modelled time, so its ticks), hence per instruction."""
+    def per_insn(name):
+        return best[name] / stats[name]["insts_since_start"] * 1e9
+    full, counting = per_insn("timing"), per_insn("counting")
+    print(f"host time per guest instruction: counting {counting:.1f} ns, "
+          f"timing {full:.1f} ns ({full - counting:+.1f} ns)")
+    print(f"{'timing mode with':32} {'wall s':>8} {'M insts':>8} {'ns/insn':>8} "
+          f"{'saves':>8}")
+    for name in best:
+        if not name.startswith("timing, "):
+            continue
+        ns = per_insn(name)
+        print(f"{name[len('timing, '):]:32} {best[name]:8.2f} "
+              f"{stats[name]['insts_since_start'] / 1e6:8.1f} {ns:8.1f} "
+              f"{full - ns:+8.1f}")
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -101,6 +128,10 @@ def main():
     ap.add_argument("--kernel", default="vanilla")
     ap.add_argument("--no-figure1", action="store_true",
                     help="skip timing the README's first command")
+    ap.add_argument("--costs", action="store_true",
+                    help="also time the timing mode with each switchable cost "
+                         "off in turn, and all of them off: where its host "
+                         "time goes")
     a = ap.parse_args()
     if a.repeat < 1:
         sys.exit("bench_engine: --repeat must be at least 1")
@@ -116,6 +147,13 @@ def main():
         "counting": (lambda d: eng.command(spec, d, layout), True),
         "timing": (lambda d: eng.command(tspec, d, tlayout), True),
     }
+    if a.costs:
+        for off in [[c] for c in SWITCHABLE] + [list(SWITCHABLE)]:
+            ospec = RunSpec(m.without_costs(off), parse_variant(a.kernel, m),
+                            Workload(tasks=a.tasks), timing=True)
+            olayout = runner.prepare(ospec, progress=lambda *_: None)
+            name = "timing, " + ("all of them" if len(off) > 1 else off[0]) + " off"
+            modes[name] = (lambda d, s=ospec, lo=olayout: eng.command(s, d, lo), True)
     load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -173,6 +211,8 @@ def main():
           f"of the timing run's); quantum {sync['quantum_cycles']} cycles: "
           f"{sum(sync['held_turns'])} round-robin turns cut short by busmon in "
           f"the region (no guest instructions)")
+    if a.costs:
+        print_costs(best, stats)
     if fig_wall is not None:
         print(f"README first command (figure1, 2 runs + plot, kernels built): {fig_wall:.1f} s")
     print(f"peak QEMU resident memory: {peak_mib:.0f} MiB")

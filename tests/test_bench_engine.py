@@ -47,3 +47,30 @@ def test_help_says_why_the_minimum(monkeypatch, capsys):
         _bench().main()
     out = " ".join(capsys.readouterr().out.split())
     assert "best (minimum)" in out and "time the host gave to other processes" in out
+
+
+def test_mode_names_with_commas_make_usable_directories(tmp_path):
+    # the directory goes into QEMU's -plugin argument, which commas split
+    seen = tmp_path / "dirs"
+    modes = {n: (lambda d: ["sh", "-c", f"echo {d} >> {seen}; exit {EXIT_OK}"],
+                 False)
+             for n in ("timing", "timing, fetch off")}
+    _bench().run_modes(modes, 2, tmp_path)
+    dirs = seen.read_text().split("\n")[:-1]
+    assert len(dirs) == 4 and len(set(dirs)) == 4
+    assert not any("," in d or " " in d for d in dirs)
+
+
+def test_costs_table_gives_what_each_cost_adds_per_instruction(capsys):
+    best = {"counting": 0.5, "timing": 1.0, "timing, fetch off": 0.9,
+            "timing, all of them off": 0.7}
+    stats = {"counting": {"insts_since_start": 50_000_000},
+             "timing": {"insts_since_start": 50_000_000},
+             "timing, fetch off": {"insts_since_start": 45_000_000},
+             "timing, all of them off": {"insts_since_start": 50_000_000}}
+    _bench().print_costs(best, stats)
+    out = capsys.readouterr().out
+    assert "counting 10.0 ns, timing 20.0 ns (+10.0 ns)" in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    assert rows["fetch"][-2:] == ["20.0", "+0.0"]     # 0.9 s / 45 M: no saving
+    assert rows["all"][-2:] == ["14.0", "+6.0"]
