@@ -55,10 +55,10 @@ def timed_cpu(cmd):
     context switches (its threads blocking, e.g. on QEMU's main-loop
     lock) and its return code.  env -C execs QEMU, so the child is QEMU itself; stderr goes to
     a file so that a chatty run cannot fill a pipe and stall.  Started as
-    runs start it (rundir.spawn: no transparent huge pages)."""
+    runs start it (rundir.spawn, no transparent huge pages)."""
     with tempfile.TemporaryFile() as err:
         t = time.monotonic()
-        p = spawn(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        p = spawn(cmd, huge_pages=False, stdout=subprocess.DEVNULL, stderr=err)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.monotonic() - t
         p.returncode = os.waitstatus_to_exitcode(status)

@@ -319,17 +319,36 @@ def test_a_build_changed_during_the_run_fails_it(tmp_path, monkeypatch):
     assert len(calls) == 2
 
 
-def test_emulators_run_without_transparent_huge_pages():
-    """spawn() turns transparent huge pages off for the child: QEMU's guest
+def test_qemu_runs_without_transparent_huge_pages(tmp_path, monkeypatch):
+    """The runner starts QEMU with transparent huge pages off: its guest
     RAM is then zeroed by the host 4 KiB at a time, as the guest touches
-    it, rather than 2 MiB at a time."""
-    from colorsim.run.rundir import spawn
+    it, rather than 2 MiB at a time.  Other children keep the default."""
+    from colorsim.run import rundir
     parent = Path("/proc/self/status").read_text()
     if "THP_enabled:" not in parent:
         pytest.skip("this kernel does not report THP_enabled in /proc/PID/status")
-    p = spawn(["cat", "/proc/self/status"], stdout=subprocess.PIPE, text=True)
-    out, _ = p.communicate(timeout=30)
-    assert p.returncode == 0
-    assert re.search(r"^THP_enabled:\s+0$", out, re.M), out
-    # and the test's own process keeps its setting (the child's only)
-    assert re.search(r"^THP_enabled:\s+1$", parent, re.M), parent
+
+    def thp_of(**kw):
+        p = rundir.spawn(["cat", "/proc/self/status"], stdout=subprocess.PIPE,
+                         text=True, **kw)
+        out, _ = p.communicate(timeout=30)
+        assert p.returncode == 0
+        return re.search(r"^THP_enabled:\s+(\d)$", out, re.M).group(1)
+
+    assert thp_of(huge_pages=False) == "0"
+    assert thp_of() == re.search(r"^THP_enabled:\s+(\d)$", parent, re.M).group(1)
+    # and the runner asks for that when it starts QEMU
+    asked = []
+    real = rundir.spawn
+    monkeypatch.setattr(runner, "spawn",
+                        lambda cmd, **kw: asked.append(kw) or real(["true"], **kw))
+    try:
+        runner._run_qemu(None, None, ["true"], tmp_path, _NoLock(), None)
+    except Exception:
+        pass                  # "true" is no QEMU; only how it was started matters
+    assert asked and asked[0].get("huge_pages") is False
+
+
+class _NoLock:
+    def record_child(self, *a):
+        pass

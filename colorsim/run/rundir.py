@@ -204,26 +204,27 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_THP_DISABLE = 41
 
 
-def _die_with(parent: int):
+def _die_with(parent: int, huge_pages: bool):
     def preexec():
         _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:          # the parent died before prctl
             os._exit(1)
-        # No transparent huge pages.  QEMU asks for them on all guest RAM
-        # (madvise), so the guest's first store into each 2 MiB of RAM has
-        # the host zero all 2 MiB: a short ppro4 run then keeps some
-        # 400 MiB resident instead of 70 MiB and spends 0.1-0.8 s (it
-        # varies with how fragmented the host's memory is) in the host
-        # kernel zeroing pages.  Best effort: a kernel without the option
-        # (before Linux 3.15) just keeps its huge pages.
-        _libc.prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0)
+        if not huge_pages:      # best effort: Linux 3.15 and later have it
+            _libc.prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0)
     return preexec
 
 
-def spawn(cmd, **kwargs) -> subprocess.Popen:
-    """Popen whose child the kernel kills when this process dies, and
-    whose memory is never backed by transparent huge pages."""
-    return subprocess.Popen(cmd, preexec_fn=_die_with(os.getpid()), **kwargs)
+def spawn(cmd, huge_pages: bool = True, **kwargs) -> subprocess.Popen:
+    """Popen whose child the kernel kills when this process dies.
+
+    huge_pages=False: the child's memory is never backed by transparent
+    huge pages.  For QEMU, which asks for them on all guest RAM (madvise):
+    the guest's first store into each 2 MiB of RAM then has the host zero
+    all 2 MiB, so a short ppro4 run kept some 400 MiB resident instead of
+    70 MiB and spent 0.1-0.8 s (as fragmented as the host's memory is) in
+    the host kernel zeroing pages."""
+    return subprocess.Popen(cmd, preexec_fn=_die_with(os.getpid(), huge_pages),
+                            **kwargs)
 
 
 def stop(proc: subprocess.Popen, grace_s: float = 5.0) -> None:

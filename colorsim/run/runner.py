@@ -383,8 +383,8 @@ def _check_program_finished(console: Path, program: str) -> None:
 
 def _run_qemu(engine, spec, command, partial, lock, progress) -> None:
     with open(partial / "qemu.log", "w") as qlog:
-        proc = spawn(command, stdout=qlog, stderr=subprocess.STDOUT,
-                     stdin=subprocess.DEVNULL)
+        proc = spawn(command, huge_pages=False, stdout=qlog,
+                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             lock.record_child(proc.pid, str(partial))
             rc = _watch(proc, partial, spec.timeout_s, progress)
