@@ -159,6 +159,8 @@ def main():
         tmp = Path(tmp)
         times, cpu, switches, stats = run_modes(modes, a.repeat, tmp)
         load_after = load_average()
+        # before figure1, whose Python process (plotting) is a child too
+        peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         fig_wall = None
         if not a.no_figure1:
             fig_wall, p = timed([sys.executable, "-m", "colorsim", "figure1",
@@ -170,7 +172,6 @@ def main():
     insts = stats["counting"]["insts_since_start"]
     tjson = stats["timing"]
     tinsts = tjson["insts_since_start"]
-    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"machine: {platform.node()} ({platform.processor() or platform.machine()}), "
           f"{os.cpu_count()} host CPUs; QEMU {qemu_version()}")
     print(f"host load average (1, 5, 15 min): {load_before} before, "
