@@ -4,6 +4,7 @@ and timing mode (--timing), the cost of synchronisation and the skew
 observed, and the wall time of the README's first command.
 
 Usage:  python3 benchmarks/bench_engine.py [--repeat 3] [--tasks 1024] [--costs]
+                                           [--rr-slice-min N]
 
 The runs are deterministic (round-robin TCG, -icount), so the guest executes
 the same instructions with and without the plugin; the plugin's
@@ -22,6 +23,7 @@ host's cores does not inflate.
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -41,6 +43,7 @@ from colorsim.run.engines.qemu import EXIT_OK, QemuEngine, qemu_version  # noqa:
 from colorsim.describe.machine import get_machine  # noqa: E402
 from colorsim.describe.runspec import RunSpec, Workload  # noqa: E402
 from colorsim.describe.variants import parse_variant  # noqa: E402
+from colorsim.errors import ConfigError  # noqa: E402
 
 
 def timed(cmd, cwd=None):
@@ -119,6 +122,35 @@ def print_costs(best, stats):
               f"{full - ns:+8.1f}")
 
 
+def with_slice(machine, n):
+    """The machine with QEMU's smallest round-robin slice set to n."""
+    return dataclasses.replace(
+        machine, emulation=dataclasses.replace(machine.emulation, rr_slice_min=n))
+
+
+def print_slices(best, stats, n):
+    """Both modes with the smallest round-robin slice n beside the
+    machine's own: host time, guest instructions, and the timing mode over
+    the counting mode per run and per instruction.  The slice changes the
+    interleaving, so the guest's instructions differ too."""
+    def row(label, name):
+        insts = stats[name]["insts_since_start"]
+        print(f"{label:32} {best[name]:8.2f} {insts / 1e6:8.1f} "
+              f"{best[name] / insts * 1e9:8.1f}")
+    print(f"{'smallest round-robin slice':32} {'wall s':>8} {'M insts':>8} {'ns/insn':>8}")
+    for name, label in (("counting", "counting, the machine's"),
+                        ("timing", "timing, the machine's"),
+                        ("counting with slice", f"counting, {n} instructions"),
+                        ("timing with slice", f"timing, {n} instructions")):
+        row(label, name)
+    c, t = stats["counting with slice"], stats["timing with slice"]
+    per_insn = (best["timing with slice"] / t["insts_since_start"]) / \
+        (best["counting with slice"] / c["insts_since_start"])
+    print(f"with a slice of at least {n} instructions: timing mode over counting "
+          f"mode {best['timing with slice'] / best['counting with slice']:.2f}x "
+          f"(ratio of the bests), per guest instruction {per_insn:.2f}x")
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -132,10 +164,20 @@ def main():
                     help="also time the timing mode with each switchable cost "
                          "off in turn, and all of them off: where its host "
                          "time goes")
+    ap.add_argument("--rr-slice-min", type=int, metavar="N",
+                    help="also run both modes with QEMU's smallest round-robin "
+                         "slice set to N instructions (machines.toml "
+                         "[x.emulation] rr_slice_min; it changes the "
+                         "interleaving, so the guest's work)")
     a = ap.parse_args()
     if a.repeat < 1:
         sys.exit("bench_engine: --repeat must be at least 1")
     m = get_machine("ppro4")
+    if a.rr_slice_min is not None:
+        try:
+            with_slice(m, a.rr_slice_min)
+        except ConfigError as e:
+            sys.exit(f"bench_engine: --rr-slice-min: {e}")
     spec = RunSpec(m, parse_variant(a.kernel, m), Workload(tasks=a.tasks))
     layout = runner.prepare(spec, progress=lambda *_: None)
     eng = QemuEngine()
@@ -154,6 +196,13 @@ def main():
             olayout = runner.prepare(ospec, progress=lambda *_: None)
             name = "timing, " + ("all of them" if len(off) > 1 else off[0]) + " off"
             modes[name] = (lambda d, s=ospec, lo=olayout: eng.command(s, d, lo), True)
+    if a.rr_slice_min is not None:
+        sm = with_slice(m, a.rr_slice_min)
+        for name, timing in (("counting with slice", False), ("timing with slice", True)):
+            sspec = RunSpec(sm, parse_variant(a.kernel, sm), Workload(tasks=a.tasks),
+                            timing=timing)
+            slayout = runner.prepare(sspec, progress=lambda *_: None)
+            modes[name] = (lambda d, s=sspec, lo=slayout: eng.command(s, d, lo), True)
     load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -214,6 +263,8 @@ def main():
           f"the region (no guest instructions)")
     if a.costs:
         print_costs(best, stats)
+    if a.rr_slice_min is not None:
+        print_slices(best, stats, a.rr_slice_min)
     if fig_wall is not None:
         print(f"README first command (figure1, 2 runs + plot, kernels built): {fig_wall:.1f} s")
     print(f"peak QEMU resident memory: {peak_mib:.0f} MiB")

@@ -74,3 +74,23 @@ def test_costs_table_gives_what_each_cost_adds_per_instruction(capsys):
     rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
     assert rows["fetch"][-2:] == ["20.0", "+0.0"]     # 0.9 s / 45 M: no saving
     assert rows["all"][-2:] == ["14.0", "+6.0"]
+
+
+def test_slice_table_compares_the_modes_per_run_and_per_instruction(capsys):
+    best = {"counting": 0.5, "timing": 1.0,
+            "counting with slice": 0.5, "timing with slice": 0.8}
+    stats = {"counting": {"insts_since_start": 40_000_000},
+             "timing": {"insts_since_start": 50_000_000},
+             "counting with slice": {"insts_since_start": 40_000_000},
+             "timing with slice": {"insts_since_start": 64_000_000}}
+    _bench().print_slices(best, stats, 1000)
+    out = capsys.readouterr().out
+    assert "timing, 1000 instructions" in out and "64.0" in out
+    # 0.8 / 0.5 per run; (0.8 / 64 M) / (0.5 / 40 M) per instruction
+    assert "mode 1.60x (ratio of the bests), per guest instruction 1.00x" in out
+
+
+def test_a_slice_the_machine_cannot_take_is_refused(monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["bench_engine.py", "--rr-slice-min", "-1"])
+    with pytest.raises(SystemExit, match="--rr-slice-min: rr_slice_min -1 is outside"):
+        _bench().main()

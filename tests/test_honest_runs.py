@@ -297,6 +297,8 @@ def test_default_names_differ_in_every_setting():
     others.append(dataclasses.replace(base, timing=True))
     emu = dataclasses.replace(m.emulation, icount_shift=m.emulation.icount_shift + 1)
     others.append(dataclasses.replace(base, machine=dataclasses.replace(m, emulation=emu)))
+    emu = dataclasses.replace(m.emulation, rr_slice_min=1000)
+    others.append(dataclasses.replace(base, machine=dataclasses.replace(m, emulation=emu)))
     names = [s.default_name() for s in [base] + others]
     assert len(set(names)) == len(names), names
     assert base.default_name() == RunSpec(m, parse_variant("c32", m),
@@ -350,6 +352,11 @@ def test_workload_values_beyond_the_guests_width(option, value, expect,
     ('size = "640MiB"', 'size = "1MiB"', "guest memory 1MiB is refused"),
     ('size = "640MiB"', 'size = "1500KiB"', "whole number of MiB"),
     ('clock = "200MHz"', 'clock = "0MHz"', "processor clock 0 Hz"),
+    ("rr_slice_min = 0", "rr_slice_min = -5", "rr_slice_min -5 is outside 0..2147483647"),
+    ("rr_slice_min = 0", "rr_slice_min = 4294967296", "rr_slice_min 4294967296 is outside"),
+    ("rr_slice_min = 0", 'rr_slice_min = "many"',
+     "emulation.rr_slice_min must be an integer, got 'many'"),
+    ("rr_slice_min = 0", "rr_slice_mn = 0", "unknown emulation key 'rr_slice_mn'"),
 ])
 def test_machines_the_guest_cannot_be(old, new, expect, capsys, tmp_path,
                                       monkeypatch):

@@ -138,14 +138,38 @@ class Memory:
                               "below the PCI hole")
 
 
+RR_SLICE_MIN_MAX = 2**31 - 1      # instructions; QEMU takes a uint32
+
+
 @dataclass(frozen=True)
 class Emulation:
     icount_shift: int
+    # The smallest round-robin slice in instructions (QEMU's -accel
+    # tcg,rr-slice-min, one of our QEMU patches); 0 keeps QEMU's own
+    # division of the time to the next deadline over the vCPUs.
+    rr_slice_min: int = 0
 
     def __post_init__(self):
         if not 0 <= self.icount_shift <= 10:
             raise ConfigError(f"icount_shift {self.icount_shift} is outside "
                               f"QEMU's range 0..10")
+        if not 0 <= self.rr_slice_min <= RR_SLICE_MIN_MAX:
+            raise ConfigError(f"rr_slice_min {self.rr_slice_min} is outside "
+                              f"0..{RR_SLICE_MIN_MAX} instructions")
+
+    @property
+    def accel(self) -> str:
+        """QEMU's -accel value: one thread running the vCPUs in turn."""
+        return "tcg,thread=single" + (f",rr-slice-min={self.rr_slice_min}"
+                                      if self.rr_slice_min else "")
+
+    def to_dict(self) -> dict:
+        """As recorded in a run's identity: rr_slice_min only when set, so
+        that runs made before it existed keep their ids."""
+        d = {"icount_shift": self.icount_shift}
+        if self.rr_slice_min:
+            d["rr_slice_min"] = self.rr_slice_min
+        return d
 
 
 TIMING_FIELDS = ("inst", "l2_hit", "mem", "hitm", "inval", "bus_line",
@@ -354,6 +378,7 @@ class Machine:
         # run records it under its own key (RunSpec.to_dict).
         del d["timing"]
         del d["network"]
+        d["emulation"] = self.emulation.to_dict()
         return d
 
 
@@ -390,7 +415,13 @@ def machine_from_table(name: str, t: dict) -> Machine:
                          parse_freq(t["processor"]["clock"]))
         mem = Memory(parse_size(t["memory"]["size"]),
                      parse_time_ns(t["memory"]["latency"]))
-        emu = Emulation(_int(t["emulation"]["icount_shift"], "emulation.icount_shift"))
+        unknown = sorted(set(t["emulation"]) - {"icount_shift", "rr_slice_min"})
+        if unknown:
+            raise ConfigError(f"machine {name}: unknown emulation key "
+                              f"{unknown[0]!r} (known: icount_shift, rr_slice_min)")
+        emu = Emulation(_int(t["emulation"]["icount_shift"], "emulation.icount_shift"),
+                        _int(t["emulation"].get("rr_slice_min", 0),
+                             "emulation.rr_slice_min"))
         choices = tuple(parse_size(s) for s in c.get("l2_choices", ()))
         repl = c.get("replacement", {})
         policy = CachePolicy(repl.get("l1", "lru"), repl.get("l2", "lru"),

@@ -174,7 +174,7 @@ class QemuEngine:
 
     def mode(self, spec: RunSpec) -> dict:
         """How the emulator runs: stored in every run's configuration."""
-        mode = {"accel": "tcg,thread=single",
+        mode = {"accel": spec.machine.emulation.accel,
                 "icount_shift": spec.machine.emulation.icount_shift,
                 "icount_sleep": False, "deterministic": True}
         if spec.timing:
@@ -286,7 +286,7 @@ class QemuEngine:
         cmd += ["-display", "none", "-nodefaults", "-machine", "pc",
                "-m", f"{m.memory.size // 2**20}M",
                "-smp", f"{spec.vcpus}",
-               "-accel", "tcg,thread=single",
+               "-accel", m.emulation.accel,
                "-icount", f"shift={m.emulation.icount_shift},sleep=off",
                "-rtc", "base=2002-06-10T00:00:00,clock=vm",
                "-no-reboot",
