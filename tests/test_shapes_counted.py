@@ -196,3 +196,15 @@ tasks = [16]
     assert "Not yet swept at the paper's scale: fig6 (" in text, text
     # the quick block draws every experiment, swept or not
     assert "not swept: python3 -m colorsim sweep fig6 --quick" in shapes.block(counted, True)
+
+
+def test_runs_whose_servers_idled_are_named_in_the_context():
+    import pandas as pd
+    from colorsim.report.shapes import context
+    runs = pd.DataFrame({"kernel": ["vanilla", "c32", "c32"],
+                         "busy_fraction": [1.0, 0.999, 0.8],
+                         "n_rq_len_mean": [250.0, 230.0, 10.0]})
+    text = context(runs)
+    assert "server CPUs busy 100 %" in text          # vanilla's, as before
+    assert "1 of 3 runs' servers idle over 5 % of the region" in text
+    assert "idle over" not in context(runs.iloc[:2])
