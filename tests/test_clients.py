@@ -175,6 +175,17 @@ def test_client_cpus_with_modelled_time(built, tmp_path):  # noqa: F811
     assert "web: ok (48 requests" in console
     assert sorted(per_cpu(tmp_path / "t", "user", "insts")) == [0, 1]
     assert "wire: cpu 4, 100000000 bit/s per network, latency 1000 ns" in console
+    # the client CPUs' load (the wire's CPU is not one): both ran, busy at most the region
+    g = machine_counters(tmp_path / "t")
+    assert g["client_cpus"] == 2 and g["client_insts"] > 0, g
+    assert 0 < g["client_busy_cycles"] <= 2 * g["elapsed_cycles"], g
+
+
+def machine_counters(run):
+    """busmon's machine-wide rows of the region (cpu -1)."""
+    return {l.split(",")[3]: float(l.split(",")[4])
+            for l in (run / "counters.csv").read_text().splitlines()[1:]
+            if l.split(",")[1] == "-1" and l.split(",")[0] == "0"}
 
 
 def timed_one_client(out, lat_ns, requests=40):
@@ -192,10 +203,7 @@ def timed_one_client(out, lat_ns, requests=40):
                  args=f"--httpd,1,--clients,1,--requests,{requests}")
     spec = RunSpec(m, parse_variant("vanilla", m), w, timing=True, timeout_s=300)
     run = runner.run(spec, name=f"lat{lat_ns}", out=out, progress=lambda *_: None)
-    glob = {l.split(",")[3]: float(l.split(",")[4])
-            for l in (run / "counters.csv").read_text().splitlines()[1:]
-            if l.split(",")[1] == "-1"}
-    return run, glob
+    return run, machine_counters(run)
 
 
 def test_the_wire_delays_packets_in_modelled_time_on_an_idle_server(built, tmp_path):  # noqa: F811
@@ -230,6 +238,13 @@ def test_the_wire_delays_packets_in_modelled_time_on_an_idle_server(built, tmp_p
         assert g["wire_received"] > 2 * n, g
         late = g["wire_rx_late_cycles"] / max(g["wire_rx_late"], 1)
         assert late * 1e9 / hz < 20_000, g
+    # the lone client waits for each answer: with half a millisecond a trip
+    # its CPUs idle most of the region, and the longer trips add only idle
+    # time, not client work
+    busy = {k: g["client_busy_cycles"] / g["client_cpus"] / g["elapsed_cycles"]
+            for k, g in (("fast", fast), ("slow", slow))}
+    assert 0 < busy["slow"] < 0.5 and busy["slow"] < busy["fast"], busy
+    assert slow["client_busy_cycles"] < 1.5 * fast["client_busy_cycles"], (slow, fast)
     # and the run repeats byte for byte
     again, _ = timed_one_client(tmp_path / "again", 0)
     for f in ("console.log", "stats.txt", "counters.csv"):

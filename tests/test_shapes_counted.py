@@ -208,3 +208,6 @@ def test_runs_whose_servers_idled_are_named_in_the_context():
     assert "server CPUs busy 100 %" in text          # vanilla's, as before
     assert "1 of 3 runs' servers idle over 5 % of the region" in text
     assert "idle over" not in context(runs.iloc[:2])
+    assert "client CPUs" not in text                  # no column: not said
+    runs["client_busy_fraction"] = [0.5, 0.6, 1.0]
+    assert "client CPUs busy 70 %" in context(runs)   # every kernel's runs

@@ -81,6 +81,9 @@ def context(df: pd.DataFrame) -> str:
     spin = _mean(v, "lock_spin_pct")
     if spin == spin:
         parts.append(f"spinning on runqueue_lock {spin:.1f} %")
+    clients = _mean(df, "client_busy_fraction")
+    if clients == clients:
+        parts.append(f"client CPUs busy {clients * 100:.0f} %")
     idle = idle_runs(df)
     if idle:
         parts.append(f"{idle} of {len(df)} runs' servers idle over "

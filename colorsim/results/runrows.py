@@ -168,7 +168,8 @@ TIMING_COLUMNS = ("modeled_seconds", "work_units", "work_per_modeled_second",
                   "lock_contention", "lock_contention_pct",
                   "lock_hold_mean_us", "lock_hold_max_us", "lock_spin_us",
                   "cycles_spread", "busy_fraction", "max_skew_us",
-                  "wire_late_mean_us", "wire_rx_late_mean_us")
+                  "wire_late_mean_us", "wire_rx_late_mean_us",
+                  "client_busy_fraction")
 
 
 def modeled_seconds(elapsed_cycles, hz) -> float:
@@ -238,7 +239,8 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     # the wire in modelled time: how late its late deliveries were
     late = {s: float(glob[glob["stat"] == s]["value"].sum())
             for s in ("wire_late_deliveries", "wire_late_cycles",
-                      "wire_rx_late", "wire_rx_late_cycles")}
+                      "wire_rx_late", "wire_rx_late_cycles",
+                      "client_cpus", "client_busy_cycles")}
     acq = float(col("lock_acquisitions").sum())
     units = float(col("work_units").sum())
     if not units and not prog and sched == sched:  # runs made before
@@ -265,7 +267,12 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
         wire_rx_late_mean_us=(us(late["wire_rx_late_cycles"] / late["wire_rx_late"])
                               if late["wire_rx_late"] else nan),
         busy_fraction=(float(cycles.mean()) / hz / seconds
-                       if seconds else nan))
+                       if seconds else nan),
+        # the client CPUs' share of the region not halted: near 1, they
+        # could send no more and the throughput may be theirs
+        client_busy_fraction=(late["client_busy_cycles"] / late["client_cpus"]
+                              / hz / seconds
+                              if late["client_cpus"] and seconds else nan))
     out["lock_contention_pct"] = out["lock_contention"] * 100
     out["throughput"] = {"/bin/web": out["requests_per_modeled_second"],
                          "/bin/chat": out["messages_per_modeled_second"]

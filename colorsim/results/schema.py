@@ -45,7 +45,10 @@ BUSMON_COUNTERS = (
     "wire_late_max_cycles", "wire_idle_advances",
     # and at the server CPU that took each packet
     "wire_received", "wire_rx_late", "wire_rx_late_cycles",
-    "wire_rx_late_max_cycles")
+    "wire_rx_late_max_cycles",
+    # the client CPUs, not the wire's (busmon clients_load): how many,
+    # their busy modelled cycles and their instructions in the region
+    "client_cpus", "client_busy_cycles", "client_insts")
 # The kernel's region report (colorsim/run/console.py): roi, rq and wait.
 RQ_BUCKETS = ("0", "1", "2", "3_4", "5_8", "9_16", "17_32", "33_64",
               "65_128", "129_256", "257_512", "513_1024", "1025_2048",
@@ -103,6 +106,7 @@ RUN_FIELDS += (
     ("lock_hold_mean_us", F), ("lock_hold_max_us", F), ("lock_spin_us", F),
     ("cycles_spread", F), ("busy_fraction", F), ("max_skew_us", F),
     ("wire_late_mean_us", F), ("wire_rx_late_mean_us", F),
+    ("client_busy_fraction", F),
     # the scheduler's share of the region (run/schedshare.py)
     ("sched_share_basis", S), ("sched_share_pct", F), ("lock_held_pct", F),
     ("lock_spin_pct", F))

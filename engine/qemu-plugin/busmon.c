@@ -313,6 +313,7 @@ static unsigned cpu_of(unsigned int vcpu);
 static int wire_on;
 static uint64_t idle_now;
 static uint8_t client_busy[MAX_CPUS];	/* ignored vCPUs not halted */
+static uint8_t wire_cpu[MAX_CPUS];	/* the ignored vCPU that runs the wire */
 static struct {
 	uint64_t deliveries, late, late_cycles, late_max, advances;
 	uint64_t received, rx_late, rx_late_cycles, rx_late_max;
@@ -351,6 +352,9 @@ static void wire_op(unsigned func, unsigned vcpu, uint64_t t)
 	if (!cfg.timing)
 		return;
 	wire_on = 1;
+	if ((func == M5_WIRE_ADVANCE || func == M5_WIRE_DELIVERED) &&
+	    ignored(vcpu) && vcpu < MAX_CPUS)
+		wire_cpu[vcpu] = 1;
 	if (func == M5_WIRE_ADVANCE) {
 		int idle = servers_halted();
 		uint64_t now = machine_now();
@@ -388,12 +392,40 @@ static void wire_op(unsigned func, unsigned vcpu, uint64_t t)
 	}
 }
 
+/*
+ * The client CPUs' load, with timing=: how much of the region's modelled
+ * time (the machine's, machine_now()) each client CPU spent not halted,
+ * and their instructions.  Their work takes no modelled time, but they get
+ * their instructions from round-robin turns like every vCPU, so how much
+ * client work fits in a modelled second of the server depends on how QEMU
+ * slices the turns.  Client CPUs busy nearly all the region could send no
+ * more requests: the server's throughput may then be theirs.
+ */
+static uint64_t client_since[MAX_CPUS];	/* busy since, machine's time */
+static uint64_t client_cycles[MAX_CPUS];	/* busy in the region */
+static uint8_t client_seen[MAX_CPUS];
+static uint64_t client_insts;			/* in the region */
+
+/* A busy client CPU's time up to now counts; it goes on from now. */
+static void client_settle(unsigned vcpu, uint64_t now)
+{
+	if (client_busy[vcpu] && now > client_since[vcpu])
+		client_cycles[vcpu] += now - client_since[vcpu];
+	client_since[vcpu] = now;
+}
+
 /* A TB on an ignored vCPU (a client CPU): it is not halted, and a free TB
  * (the kernel's modeled_time) gets the machine's time. */
 static void client_tb(unsigned vcpu, uint64_t packed)
 {
-	if (vcpu < MAX_CPUS)
+	if (vcpu >= MAX_CPUS || !wire_cpu[vcpu])
+		client_insts += (packed & (TB_SCHED - 1)) + (packed >> 32);
+	if (vcpu < MAX_CPUS) {
+		if (!client_busy[vcpu] && cfg.timing)
+			client_since[vcpu] = machine_now();
 		client_busy[vcpu] = 1;
+		client_seen[vcpu] = 1;
+	}
 	if ((packed & TB_FREE) && cfg.publish != 0 && cfg.timing)
 		publish_word(cfg.publish + 8 * PUBLISH_NOW, machine_now());
 }
@@ -572,8 +604,11 @@ static inline int ignored(unsigned int vcpu)
 static void vcpu_hlt(unsigned int vcpu, void *udata)
 {
 	if (ignored(vcpu)) {
-		if (vcpu < MAX_CPUS)
+		if (vcpu < MAX_CPUS) {
+			if (cfg.timing)
+				client_settle(vcpu, machine_now());
 			client_busy[vcpu] = 0;
+		}
 		return;
 	}
 	unsigned cpu = vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus;
@@ -1864,6 +1899,33 @@ static void stats_wire(FILE *f)
 		   "cycles", "system.wire.lateAtReceiverMaxCycles");
 }
 
+/* How many client CPUs ran, and their busy cycles in the region summed;
+ * not the wire's CPU, which is the network, not a client, and polls the
+ * machine's time while packets cross. */
+static void clients_load(uint64_t *n, uint64_t *cycles)
+{
+	*n = *cycles = 0;
+	for (unsigned v = 0; v < MAX_CPUS; v++)
+		if (client_seen[v] && !wire_cpu[v]) {
+			(*n)++;
+			*cycles += client_cycles[v];
+		}
+}
+
+/* The client CPUs' load in the region (client_tb). */
+static void stats_clients(FILE *f)
+{
+	uint64_t n, cycles;
+
+	clients_load(&n, &cycles);
+	stat_count(f, n, "Client CPUs (outside the measured machine), the "
+		   "wire's not counted", "system.clients.cpus");
+	stat_count(f, cycles, "Modelled cycles of the machine's time they "
+		   "were not halted, summed over them", "system.clients.busyCycles");
+	stat_count(f, client_insts, "Instructions they executed",
+		   "system.clients.insts");
+}
+
 /* The quantum and what holding CPUs to it cost (sync_check). */
 static void stats_sync(FILE *f)
 {
@@ -1909,6 +1971,8 @@ static void fill_stats(FILE *f)
 	}
 	if (wire_on)
 		stats_wire(f);
+	if (wire_on && cfg.timing)
+		stats_clients(f);
 	stats_offsets(f, 0);
 	stats_offsets(f, 1);
 	fprintf(f, "\n---------- End Simulation Statistics   ----------\n");
@@ -1954,6 +2018,9 @@ static int counter_shown(unsigned i)
  * mode, in a fixed order; the wire's only when the wire is on. */
 static void machine_counters(FILE *f)
 {
+	uint64_t clients, client_busy_cycles;
+
+	clients_load(&clients, &client_busy_cycles);
 	const struct { const char *name; uint64_t v; bool wire; } rows[] = {
 		{ "elapsed_cycles", roi_elapsed, false },
 		{ "max_skew_cycles", max_skew, false },
@@ -1966,6 +2033,9 @@ static void machine_counters(FILE *f)
 		{ "wire_rx_late", wirest.rx_late, true },
 		{ "wire_rx_late_cycles", wirest.rx_late_cycles, true },
 		{ "wire_rx_late_max_cycles", wirest.rx_late_max, true },
+		{ "client_cpus", clients, true },
+		{ "client_busy_cycles", client_busy_cycles, true },
+		{ "client_insts", client_insts, true },
 		{ "bus_max_lag_cycles", model.bs.max_lag, false },
 	};
 
@@ -2223,6 +2293,9 @@ static void dump(unsigned cpu)
 {
 	cm_bus_flush(&model);		/* every queueing charged, then counted */
 	sync_settle();
+	if (cfg.timing)
+		for (unsigned v = 0; v < MAX_CPUS; v++)
+			client_settle(v, machine_now());
 	roi_elapsed = op_clock(cpu) - roi_start;
 	write_atomically("stats.txt", 1, NULL, fill_stats);
 	write_atomically("bus_offsets.csv", 1,
@@ -2240,6 +2313,11 @@ static void reset_stats(unsigned cpu)
 	roi_start = op_clock(cpu);
 	max_skew = 0;			/* the region's own skew */
 	memset(&wirest, 0, sizeof(wirest));
+	memset(client_cycles, 0, sizeof(client_cycles));
+	client_insts = 0;
+	if (cfg.timing)			/* a busy client counts from here */
+		for (unsigned v = 0; v < MAX_CPUS; v++)
+			client_since[v] = machine_now();
 	for (unsigned c = 0; c < model.ncpus; c++) {
 		synch[c].holds = synch[c].turns = synch[c].cycles = 0;
 		/* a hold in progress counts from here */
