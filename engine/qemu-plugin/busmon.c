@@ -2293,9 +2293,12 @@ static void dump(unsigned cpu)
 {
 	cm_bus_flush(&model);		/* every queueing charged, then counted */
 	sync_settle();
-	if (cfg.timing)
+	if (cfg.timing) {
+		uint64_t now = machine_now();
+
 		for (unsigned v = 0; v < MAX_CPUS; v++)
-			client_settle(v, machine_now());
+			client_settle(v, now);
+	}
 	roi_elapsed = op_clock(cpu) - roi_start;
 	write_atomically("stats.txt", 1, NULL, fill_stats);
 	write_atomically("bus_offsets.csv", 1,
@@ -2315,9 +2318,12 @@ static void reset_stats(unsigned cpu)
 	memset(&wirest, 0, sizeof(wirest));
 	memset(client_cycles, 0, sizeof(client_cycles));
 	client_insts = 0;
-	if (cfg.timing)			/* a busy client counts from here */
+	if (cfg.timing) {		/* a busy client counts from here */
+		uint64_t now = machine_now();
+
 		for (unsigned v = 0; v < MAX_CPUS; v++)
-			client_since[v] = machine_now();
+			client_since[v] = now;
+	}
 	for (unsigned c = 0; c < model.ncpus; c++) {
 		synch[c].holds = synch[c].turns = synch[c].cycles = 0;
 		/* a hold in progress counts from here */
