@@ -173,9 +173,10 @@ def main():
     if a.repeat < 1:
         sys.exit("bench_engine: --repeat must be at least 1")
     m = get_machine("ppro4")
+    sm = None                       # the machine with --rr-slice-min's slice
     if a.rr_slice_min is not None:
         try:
-            with_slice(m, a.rr_slice_min)
+            sm = with_slice(m, a.rr_slice_min)
         except ConfigError as e:
             sys.exit(f"bench_engine: --rr-slice-min: {e}")
     spec = RunSpec(m, parse_variant(a.kernel, m), Workload(tasks=a.tasks))
@@ -196,8 +197,7 @@ def main():
             olayout = runner.prepare(ospec, progress=lambda *_: None)
             name = "timing, " + ("all of them" if len(off) > 1 else off[0]) + " off"
             modes[name] = (lambda d, s=ospec, lo=olayout: eng.command(s, d, lo), True)
-    if a.rr_slice_min is not None:
-        sm = with_slice(m, a.rr_slice_min)
+    if sm is not None:
         for name, timing in (("counting with slice", False), ("timing with slice", True)):
             sspec = RunSpec(sm, parse_variant(a.kernel, sm), Workload(tasks=a.tasks),
                             timing=timing)

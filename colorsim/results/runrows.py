@@ -236,8 +236,9 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     el = glob[glob["stat"] == "elapsed_cycles"]["value"]
     seconds = modeled_seconds(float(el.iloc[-1]) if len(el) else None, hz)
     sk = glob[glob["stat"] == "max_skew_cycles"]["value"]
-    # the wire in modelled time: how late its late deliveries were
-    late = {s: float(glob[glob["stat"] == s]["value"].sum())
+    # the wire in modelled time (how late its late deliveries were) and
+    # the client CPUs' load
+    net = {s: float(glob[glob["stat"] == s]["value"].sum())
             for s in ("wire_late_deliveries", "wire_late_cycles",
                       "wire_rx_late", "wire_rx_late_cycles",
                       "client_cpus", "client_busy_cycles")}
@@ -262,17 +263,17 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
         lock_spin_us=us(float(col("lock_spin_cycles").sum())),
         cycles_spread=float((cycles.max() - cycles.min()) / cycles.max()),
         max_skew_us=us(float(sk.iloc[-1])) if len(sk) else nan,
-        wire_late_mean_us=(us(late["wire_late_cycles"] / late["wire_late_deliveries"])
-                           if late["wire_late_deliveries"] else nan),
-        wire_rx_late_mean_us=(us(late["wire_rx_late_cycles"] / late["wire_rx_late"])
-                              if late["wire_rx_late"] else nan),
+        wire_late_mean_us=(us(net["wire_late_cycles"] / net["wire_late_deliveries"])
+                           if net["wire_late_deliveries"] else nan),
+        wire_rx_late_mean_us=(us(net["wire_rx_late_cycles"] / net["wire_rx_late"])
+                              if net["wire_rx_late"] else nan),
         busy_fraction=(float(cycles.mean()) / hz / seconds
                        if seconds else nan),
         # the client CPUs' share of the region not halted: near 1, they
         # could send no more and the throughput may be theirs
-        client_busy_fraction=(late["client_busy_cycles"] / late["client_cpus"]
+        client_busy_fraction=(net["client_busy_cycles"] / net["client_cpus"]
                               / hz / seconds
-                              if late["client_cpus"] and seconds else nan))
+                              if net["client_cpus"] and seconds else nan))
     out["lock_contention_pct"] = out["lock_contention"] * 100
     out["throughput"] = {"/bin/web": out["requests_per_modeled_second"],
                          "/bin/chat": out["messages_per_modeled_second"]
