@@ -431,9 +431,11 @@ def build_parser():
     from colorsim.orchestrate import sweep
     from colorsim.orchestrate import timing
     from colorsim.orchestrate import sensitivity
+    from colorsim.orchestrate import interleaving
     sweep.add_parser(sub)
     timing.add_parser(sub)
     sensitivity.add_parser(sub)
+    interleaving.add_parser(sub)
     from colorsim.results import record
     record.add_parser(catalog.add_parsers(sub))
     figures.add_parser(sub)

@@ -188,21 +188,23 @@ def machine_counters(run):
             if l.split(",")[1] == "-1" and l.split(",")[0] == "0"}
 
 
-def timed_one_client(out, lat_ns, requests=40):
+def timed_one_client(out, lat_ns, requests=40, hold=False):
     """One client, one httpd on one server CPU, under --timing, over a wire
     of ppro4's bandwidth and ``lat_ns`` of latency: the server idles while
-    each packet crosses the wire."""
+    each packet crosses the wire.  ``hold``: [x.timing] hold_for_clients."""
     import dataclasses
     from colorsim.describe.machine import get_machine
     from colorsim.describe.runspec import RunSpec, Workload
     from colorsim.describe.variants import parse_variant
     from colorsim.run import runner
     m = get_machine("ppro4").with_cpus(1)
-    m = dataclasses.replace(m, network=dataclasses.replace(m.network, latency_ns=lat_ns))
+    m = dataclasses.replace(m, network=dataclasses.replace(m.network, latency_ns=lat_ns),
+                            timing=dataclasses.replace(m.timing, hold_for_clients=hold))
     w = Workload(program="/bin/web", client_cpus=3,
                  args=f"--httpd,1,--clients,1,--requests,{requests}")
     spec = RunSpec(m, parse_variant("vanilla", m), w, timing=True, timeout_s=300)
-    run = runner.run(spec, name=f"lat{lat_ns}", out=out, progress=lambda *_: None)
+    run = runner.run(spec, name=f"lat{lat_ns}" + ("-hold" if hold else ""), out=out,
+                     progress=lambda *_: None)
     return run, machine_counters(run)
 
 
@@ -249,3 +251,31 @@ def test_the_wire_delays_packets_in_modelled_time_on_an_idle_server(built, tmp_p
     again, _ = timed_one_client(tmp_path / "again", 0)
     for f in ("console.log", "stats.txt", "counters.csv"):
         assert (again / f).read_bytes() == (fast_run / f).read_bytes(), f
+
+
+def test_servers_wait_for_busy_clients(built, tmp_path):  # noqa: F811
+    """[x.timing] hold_for_clients: while a client CPU (not the wire's) has
+    work, each server CPU ends its round-robin turn after one TB, so a
+    client's work takes almost no modelled time.  A lone client over a
+    wire with no latency, one request at a time: without the hold its CPUs
+    are busy a good share of the region (while the server CPU, still
+    sending the response's tail, runs its clock on), with it hardly at all,
+    and the server CPU's turns were ended for it.  The client does the same
+    work either way, and the run repeats exactly.  (The region hardly
+    shortens: the server idles while the client answers, and an idle
+    machine's time does not move while a client runs.)"""
+    free_run, free = timed_one_client(tmp_path, 0)
+    held_run, held = timed_one_client(tmp_path, 0, hold=True)
+    n = roi_requests((held_run / "console.log").read_text())
+    assert n == roi_requests((free_run / "console.log").read_text()) == 20
+    busy = {k: g["client_busy_cycles"] / g["client_cpus"] / g["elapsed_cycles"]
+            for k, g in (("free", free), ("held", held))}
+    assert busy["free"] > 0.1 and busy["held"] < busy["free"] / 20, busy
+    assert free["client_held_server_turns"] == 0 < held["client_held_server_turns"]
+    assert abs(held["client_insts"] - free["client_insts"]) < 0.05 * free["client_insts"]
+    cfg = json.loads((held_run / "config.json").read_text())
+    assert cfg["timing"]["hold_for_clients"] is True
+    assert "hold_for_clients" not in json.loads((free_run / "config.json").read_text())["timing"]
+    again, _ = timed_one_client(tmp_path / "again", 0, hold=True)
+    for f in ("console.log", "stats.txt", "counters.csv"):
+        assert (again / f).read_bytes() == (held_run / f).read_bytes(), f

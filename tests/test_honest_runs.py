@@ -357,6 +357,11 @@ def test_workload_values_beyond_the_guests_width(option, value, expect,
     ("rr_slice_min = 0", 'rr_slice_min = "many"',
      "emulation.rr_slice_min must be an integer, got 'many'"),
     ("rr_slice_min = 0", "rr_slice_mn = 0", "unknown emulation key 'rr_slice_mn'"),
+    ("rr_slice_max = 0", "rr_slice_max = -1", "rr_slice_max -1 is outside 0..2147483647"),
+    ("rr_slice_min = 0\nrr_slice_max = 0", "rr_slice_min = 500\nrr_slice_max = 100",
+     "rr_slice_min 500 is above rr_slice_max 100"),
+    ("hold_for_clients = false", "hold_for_clients = 1",
+     "timing.hold_for_clients must be true or false, got 1"),
 ])
 def test_machines_the_guest_cannot_be(old, new, expect, capsys, tmp_path,
                                       monkeypatch):

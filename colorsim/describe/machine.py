@@ -138,7 +138,7 @@ class Memory:
                               "below the PCI hole")
 
 
-RR_SLICE_MIN_MAX = 2**31 - 1      # instructions; QEMU takes a uint32
+RR_SLICE_LIMIT = 2**31 - 1        # instructions; QEMU takes a uint32
 
 
 @dataclass(frozen=True)
@@ -148,27 +148,38 @@ class Emulation:
     # tcg,rr-slice-min, one of our QEMU patches); 0 keeps QEMU's own
     # division of the time to the next deadline over the vCPUs.
     rr_slice_min: int = 0
+    # The largest (-accel tcg,rr-slice-max, another of our patches); 0: no
+    # cap.  Both change how finely the vCPUs interleave, which the
+    # interleaving table measures (colorsim interleaving-sensitivity).
+    rr_slice_max: int = 0
 
     def __post_init__(self):
         if not 0 <= self.icount_shift <= 10:
             raise ConfigError(f"icount_shift {self.icount_shift} is outside "
                               f"QEMU's range 0..10")
-        if not 0 <= self.rr_slice_min <= RR_SLICE_MIN_MAX:
-            raise ConfigError(f"rr_slice_min {self.rr_slice_min} is outside "
-                              f"0..{RR_SLICE_MIN_MAX} instructions")
+        for f in ("rr_slice_min", "rr_slice_max"):
+            v = getattr(self, f)
+            if not 0 <= v <= RR_SLICE_LIMIT:
+                raise ConfigError(f"{f} {v} is outside 0..{RR_SLICE_LIMIT} "
+                                  f"instructions")
+        if self.rr_slice_max and self.rr_slice_min > self.rr_slice_max:
+            raise ConfigError(f"rr_slice_min {self.rr_slice_min} is above "
+                              f"rr_slice_max {self.rr_slice_max}")
 
     @property
     def accel(self) -> str:
         """QEMU's -accel value: one thread running the vCPUs in turn."""
-        return "tcg,thread=single" + (f",rr-slice-min={self.rr_slice_min}"
-                                      if self.rr_slice_min else "")
+        return "tcg,thread=single" + "".join(
+            f",{f.replace('_', '-')}={getattr(self, f)}"
+            for f in ("rr_slice_min", "rr_slice_max") if getattr(self, f))
 
     def to_dict(self) -> dict:
-        """As recorded in a run's identity: rr_slice_min only when set, so
-        that runs made before it existed keep their ids."""
+        """As recorded in a run's identity: the slice bounds only when set,
+        so that runs made before they existed keep their ids."""
         d = {"icount_shift": self.icount_shift}
-        if self.rr_slice_min:
-            d["rr_slice_min"] = self.rr_slice_min
+        for f in ("rr_slice_min", "rr_slice_max"):
+            if getattr(self, f):
+                d[f] = getattr(self, f)
         return d
 
 
@@ -178,7 +189,7 @@ TIMING_FIELDS = ("inst", "l2_hit", "mem", "hitm", "inval", "bus_line",
 # when a machine leaves it out.
 TIMING_EXTRA = {"bus_depth": ("busdepth", 8), "locked_rmw": ("locked", 0),
                 "bus_cpus": ("buscpus", 0), "cross_bus": ("crossbus", 0),
-                "quantum": ("quantum", 0),
+                "quantum": ("quantum", 0), "hold_for_clients": ("clienthold", False),
                 "store_buffer": ("storebuf", 0), "dtlb": ("dtlb", 0),
                 "dtlb_large": ("dtlblarge", 0), "itlb": ("itlb", 0),
                 "itlb_large": ("itlblarge", 0), "overlap": ("overlap", 0)}
@@ -237,6 +248,7 @@ class Timing:
     itlb: int = 0           # ITLB entries, 4 KiB pages (0: no ITLB)
     itlb_large: int = 0     # ITLB entries, large pages
     overlap: int = 0        # load misses in flight outside the run-queue loop
+    hold_for_clients: bool = False  # server CPUs wait while a client CPU works
 
     def __post_init__(self):
         for f in TIMING_FIELDS:
@@ -246,9 +258,10 @@ class Timing:
                                   f"clocks 0..1000000, got {v!r}")
         if self.inst < 1:
             raise ConfigError("timing.inst must be at least 1 clock")
-        if not isinstance(self.fetch, bool):
-            raise ConfigError(f"timing.fetch must be true or false, got "
-                              f"{self.fetch!r}")
+        for f in ("fetch", "hold_for_clients"):
+            if not isinstance(getattr(self, f), bool):
+                raise ConfigError(f"timing.{f} must be true or false, got "
+                                  f"{getattr(self, f)!r}")
         for f, top in (("locked_rmw", 1_000_000), ("cross_bus", 1_000_000),
                        ("bus_cpus", 1024), ("store_buffer", 64),
                        ("dtlb", 1024), ("dtlb_large", 1024), ("itlb", 1024),
@@ -292,7 +305,8 @@ class Timing:
     def plugin_args(self) -> list:
         """busmon's options for these costs: timing= and the others."""
         return ([f"timing={self.plugin_arg()}"]
-                + [f"{opt}={getattr(self, k)}" for k, (opt, _) in TIMING_EXTRA.items()])
+                + [f"{opt}={int(getattr(self, k))}"
+                   for k, (opt, _) in TIMING_EXTRA.items()])
 
 
 NETWORK_CARDS = 4          # kernels/kernel/loopback.c NR_NICS
@@ -415,13 +429,17 @@ def machine_from_table(name: str, t: dict) -> Machine:
                          parse_freq(t["processor"]["clock"]))
         mem = Memory(parse_size(t["memory"]["size"]),
                      parse_time_ns(t["memory"]["latency"]))
-        unknown = sorted(set(t["emulation"]) - {"icount_shift", "rr_slice_min"})
+        unknown = sorted(set(t["emulation"]) - {"icount_shift", "rr_slice_min",
+                                                "rr_slice_max"})
         if unknown:
             raise ConfigError(f"machine {name}: unknown emulation key "
-                              f"{unknown[0]!r} (known: icount_shift, rr_slice_min)")
+                              f"{unknown[0]!r} (known: icount_shift, rr_slice_min, "
+                              f"rr_slice_max)")
         emu = Emulation(_int(t["emulation"]["icount_shift"], "emulation.icount_shift"),
                         _int(t["emulation"].get("rr_slice_min", 0),
-                             "emulation.rr_slice_min"))
+                             "emulation.rr_slice_min"),
+                        _int(t["emulation"].get("rr_slice_max", 0),
+                             "emulation.rr_slice_max"))
         choices = tuple(parse_size(s) for s in c.get("l2_choices", ()))
         repl = c.get("replacement", {})
         policy = CachePolicy(repl.get("l1", "lru"), repl.get("l2", "lru"),

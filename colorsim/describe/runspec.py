@@ -252,6 +252,8 @@ class RunSpec:
         d["variant"]["build_id"] = self.variant.build_id
         if self.timing:                     # absent in counting-only runs,
             d["timing"] = dataclasses.asdict(self.machine.timing)  # as before
+            if not d["timing"]["hold_for_clients"]:   # runs made before
+                del d["timing"]["hold_for_clients"]   # it existed
         return d
 
     def settings_digest(self) -> str:

@@ -47,8 +47,10 @@ BUSMON_COUNTERS = (
     "wire_received", "wire_rx_late", "wire_rx_late_cycles",
     "wire_rx_late_max_cycles",
     # the client CPUs, not the wire's (busmon clients_load): how many,
-    # their busy modelled cycles and their instructions in the region
-    "client_cpus", "client_busy_cycles", "client_insts")
+    # their busy modelled cycles and their instructions in the region, and
+    # the server turns ended while they had work (clienthold=)
+    "client_cpus", "client_busy_cycles", "client_insts",
+    "client_held_server_turns")
 # The kernel's region report (colorsim/run/console.py): roi, rq and wait.
 RQ_BUCKETS = ("0", "1", "2", "3_4", "5_8", "9_16", "17_32", "33_64",
               "65_128", "129_256", "257_512", "513_1024", "1025_2048",

@@ -91,6 +91,7 @@ static struct config {
 					 * spinlocks are lock decb / movb $1) */
 	uint64_t unit;			/* PC whose executions are units of work */
 	uint64_t quantum;		/* cycles a CPU may lead the floor; 0: off */
+	int clienthold;			/* server CPUs wait while a client works */
 	int argc;
 	char **argv;			/* valid for the plugin's lifetime */
 } cfg;
@@ -592,6 +593,34 @@ static void sync_check(unsigned cpu)
 		if (floor_lb > s->since)
 			s->cycles += floor_lb - s->since;
 	}
+}
+
+/*
+ * clienthold=1 (with timing=): the machine's time waits for the clients.
+ * The paper's clients were 28 PCs against one server, a closed loop with
+ * no think time that kept the server saturated; ours are a few vCPUs whose
+ * work takes no modelled time but gets its instructions from round-robin
+ * turns, so how many requests they could send per modelled second of the
+ * server would depend on how QEMU slices the turns.  With clienthold, a
+ * server CPU whose TB starts while any client CPU (not the wire's) is not
+ * halted ends its turn after that TB, as a CPU held by the quantum does:
+ * the servers advance one TB per round-robin pass while the clients run
+ * whole turns, so a client's reply to a response leaves at nearly the
+ * modelled time the response reached it, whatever the slicing.  The exit
+ * is at a guest-determined instruction, so runs stay repeatable; it adds
+ * no guest instructions.  client_holds counts the turns ended so.
+ */
+static uint64_t client_holds;
+
+static void hold_for_clients(void)
+{
+	for (unsigned v = cfg.measured; v < (unsigned)cfg.smp_vcpus &&
+	     v < MAX_CPUS; v++)
+		if (client_busy[v] && !wire_cpu[v]) {
+			client_holds++;
+			qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
+			return;
+		}
 }
 
 /* measured=N: a vCPU at or above N is outside the measured machine (the
@@ -1290,6 +1319,8 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 	tb_start(cpu, (uintptr_t)udata);
 	if (cfg.quantum != 0)
 		sync_check(cpu);
+	if (cfg.clienthold && cfg.measured != 0)
+		hold_for_clients();
 }
 
 /* The same, then the TB's instruction fetches (l1i=), each range
@@ -1337,6 +1368,8 @@ static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 fetched:
 	if (cfg.quantum != 0)
 		sync_check(cpu);
+	if (cfg.clienthold && cfg.measured != 0)
+		hold_for_clients();
 }
 
 static void m5op(unsigned func, unsigned cpu);
@@ -1924,6 +1957,9 @@ static void stats_clients(FILE *f)
 		   "were not halted, summed over them", "system.clients.busyCycles");
 	stat_count(f, client_insts, "Instructions they executed",
 		   "system.clients.insts");
+	stat_count(f, client_holds, "Server CPU turns ended after one TB "
+		   "while a client CPU had work (clienthold=)",
+		   "system.clients.heldServerTurns");
 }
 
 /* The quantum and what holding CPUs to it cost (sync_check). */
@@ -2036,6 +2072,7 @@ static void machine_counters(FILE *f)
 		{ "client_cpus", clients, true },
 		{ "client_busy_cycles", client_busy_cycles, true },
 		{ "client_insts", client_insts, true },
+		{ "client_held_server_turns", client_holds, true },
 		{ "bus_max_lag_cycles", model.bs.max_lag, false },
 	};
 
@@ -2318,6 +2355,7 @@ static void reset_stats(unsigned cpu)
 	memset(&wirest, 0, sizeof(wirest));
 	memset(client_cycles, 0, sizeof(client_cycles));
 	client_insts = 0;
+	client_holds = 0;
 	if (cfg.timing) {		/* a busy client counts from here */
 		uint64_t now = machine_now();
 
@@ -2540,6 +2578,10 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
 			goto bad;
 		cfg.t.cross_bus = v;
+	} else if (KEY("clienthold")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1)
+			goto bad;
+		cfg.clienthold = (int)v;
 	} else if (KEY("quantum")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000000)
 			goto bad;
@@ -2582,7 +2624,7 @@ static int parse_option(const char *arg)
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, measured, user, rqloop, sched, m5base, "
 			"publish, timing, busdepth, buscpus, crossbus, locked, storebuf, "
-			"dtlb, dtlblarge, itlb, itlblarge, overlap, quantum, lock, lockbytes, "
+			"dtlb, dtlblarge, itlb, itlblarge, overlap, quantum, clienthold, lock, lockbytes, "
 			"free, unit)\n", arg);
 		return -1;
 	}
@@ -2714,10 +2756,16 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		cm_free(&model);
 		return -1;
 	}
-	if (cfg.quantum != 0 &&
+	if (cfg.clienthold && !cfg.timing) {
+		fprintf(stderr, "busmon: clienthold= needs timing= (it holds "
+			"the modelled clocks)\n");
+		cm_free(&model);
+		return -1;
+	}
+	if ((cfg.quantum != 0 || cfg.clienthold) &&
 	    (time_handle = qemu_plugin_request_time_control()) == NULL) {
-		fprintf(stderr, "busmon: quantum= needs QEMU's time control, "
-			"which another plugin holds\n");
+		fprintf(stderr, "busmon: quantum= and clienthold= need QEMU's "
+			"time control, which another plugin holds\n");
 		cm_free(&model);
 		return -1;
 	}

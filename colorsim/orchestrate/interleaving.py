@@ -1,0 +1,187 @@
+"""What the emulator's interleaving moves.
+
+``python3 -m colorsim interleaving-sensitivity [--run] [--out DIR]`` runs
+(with --run) and prints, for Figure 9's 8-CPU point (piii8, 256 httpd, 256
+clients of 8 requests on 6 client CPUs, with --timing), vanilla and c32
+with the machine as configs/machines.toml describes it, again with the next
+allocation-history seed (chance), and then with one simulation setting
+changed per row: QEMU's round-robin slices capped or given a floor
+([x.emulation] rr_slice_max, rr_slice_min) and the server made to wait
+while a client CPU has work ([x.timing] hold_for_clients).  None of them
+is a cost of the machine; a result that moves with them by more than the
+chance row does is one the emulation, not the modelled machine, decides.
+Per row: requests per modelled second of both kernels, c32's gain, the
+run-queue lock's contention, the httpd waiting for a request, schedule()
+calls per request, how busy the client CPUs were and each run's host time.
+``--write FILE`` / ``--check FILE`` put the table into, or compare it with,
+FILE's ``interleaving`` block (engine/qemu-plugin/README.md's), and refuse
+when a row's runs are missing.  --cpus, --httpd, --clients, --requests and
+--client-cpus make a smaller point of the same shape.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from colorsim.argtypes import directory
+from colorsim.errors import ConfigError, ResultsError
+
+KERNELS = ("vanilla", "c32")
+MACHINE = "piii8"
+# Figure 9's 8-CPU point (configs/experiments.toml [fig9]); the options
+# change it for a smaller table
+POINT = {"cpus": 8, "httpd": 256, "clients": 256, "requests": 8,
+         "client_cpus": 6, "seed": 1}
+
+CHANCE = "seed"
+# change -> (what the row's second column says, emulation fields, timing fields)
+CHANGES = {
+    None: ("as configured", {}, {}),
+    CHANCE: ("as configured, the next seed (chance)", {}, {}),
+    "max250": ("slices at most 250 instructions", {"rr_slice_max": 250}, {}),
+    "min1000": ("slices at least 1000 instructions", {"rr_slice_min": 1000}, {}),
+    "min2000": ("slices at least 2000 instructions", {"rr_slice_min": 2000}, {}),
+    "hold": ("servers wait for busy clients", {}, {"hold_for_clients": True}),
+    "hold+min1000": ("servers wait for busy clients, slices at least 1000",
+                     {"rr_slice_min": 1000}, {"hold_for_clients": True}),
+}
+
+
+def machine_for(change, cpus=POINT["cpus"]):
+    """piii8 with ``cpus`` CPUs and the row's settings."""
+    from colorsim.describe.machine import get_machine
+    m = get_machine(MACHINE).with_cpus(cpus)
+    _, emu, tim = CHANGES[change]
+    return dataclasses.replace(
+        m, emulation=dataclasses.replace(m.emulation, **emu),
+        timing=dataclasses.replace(m.timing, **tim))
+
+
+def spec_for(kernel, change, point=POINT):
+    """The timing run of one kernel for one row (the chance row's is the
+    next seed)."""
+    from colorsim.describe.experiments import PROGRAMS, workload_args
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    p = point
+    m = machine_for(change, p["cpus"])
+    w = Workload(tasks=p["httpd"], program=PROGRAMS["web"],
+                 args=workload_args("web", p["httpd"],
+                                    {"clients": p["clients"],
+                                     "requests": p["requests"]}),
+                 client_cpus=p["client_cpus"],
+                 seed=p["seed"] + 1 if change == CHANCE else p["seed"])
+    return RunSpec(m, parse_variant(kernel, m), w, timing=True)
+
+
+def summary(path: Path) -> dict:
+    """The numbers a row shows, from the run's catalog row."""
+    from colorsim.results.rundata import load_run
+    from colorsim.results.runrows import run_rows
+    r = run_rows(load_run(path), path.parent)["runs"]
+    reqs = r["roi_requests"]
+    return {"req_s": r["requests_per_modeled_second"],
+            "contention": r["lock_contention"],
+            "accept": r.get("n_wait_accept_mean", float("nan")),
+            "sched_per_req": r["schedule_calls"] / reqs if reqs else float("nan"),
+            "clients": r.get("client_busy_fraction", float("nan")),
+            "host_s": json.loads((path / "config.json").read_text())["wall_s"]}
+
+
+def rows(point: dict, out: Path, run: bool, force: bool, missing=None):
+    """(change, {kernel: summary}) per row.  A row whose runs are missing
+    (without --run) is left out, and named on stderr and in ``missing``."""
+    for change in CHANGES:
+        got = {}
+        for k in KERNELS:
+            spec = spec_for(k, change, point)
+            path = out / spec.default_name()
+            if run and (force or not (path / "config.json").is_file()):
+                from colorsim.run.runner import run as run_one
+                run_one(spec, name=path.name, out=out, force=force)
+            if not (path / "config.json").is_file():
+                print(f"missing: {path} (run with --run)", file=sys.stderr)
+                if missing is not None:
+                    missing.append(path)
+                break
+            got[k] = summary(path)
+        if len(got) == len(KERNELS):
+            yield change, got
+
+
+def format_row(change, got) -> str:
+    v, c = got["vanilla"], got["c32"]
+    gain = c["req_s"] / v["req_s"] - 1 if v["req_s"] else float("nan")
+    pair = lambda key, f: f"{f.format(v[key])} / {f.format(c[key])}"
+    return (f"| {CHANGES[change][0]} | {v['req_s']:.0f} | {c['req_s']:.0f} "
+            f"| {100 * gain:+.1f} % | {pair('contention', '{:.2f}')} "
+            f"| {pair('accept', '{:.1f}')} | {pair('sched_per_req', '{:.2f}')} "
+            f"| {pair('clients', '{:.2f}')} | {pair('host_s', '{:.0f}')} |")
+
+
+HEADER = ("| emulation | vanilla req/s | c32 req/s | c32's gain "
+          "| lock contention, vanilla / c32 | httpd waiting for a request "
+          "| schedule() per request | client CPUs busy | host s |\n"
+          "|---|---|---|---|---|---|---|---|---|")
+
+
+def render(got_rows, p: dict) -> str:
+    what = "Figure 9's 8-CPU point" if p == POINT else "A smaller point"
+    lines = [f"{what}: {MACHINE}, {p['cpus']} CPUs, {p['httpd']} httpd, "
+             f"{p['clients']} clients of {p['requests']} requests on "
+             f"{p['client_cpus']} client CPUs (one drives the wire), --timing, "
+             f"seed {p['seed']}. Requests per "
+             "modelled second of the region; contention: the share of run-queue "
+             "lock acquisitions that found it taken; httpd waiting for a "
+             "request: the mean number asleep in accept() at the kernel's "
+             "samples; client CPUs busy: their share of the region not halted "
+             "(the wire's CPU not counted); host s: each run's wall time on "
+             "the machine that made the table.", "", HEADER]
+    lines += [format_row(*r) for r in got_rows]
+    return "\n".join(lines) + "\n"
+
+
+def cmd_interleaving_sensitivity(a):
+    from colorsim.report.markdown import check_block_files, emit
+    point = {k: getattr(a, k) for k in POINT}
+    for k, v in point.items():
+        if v < 1:
+            raise ConfigError(f"--{k.replace('_', '-')} must be at least 1, got {v}")
+    if point["client_cpus"] < 2:
+        raise ConfigError("--client-cpus must be at least 2: one of them "
+                          "drives the wire")
+    for k in KERNELS:                   # refuse a point the runner refuses,
+        spec_for(k, None, point)        # before any run
+    check_block_files(a, "interleaving")
+    out = a.out or Path("runs") / "interleaving"
+    missing = []
+    got = list(rows(point, out, a.run, a.force, missing))
+    if missing and (a.write or a.check):
+        raise ResultsError(f"{len(missing)} runs of the table are missing "
+                           f"(first {missing[0]}): make them with --run")
+    emit(render(got, point), a, "interleaving", how="interleaving-sensitivity")
+    return 0
+
+
+def add_parser(sub):
+    from colorsim.report.markdown import add_block_options
+    t = sub.add_parser("interleaving-sensitivity",
+                       help="the web results with QEMU's round-robin slicing "
+                       "and the clients' speed changed, beside chance")
+    t.add_argument("--run", action="store_true", help="make missing runs first")
+    t.add_argument("--force", action="store_true", help="redo the runs")
+    t.add_argument("--out", type=directory,
+                   help="run directory (default runs/interleaving)")
+    for k, v in POINT.items():
+        if k != "seed":
+            t.add_argument(f"--{k.replace('_', '-')}", type=int, default=v,
+                           help=f"{k.replace('_', ' ')} (default {v}, "
+                           "Figure 9's 8-CPU point)")
+    t.add_argument("--seed", type=int, default=POINT["seed"],
+                   help="allocation-history seed (default 1); the chance "
+                   "row runs the next one")
+    add_block_options(t, "interleaving")
+    t.set_defaults(func=cmd_interleaving_sensitivity)

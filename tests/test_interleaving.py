@@ -1,0 +1,92 @@
+"""The interleaving table (what QEMU's round-robin slicing and the
+clients' speed move in the web results) lives in a generated block of
+engine/qemu-plugin/README.md: one row per setting, each run with exactly
+that setting changed, written from runs and checked against them."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from colorsim import ROOT
+from colorsim.orchestrate.interleaving import CHANCE, CHANGES, machine_for, spec_for
+from tests.test_cache_model import needs_qemu
+
+DOC = ROOT / "engine" / "qemu-plugin" / "README.md"
+BLOCK = re.compile(r"<!-- interleaving:begin -->(.*?)<!-- interleaving:end -->", re.S)
+
+
+def _doc_rows(text: str) -> list:
+    """The cells of each data row of the block."""
+    block = BLOCK.search(text).group(1)
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")]
+             for line in block.splitlines() if line.startswith("| ")]
+    return cells[1:]                                # past the header
+
+
+def test_the_doc_has_a_row_for_every_setting():
+    assert [r[0] for r in _doc_rows(DOC.read_text())] == [
+        label for label, _, _ in CHANGES.values()]
+
+
+def test_each_row_changes_only_what_it_names():
+    base = machine_for(None)
+    assert base.emulation.rr_slice_min == base.emulation.rr_slice_max == 0
+    assert base.timing.hold_for_clients is False
+    for change, (_, emu, tim) in CHANGES.items():
+        m = machine_for(change)
+        for f in ("icount_shift", "rr_slice_min", "rr_slice_max"):
+            assert getattr(m.emulation, f) == emu.get(f, getattr(base.emulation, f))
+        assert m.timing == base.timing.__class__(
+            **{**base.timing.__dict__, **tim})
+        assert m.processor == base.processor and m.caches == base.caches
+    # every row is its own pair of runs, the chance row by its seed alone
+    names = [spec_for("vanilla", c).default_name() for c in CHANGES]
+    assert len(set(names)) == len(CHANGES)
+    assert spec_for("c32", CHANCE).workload.seed == spec_for("c32", None).workload.seed + 1
+    assert spec_for("c32", "max250").machine.emulation.accel.endswith("rr-slice-max=250")
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "colorsim", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+
+
+def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
+    doc = tmp_path / "doc.md"
+    text = "A.\n<!-- interleaving:begin -->\nold\n<!-- interleaving:end -->\nB.\n"
+    doc.write_text(text)
+    (tmp_path / "empty").mkdir()
+    p = _cli("interleaving-sensitivity", "--out", tmp_path / "empty", "--write", doc)
+    assert p.returncode == 2 and "runs of the table are missing" in p.stderr, p.stderr
+    assert doc.read_text() == text
+    p = _cli("interleaving-sensitivity", "--client-cpus", "1", "--write", doc)
+    assert p.returncode == 2 and "one of them drives the wire" in p.stderr
+    assert doc.read_text() == text
+
+
+@pytest.mark.slow
+@needs_qemu
+def test_the_table_is_written_from_runs(tmp_path):
+    """A small point (2 CPUs, 16 httpd, 8 clients of 6 requests, 3 client
+    CPUs): every row is written, --check agrees, and an edited number is
+    caught."""
+    doc = tmp_path / "doc.md"
+    doc.write_text("<!-- interleaving:begin -->\n<!-- interleaving:end -->\n")
+    small = ["--cpus", "2", "--httpd", "16", "--clients", "8", "--requests", "6",
+             "--client-cpus", "3", "--out", tmp_path / "runs"]
+    p = _cli("interleaving-sensitivity", "--run", *small, "--write", doc)
+    assert p.returncode == 0, p.stderr
+    rows = _doc_rows(doc.read_text())
+    assert [r[0] for r in rows] == [label for label, _, _ in CHANGES.values()]
+    held = [r for r in rows if r[0].startswith("servers wait")]
+    free = rows[0]
+    # the held clients are busy for less of the region than the free ones
+    for r in held:
+        assert float(r[7].split("/")[1]) < float(free[7].split("/")[1]), (r, free)
+    assert _cli("interleaving-sensitivity", *small, "--check", doc).returncode == 0
+    text = doc.read_text()
+    doc.write_text(text.replace(f"| {free[1]} |", "| 1 |", 1))
+    p = _cli("interleaving-sensitivity", *small, "--check", doc)
+    assert p.returncode == 2 and "not what the catalog gives" in p.stderr
