@@ -7,8 +7,6 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 from colorsim import ROOT
 from colorsim.orchestrate.interleaving import CHANCE, CHANGES, machine_for, spec_for
 from tests.test_cache_model import needs_qemu
@@ -66,12 +64,11 @@ def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
     assert doc.read_text() == text
 
 
-@pytest.mark.slow
 @needs_qemu
 def test_the_table_is_written_from_runs(tmp_path):
     """A small point (2 CPUs, 16 httpd, 8 clients of 6 requests, 3 client
-    CPUs): every row is written, --check agrees, and an edited number is
-    caught."""
+    CPUs, about half a minute): every row is written, --check agrees, and
+    an edited number is caught."""
     doc = tmp_path / "doc.md"
     doc.write_text("<!-- interleaving:begin -->\n<!-- interleaving:end -->\n")
     small = ["--cpus", "2", "--httpd", "16", "--clients", "8", "--requests", "6",
