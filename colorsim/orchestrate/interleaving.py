@@ -169,8 +169,8 @@ def cmd_interleaving_sensitivity(a):
 def add_parser(sub):
     from colorsim.report.markdown import add_block_options
     t = sub.add_parser("interleaving-sensitivity",
-                       help="the web results with QEMU's round-robin slicing "
-                       "and the clients' speed changed, beside chance")
+                       help="the web results with QEMU's slicing and the "
+                       "clients' speed changed")
     t.add_argument("--run", action="store_true", help="make missing runs first")
     t.add_argument("--force", action="store_true", help="redo the runs")
     t.add_argument("--out", type=directory,
