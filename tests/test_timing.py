@@ -370,6 +370,8 @@ def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     (["free=0x20-0x10"], "busmon: bad value in 'free=0x20-0x10'"),
     (["quantum=20000"], "busmon: quantum= needs timing="),
     (["quantum=2000000000"], "busmon: bad value in 'quantum=2000000000'"),
+    (["clienthold=1"], "busmon: clienthold= needs timing="),
+    (["clienthold=2"], "busmon: bad value in 'clienthold=2'"),
 ])
 def test_timing_option_errors(args, message, tmp_path):
     import subprocess
@@ -390,6 +392,7 @@ def test_machine_costs_reach_the_plugin():
         assert "buscpus=4" in args and "storebuf=12" in args, args
         assert "dtlb=64" in args and "dtlblarge=8" in args, args
         assert "itlb=32" in args and "itlblarge=2" in args, args
+        assert "clienthold=0" in args, args      # a simulation setting, off
     assert "crossbus=11" in get_machine("piii8").timing.plugin_args()
     # instruction fetches: on with --timing (timing.fetch), off without
     from colorsim.run.engines.qemu import QemuEngine

@@ -605,8 +605,9 @@ static void sync_check(unsigned cpu)
  * server CPU whose TB starts while any client CPU (not the wire's) is not
  * halted ends its turn after that TB, as a CPU held by the quantum does:
  * the servers advance one TB per round-robin pass while the clients run
- * whole turns, so a client's reply to a response leaves at nearly the
- * modelled time the response reached it, whatever the slicing.  The exit
+ * whole turns, so a client's reply to a response leaves soon after, in
+ * modelled time, the response reached it (how soon still depends on the
+ * slices: the servers' one TB a pass goes on).  The exit
  * is at a guest-determined instruction, so runs stay repeatable; it adds
  * no guest instructions.  client_holds counts the turns ended so.
  */
