@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from pathlib import Path
 
 from colorsim.argtypes import directory
 from colorsim.errors import ConfigError, ResultsError
+from colorsim.orchestrate.sensitivity import made_run
 
 KERNELS = ("vanilla", "c32")
 MACHINE = "piii8"
@@ -97,15 +97,8 @@ def rows(point: dict, out: Path, run: bool, force: bool, missing=None):
     for change in CHANGES:
         got = {}
         for k in KERNELS:
-            spec = spec_for(k, change, point)
-            path = out / spec.default_name()
-            if run and (force or not (path / "config.json").is_file()):
-                from colorsim.run.runner import run as run_one
-                run_one(spec, name=path.name, out=out, force=force)
-            if not (path / "config.json").is_file():
-                print(f"missing: {path} (run with --run)", file=sys.stderr)
-                if missing is not None:
-                    missing.append(path)
+            path = made_run(spec_for(k, change, point), out, run, force, missing)
+            if path is None:
                 break
             got[k] = summary(path)
         if len(got) == len(KERNELS):

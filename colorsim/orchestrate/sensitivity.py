@@ -85,6 +85,22 @@ def row_labels(points, costs) -> list:
             for name, l2, cpus, change in plan(points, costs)]
 
 
+def made_run(spec, out: Path, run: bool, force: bool, missing=None):
+    """The run directory of ``spec`` under ``out``, made first with ``run``
+    (again with ``force``); None when it is not there, named on stderr and
+    in ``missing`` (a list) when one is given."""
+    path = out / spec.default_name()
+    if run and (force or not (path / "config.json").is_file()):
+        from colorsim.run.runner import run as run_one
+        run_one(spec, name=path.name, out=out, force=force)
+    if not (path / "config.json").is_file():
+        print(f"missing: {path} (run with --run)", file=sys.stderr)
+        if missing is not None:
+            missing.append(path)
+        return None
+    return path
+
+
 def rows(points, costs, w: dict, out: Path, run: bool, force: bool,
          missing=None):
     """(point label, change, {kernel: summary}) per row of ``plan``.  A row
@@ -95,15 +111,8 @@ def rows(points, costs, w: dict, out: Path, run: bool, force: bool,
         m = _machine(name, l2, cpus, change)
         got = {}
         for k in KERNELS:
-            spec = _spec(m, k, w, change)
-            path = out / spec.default_name()
-            if run and (force or not (path / "config.json").is_file()):
-                from colorsim.run.runner import run as run_one
-                run_one(spec, name=path.name, out=out, force=force)
-            if not (path / "config.json").is_file():
-                print(f"missing: {path} (run with --run)", file=sys.stderr)
-                if missing is not None:
-                    missing.append(path)
+            path = made_run(_spec(m, k, w, change), out, run, force, missing)
+            if path is None:
                 break
             got[k] = dict(timing_summary(path),
                           sched_pct=scheduler_shares(path)["sched_pct"])
