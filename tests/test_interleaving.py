@@ -87,3 +87,19 @@ def test_the_table_is_written_from_runs(tmp_path):
     doc.write_text(text.replace(f"| {free[1]} |", "| 1 |", 1))
     p = _cli("interleaving-sensitivity", *small, "--check", doc)
     assert p.returncode == 2 and "not what the catalog gives" in p.stderr
+
+
+def test_the_default_row_is_figure_9s_recorded_point():
+    """The "as configured" row's runs are Figure 9's paper-scale sweep
+    points at 8 CPUs (the same settings, so the same run names): the table
+    measures the point the README's Table 4 and 6 rows report, and a change
+    to fig9's grid that the table does not follow is caught here."""
+    from colorsim.describe.experiments import expand, load_experiments
+    fig9 = load_experiments()["fig9"]
+    for kernel in ("vanilla", "c32"):
+        for change, seed in ((None, 1), (CHANCE, 2)):
+            sweep = [p for p in expand(fig9) if p.cpus == 8 and p.kernel == kernel
+                     and p.seed == seed]
+            assert len(sweep) == 1, sweep
+            assert spec_for(kernel, change).default_name() == \
+                sweep[0].spec().default_name()

@@ -139,6 +139,7 @@ class Memory:
 
 
 RR_SLICE_LIMIT = 2**31 - 1        # instructions; QEMU takes a uint32
+SLICE_BOUNDS = ("rr_slice_min", "rr_slice_max")   # QEMU's rr-slice-min, -max
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ class Emulation:
         if not 0 <= self.icount_shift <= 10:
             raise ConfigError(f"icount_shift {self.icount_shift} is outside "
                               f"QEMU's range 0..10")
-        for f in ("rr_slice_min", "rr_slice_max"):
+        for f in SLICE_BOUNDS:
             v = getattr(self, f)
             if not 0 <= v <= RR_SLICE_LIMIT:
                 raise ConfigError(f"{f} {v} is outside 0..{RR_SLICE_LIMIT} "
@@ -171,13 +172,13 @@ class Emulation:
         """QEMU's -accel value: one thread running the vCPUs in turn."""
         return "tcg,thread=single" + "".join(
             f",{f.replace('_', '-')}={getattr(self, f)}"
-            for f in ("rr_slice_min", "rr_slice_max") if getattr(self, f))
+            for f in SLICE_BOUNDS if getattr(self, f))
 
     def to_dict(self) -> dict:
         """As recorded in a run's identity: the slice bounds only when set,
         so that runs made before they existed keep their ids."""
         d = {"icount_shift": self.icount_shift}
-        for f in ("rr_slice_min", "rr_slice_max"):
+        for f in SLICE_BOUNDS:
             if getattr(self, f):
                 d[f] = getattr(self, f)
         return d
