@@ -17,7 +17,7 @@ from pathlib import Path
 from colorsim import BUILD
 from colorsim.errors import ConfigError
 from colorsim.describe.machine import Machine
-from colorsim.describe.variants import KernelVariant
+from colorsim.describe.variants import KernelVariant, kernel_define
 from colorsim.units import format_size
 
 ENGINES = ("qemu", "gem5")
@@ -38,6 +38,14 @@ CLIENT_CPUS_MAX = 8
 
 NAME_MAX = 120             # colorsim/rundir.py MAX_NAME: a run name's limit
 ROOTFS_NAME_MAX = 95       # kernels/include/fs.h RFS_NAME_MAX, less the NUL
+# The longest command line and initargs= value the testbed kernel keeps
+# (kernels/include/param.h, less the NUL); a longer one panics at boot, so
+# it is refused here, before anything is built or booted.
+CMDLINE_MAX = kernel_define("param.h", "CMDLINE_MAX") - 1
+INITARGS_MAX = kernel_define("param.h", "INITARGS_MAX") - 1
+# Linux 2.4's COMMAND_LINE_SIZE is 256 with its NUL (i386 and x86_64 alike);
+# the boot code cuts a longer line silently, so it is refused here.
+LINUX24_CMDLINE_MAX = 255
 
 
 def parse_workload(text: str) -> str:
@@ -77,10 +85,12 @@ class Workload:
             parse_workload("init:" + self.program)
             check_program(self.program)
         if self.args and (not self.program or not re.fullmatch(r"[A-Za-z0-9_.=-]+(,[A-Za-z0-9_.=-]+)*", self.args)
-                          or len(self.args) > 255):
+                          or len(self.args) > INITARGS_MAX):
             raise ConfigError(f"program arguments need a user program (--workload) and "
                               f"must be words of letters, digits and _.=- "
-                              f"(at most 255 characters), got {self.args!r}")
+                              f"(at most {INITARGS_MAX} characters, what the "
+                              f"testbed kernel keeps: INITARGS_MAX), got "
+                              f"{len(self.args)}: {self.args[:60]!r}...")
         if self.program:            # what the guest itself would refuse
             check_args(self.program, self.args)
         if self.client_cpus == -1:
@@ -208,6 +218,20 @@ class RunSpec:
         return self.kernel_dir / "layout.json"
 
     def kernel_cmdline(self, lapic_hz: int) -> str:
+        """The kernel's command line, or a ConfigError if the kernel could
+        not keep it whole."""
+        line = self._kernel_cmdline(lapic_hz)
+        if _linux24(self.variant):
+            most, who = LINUX24_CMDLINE_MAX, "Linux 2.4 keeps (COMMAND_LINE_SIZE)"
+        else:
+            most, who = CMDLINE_MAX, "the testbed kernel keeps (CMDLINE_MAX)"
+        if len(line) > most:
+            raise ConfigError(f"the kernel command line would be {len(line)} "
+                              f"bytes, more than the {most} {who}: shorten "
+                              f"the program's arguments or the seed")
+        return line
+
+    def _kernel_cmdline(self, lapic_hz: int) -> str:
         w = self.workload
         timing = ""
         if self.timing:    # ticks from modelled time (kernels/kernel/timer.c,

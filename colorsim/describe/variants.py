@@ -27,17 +27,23 @@ from colorsim.units import is_pow2
 KERNEL_INCLUDE = ROOT / "kernels" / "include"
 
 
-def _kernel_define(header: str, name: str) -> int:
-    text = (KERNEL_INCLUDE / header).read_text()
+def c_define(path, name: str) -> int:
+    """The integer of ``#define NAME <int>`` in a C header of the suite, so
+    that host and guest hold one number."""
+    text = path.read_text()
     m = re.search(rf"^#define\s+{name}\s+(\d+)\b", text, re.M)
     if not m:
-        raise RuntimeError(f"{name} is not defined in kernels/include/{header}")
+        raise RuntimeError(f"{name} is not defined in {path.relative_to(ROOT)}")
     return int(m.group(1))
 
 
-THREAD_SIZE = _kernel_define("param.h", "THREAD_SIZE")
-KERNEL_STACK_MIN = _kernel_define("param.h", "KERNEL_STACK_MIN")
-TASK_STRUCT_SIZE = _kernel_define("sched.h", "TASK_STRUCT_SIZE")
+def kernel_define(header: str, name: str) -> int:
+    return c_define(KERNEL_INCLUDE / header, name)
+
+
+THREAD_SIZE = kernel_define("param.h", "THREAD_SIZE")
+KERNEL_STACK_MIN = kernel_define("param.h", "KERNEL_STACK_MIN")
+TASK_STRUCT_SIZE = kernel_define("sched.h", "TASK_STRUCT_SIZE")
 
 
 def max_colors(line: int) -> int:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 S, I, F, B = pa.string(), pa.int64(), pa.float64(), pa.bool_()
+SEED = pa.uint64()     # a placement seed: any 64-bit value the guest takes
 LIST = pa.list_(pa.string())
 
 # The cache model's counters (cachemodel.c, cm_counter_name), in its order.
@@ -78,7 +79,7 @@ RUN_FIELDS = (
     ("run_id", S), ("run", S), ("path", S), ("engine", S),
     ("engine_version", S), ("machine", S), ("cpus", I), ("l2_size", I),
     ("l2_assoc", I), ("line", I), ("kernel", S), ("colors", I), ("tasks", I),
-    ("burst", I), ("buffer", I), ("warmup", I), ("roi", I), ("seed", I),
+    ("burst", I), ("buffer", I), ("warmup", I), ("roi", I), ("seed", SEED),
     # where the run came from
     ("recorded", B), ("source_commit", S), ("source_dirty", B),
     ("kernel_sha256", S), ("plugin_sha256", S), ("build_id", S),
@@ -129,7 +130,7 @@ SCHEMAS = {
     "points": pa.schema([("experiment", S), ("scale", S), ("point", I),
                          ("machine", S), ("l2", S), ("cpus", I),
                          ("kernel", S), ("workload", S),
-                         ("workload_run", S), ("tasks", I), ("seed", I),
+                         ("workload_run", S), ("tasks", I), ("seed", SEED),
                          ("warmup", I), ("roi", I), ("burst", I),
                          ("engine", S), ("stand_in", B), ("timing", B),
                          ("args", S), ("client_cpus", I), ("run_id", S),

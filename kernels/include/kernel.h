@@ -5,6 +5,7 @@
 // console.c
 void console_init(void);
 void printk(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void console_write(const char *s, size_t n);   // raw bytes, no formatting
 void panic(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 #define BUG_ON(c) do { if (c) panic("BUG at %s:%d: %s", __FILE__, __LINE__, #c); } while (0)
 

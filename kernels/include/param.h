@@ -9,6 +9,11 @@
 #define THREAD_SIZE   8192     // task_union: task_struct + kernel stack
 #define KERNEL_STACK_MIN 4096  // stack a colored task_struct must leave free
                                // (colorsim/variants.py reads this line)
+#define CMDLINE_MAX   1024     // bytes of the kernel command line with its
+                               // NUL; a longer one is refused at boot (and by
+                               // colorsim/describe/runspec.py, which reads
+                               // this line, before boot)
+#define INITARGS_MAX  512      // bytes of initargs= with its NUL (likewise)
 #define MAX_ORDER     11       // buddy orders 0..10 (4 KiB .. 4 MiB)
 #define MAX_PHYS      (2UL << 30)  // RAM above 2 GiB is ignored
 #define PHYS_FREE_START (4UL << 20) // the page allocator starts here (or at

@@ -2,14 +2,22 @@
 //
 // It is copied into the kernel first thing, because the loader leaves it in
 // memory that the page allocator will later hand out.
+//
+// A line or a value that does not fit is a panic, not a silent cut: a cut
+// value would run another experiment than the one asked for.
 #include "kernel.h"
+#include "param.h"
 
-static char cmdline[512];
+static char cmdline[CMDLINE_MAX];
 
 void
 cmdline_set(const char *s)
 {
-  strlcpy(cmdline, s ? s : "", sizeof cmdline);
+  s = s ? s : "";
+  if (strlen(s) >= sizeof cmdline)
+    panic("the command line is %lu bytes, longer than the %lu this kernel "
+          "takes (CMDLINE_MAX)", strlen(s), sizeof cmdline - 1);
+  strlcpy(cmdline, s, sizeof cmdline);
 }
 
 const char *
@@ -51,8 +59,12 @@ cmdline_str(const char *key, char *buf, size_t n)
     if ((p == cmdline || p[-1] == ' ') && !strncmp(p, key, kl) && p[kl] == '=') {
       const char *v = p + kl + 1;
       size_t i = 0;
-      for (; v[i] && v[i] != ' ' && i + 1 < n; i++)
+      for (; v[i] && v[i] != ' '; i++) {
+        if (i + 1 >= n)
+          panic("%s= is longer than the %lu bytes the kernel keeps for it",
+                key, n - 1);
         buf[i] = v[i];
+      }
       buf[i] = 0;
       return true;
     }

@@ -88,7 +88,9 @@ format(char *out, size_t cap, const char *fmt, va_list ap)
       if (!s) s = "(null)";
       int sl = strlen(s);
       for (int i = sl; i < width; i++) EMIT(' ');
-      while (*s) EMIT(*s++);
+      // EMIT drops what does not fit, so the pointer moves outside it: a
+      // string longer than the line must not stop the walk along it.
+      for (; *s; s++) EMIT(*s);
       continue;
     }
     case '%':
@@ -106,6 +108,19 @@ format(char *out, size_t cap, const char *fmt, va_list ap)
 #undef EMIT
 }
 
+// A line cut at the buffer's end still ends as its format did, so the host,
+// which reads the console line by line, never sees two lines run together.
+static size_t
+mark_cut(char *line, size_t n, size_t cap, const char *fmt)
+{
+  size_t fl = strlen(fmt);
+  if (n + 1 < cap || cap < 5 || !fl || fmt[fl - 1] != '\n' ||
+      line[n - 1] == '\n')                 // full, but not cut
+    return n;
+  memcpy(line + cap - 5, "...\n", 5);     // the NUL included
+  return cap - 1;
+}
+
 void
 printk(const char *fmt, ...)
 {
@@ -114,6 +129,7 @@ printk(const char *fmt, ...)
   va_start(ap, fmt);
   size_t n = format(line, sizeof line, fmt, ap);
   va_end(ap);
+  n = mark_cut(line, n, sizeof line, fmt);
   uint64_t f = spin_lock_irqsave(&console_lock);
   puts_n(line, n);
   spin_unlock_irqrestore(&console_lock, f);

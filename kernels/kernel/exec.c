@@ -281,7 +281,7 @@ static char init_path[RFS_NAME_MAX];
 
 // initargs=a,b,c on the command line: init's argv[1..] (the command line
 // is key=value words, so the arguments are one word, split at commas).
-static char init_args[256];
+static char init_args[INITARGS_MAX];
 #define INIT_ARGS_MAX 16
 
 static int

@@ -24,7 +24,6 @@
 #define S_IFCHR 0020000
 #define CHUNK 512
 
-void console_write(const char *s, size_t n);
 
 static struct file file_pool[NR_FILES];
 static spinlock_t file_pool_lock = SPIN_LOCK_UNLOCKED;

@@ -37,7 +37,10 @@ banner(void)
   printk("variant: colors %d shift %d mask %x line %d; task_struct %lu bytes\n",
          CONFIG_COLORS, CONFIG_COLOR_SHIFT, CONFIG_COLOR_MASK, CONFIG_LINE_SIZE,
          sizeof(struct task_struct));
-  printk("boot: %s, cmdline \"%s\"\n", boot_protocol, cmdline_get());
+  // The command line may be longer than printk's line: written whole.
+  printk("boot: %s, cmdline \"", boot_protocol);
+  console_write(cmdline_get(), strlen(cmdline_get()));
+  printk("\"\n");
 }
 
 void
