@@ -17,6 +17,7 @@ from colorsim import ROOT
 from colorsim.run import runner
 from colorsim.cli import main as cli_main
 from colorsim.describe.machine import MACHINES_ENV
+from colorsim.errors import ConfigError
 
 RUN = ["run", "--tasks", "16", "--roi", "2", "--warmup", "2"]
 MACHINES = (ROOT / "configs" / "machines.toml").read_text()
@@ -303,6 +304,12 @@ warmup = 2
 BAD_EXPERIMENTS = [
     ('title = "t"', 'title = "t', "TOML syntax error"),
     ('title = "t"', 'title = "t"\ncolour = 1', "unknown key 'colour'"),
+    ('title = "t"', 'titel = "t"', "unknown key 'titel'; did you mean 'title'?"),
+    ('roi = 2', 'rio = 2', "tiny.grid: unknown key 'rio'; did you mean 'roi'?"),
+    ('[tiny.grid]', '[tiny.gird]', "unknown key 'gird'; did you mean 'grid'?"),
+    ('[tiny.grid]', '[tiny.grid]\nseeds = [1]\n[tiny.grid]',
+     "[tiny.grid] is declared twice"),
+    ('[tiny]', '[tiny]\ntitle = "t"\n[tiny]', "[tiny] is declared twice"),
     ('needs = ["counting"]', 'needs = ["xray"]', "unknown need 'xray'"),
     ('kernels = ["vanilla"]', 'kernels = ["c7"]', "power of two"),
     ('kernels = ["vanilla"]', 'kernels = ["c128"]', "colors do not fit"),
@@ -519,3 +526,10 @@ def test_figure1_takes_the_name_its_refusal_asks_for(capsys, tmp_path):
     assert (tmp_path / "figure1-s2.png").is_file()
     cfg = json.loads((tmp_path / "s2-c8" / "config.json").read_text())
     assert cfg["workload"]["seed"] == 2
+
+
+@pytest.mark.parametrize("key", ["/", "", "//"])
+def test_show_refuses_an_empty_run_name(key):
+    from colorsim.results.catalog import Catalog
+    with pytest.raises(ConfigError, match="no run named"):
+        Catalog(ROOT / "recorded" / "paper").find(key)

@@ -96,12 +96,27 @@ def tiny_disk(tmp_path):
     subprocess.run(["umount", str(d)], check=True)
 
 
-def test_a_full_disk_is_the_reason(tiny_disk, capsys):
+def test_a_full_disk_is_refused_before_boot(tiny_disk, capsys):
     rc = cli_main(["run", *TINY, "--name", "r", "--out", str(tiny_disk)])
     err = capsys.readouterr().err
-    assert rc == 2 and "internal error" not in err
+    assert rc == 74, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "no space for the run" in err and "a run needs 64 MiB" in err
+    assert list(tiny_disk.iterdir()) == []           # nothing booted or written
+    rc = cli_main(["run", *TINY, "--name", "r", "--out", str(tiny_disk), "--dry-run"])
+    assert rc == 74 and "no space for the run" in capsys.readouterr().err
+
+
+def test_a_disk_that_fills_during_the_run_is_one_line_and_74(tiny_disk, capsys,
+                                                              monkeypatch):
+    monkeypatch.setattr(runner, "RUN_OUTPUT_BYTES", 0)   # past the first check
+    rc = cli_main(["run", *TINY, "--name", "r", "--out", str(tiny_disk)])
+    err = capsys.readouterr().err
+    assert rc == 74 and "internal error" not in err
+    assert len(err.strip().splitlines()) == 1, err
     assert "no space left on the disk" in err and "never ended" not in err
     assert not (tiny_disk / "r").exists()
+    assert (tiny_disk / "r.failed").is_dir()
 
 
 # -- config.json is part of what a run recorded ----------------------------
@@ -356,7 +371,7 @@ def test_workload_values_beyond_the_guests_width(option, value, expect,
     ("rr_slice_min = 0", "rr_slice_min = 4294967296", "rr_slice_min 4294967296 is outside"),
     ("rr_slice_min = 0", 'rr_slice_min = "many"',
      "emulation.rr_slice_min must be an integer, got 'many'"),
-    ("rr_slice_min = 0", "rr_slice_mn = 0", "unknown emulation key 'rr_slice_mn'"),
+    ("rr_slice_min = 0", "rr_slice_mn = 0", "[ppro4.emulation]: unknown key 'rr_slice_mn'; did you mean 'rr_slice_min'?"),
     ("rr_slice_max = 0", "rr_slice_max = -1", "rr_slice_max -1 is outside 0..2147483647"),
     ("rr_slice_min = 0\nrr_slice_max = 0", "rr_slice_min = 500\nrr_slice_max = 100",
      "rr_slice_min 500 is above rr_slice_max 100"),

@@ -328,7 +328,7 @@ def test_the_modelled_time_poll_does_not_wake_qemus_main_loop(tmp_path):
     (["--engine", "gem5"], "--timing is the QEMU engine's"),
     (["--machine", "notiming"], "has no [timing] table"),
     (["--machine", "badtiming"], "timing.mem must be a whole number"),
-    (["--machine", "oddtiming"], "unknown timing key 'latency'"),
+    (["--machine", "oddtiming"], "[oddtiming.timing]: unknown key 'latency'"),
 ])
 def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     """Bad timing input: one line, exit status 2, nothing written."""

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from colorsim import ROOT
 from colorsim.errors import ConfigError, read_user_text
+from colorsim.describe.tomlcheck import did_you_mean, duplicate_message
 
 EXPERIMENTS_FILE = ROOT / "configs" / "experiments.toml"
 EXPERIMENTS_ENV = "COLORSIM_EXPERIMENTS"
@@ -299,8 +300,9 @@ def _check_settings(path, where, t: dict, partial: bool) -> dict:
                 raise _err(path, f"{where}.{k}", f"{v!r} must be positive")
             out[k] = v
         else:
-            raise _err(path, where, f"unknown key {k!r}; known: "
-                       f"{', '.join(AXES + tuple(SCALARS))}")
+            raise _err(path, where, f"unknown key {k!r}"
+                       f"{did_you_mean(k, AXES + tuple(SCALARS))} (known: "
+                       f"{', '.join(AXES + tuple(SCALARS))})")
     if not partial:
         missing = [k for k in AXES if k not in out]
         if missing:
@@ -347,7 +349,9 @@ def load_experiments(path: Path = None, check_points: bool = True) -> dict:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: TOML syntax error: {e}") from None
+        twice = duplicate_message(e)
+        raise ConfigError(f"{path}: {twice}" if twice else
+                          f"{path}: TOML syntax error: {e}") from None
     defaults = _check_settings(path, "defaults", data.pop("defaults", {}), True)
     exps = {}
     for name, t in data.items():
@@ -358,8 +362,10 @@ def load_experiments(path: Path = None, check_points: bool = True) -> dict:
             raise _err(path, name, "must be a table [" + name + "]")
         unknown = set(t) - TOP_KEYS
         if unknown:
-            raise _err(path, name, f"unknown key {sorted(unknown)[0]!r}; "
-                       f"known: {', '.join(sorted(TOP_KEYS))}")
+            bad = sorted(unknown)[0]
+            raise _err(path, name, f"unknown key {bad!r}"
+                       f"{did_you_mean(bad, TOP_KEYS)} (known: "
+                       f"{', '.join(sorted(TOP_KEYS))})")
         for k in ("title", "grid", "outputs"):
             if k not in t:
                 raise _err(path, name, f"missing {k!r}")

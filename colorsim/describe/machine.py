@@ -20,6 +20,7 @@ from pathlib import Path
 
 from colorsim import ROOT
 from colorsim.errors import ConfigError, read_user_text
+from colorsim.describe.tomlcheck import check_keys, duplicate, duplicate_message
 from colorsim.units import format_size, is_pow2, parse_freq, parse_size, parse_time_ns
 
 MACHINES_FILE = ROOT / "configs" / "machines.toml"
@@ -419,9 +420,30 @@ def _int(value, what) -> int:
         raise ConfigError(f"{what} must be an integer, got {value!r}") from None
 
 
+def _values(*keys) -> dict:
+    return dict.fromkeys(keys)
+
+
+_CACHE = _values("size", "assoc")
+# Every table and key a machine may have: anything else is a mistake,
+# refused with its name (colorsim/describe/tomlcheck.py).
+MACHINE_SCHEMA = {
+    "description": None,
+    "processor": _values("cpus", "clock"),
+    "caches": {"line": None, "l1i": _CACHE, "l1d": _CACHE, "l2": _CACHE,
+               "l2_choices": None, "replacement": _values("l1", "l2"),
+               "inclusion": None, "instruction_fetch": None},
+    "memory": _values("size", "latency"),
+    "emulation": _values("icount_shift", "rr_slice_min", "rr_slice_max"),
+    "timing": _values(*TIMING_FIELDS, *TIMING_EXTRA, "fetch"),
+    "network": _values("cards", "bandwidth", "latency"),
+}
+
+
 def machine_from_table(name: str, t: dict) -> Machine:
     """Build a Machine from one table of machines.toml."""
     try:
+        check_keys(t, MACHINE_SCHEMA, name)
         c = t["caches"]
         caches = CacheHierarchy(_cache(c["l1i"], c["line"], f"machine {name}, cache l1i"),
                                 _cache(c["l1d"], c["line"], f"machine {name}, cache l1d"),
@@ -430,12 +452,6 @@ def machine_from_table(name: str, t: dict) -> Machine:
                          parse_freq(t["processor"]["clock"]))
         mem = Memory(parse_size(t["memory"]["size"]),
                      parse_time_ns(t["memory"]["latency"]))
-        unknown = sorted(set(t["emulation"]) - {"icount_shift", "rr_slice_min",
-                                                "rr_slice_max"})
-        if unknown:
-            raise ConfigError(f"machine {name}: unknown emulation key "
-                              f"{unknown[0]!r} (known: icount_shift, rr_slice_min, "
-                              f"rr_slice_max)")
         emu = Emulation(_int(t["emulation"]["icount_shift"], "emulation.icount_shift"),
                         _int(t["emulation"].get("rr_slice_min", 0),
                              "emulation.rr_slice_min"),
@@ -449,21 +465,12 @@ def machine_from_table(name: str, t: dict) -> Machine:
         timing = None
         if "timing" in t:
             tt = t["timing"]
-            known = TIMING_FIELDS + tuple(TIMING_EXTRA) + ("fetch",)
-            unknown = sorted(set(tt) - set(known))
-            if unknown:
-                raise ConfigError(f"machine {name}: unknown timing key "
-                                  f"{unknown[0]!r} (known: {', '.join(known)})")
             timing = Timing(**{f: tt[f] for f in TIMING_FIELDS},
                             **{k: tt.get(k, d) for k, (_, d) in TIMING_EXTRA.items()},
                             fetch=tt.get("fetch", False))
         network = None
         if "network" in t:
             n = t["network"]
-            unknown = sorted(set(n) - {"cards", "bandwidth", "latency"})
-            if unknown:
-                raise ConfigError(f"machine {name}: unknown network key "
-                                  f"{unknown[0]!r} (known: cards, bandwidth, latency)")
             network = Network(_int(n["cards"], "network.cards"),
                               parse_bandwidth(n["bandwidth"]),
                               int(parse_time_ns(n["latency"])))
@@ -521,15 +528,24 @@ def read_machines(path: Path = None) -> tuple:
     try:
         tables = {n: (1, t) for n, t in tomllib.loads(text).items()}
         broken = {}
-    except tomllib.TOMLDecodeError:
+    except tomllib.TOMLDecodeError as e:
         tables, broken = {}, {}
+        twice = duplicate(e)            # a table given twice: say so, not
+        dup = None                      # what its second half lacks
+        if twice and twice[0]:
+            dup = twice[0].split(".")[0]
+            broken[dup] = f"{path}: {duplicate_message(e)}"
         for name, first, chunk in _sections(text):
+            if dup and name == dup:
+                continue
             try:
                 for n, t in tomllib.loads(chunk).items():
                     tables[n] = (first, t)
             except tomllib.TOMLDecodeError as e:
                 where = f"machine {name}" if name else "the preamble"
-                broken[name or "?"] = (f"{path}: TOML syntax error in {where}, "
+                msg = duplicate_message(e, first)
+                broken[name or "?"] = (f"{path}: {msg}" if msg else
+                                       f"{path}: TOML syntax error in {where}, "
                                        f"{_where(e, first)}")
     machines = {}
     for name, (_, t) in tables.items():
