@@ -16,15 +16,23 @@ def positive_int(text):
     return v
 
 
-def positive_seconds(text):
+def _positive(text, unit):
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
     if not v > 0 or v == float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive, finite "
-                                         f"number of seconds")
+                                         f"number of {unit}")
     return v
+
+
+def positive_seconds(text):
+    return _positive(text, "seconds")
+
+
+def positive_hours(text):
+    return _positive(text, "hours")
 
 
 def nonnegative_int(text):

@@ -31,12 +31,14 @@ from colorsim.describe.runspec import RunSpec, Workload, parse_workload
 from colorsim.argtypes import directory
 from colorsim.argtypes import positive_int as _positive_int
 from colorsim.argtypes import positive_seconds as _positive_seconds
+from colorsim.argtypes import positive_hours as _positive_hours
 from colorsim.argtypes import nonnegative_int
 from colorsim.units import format_size
 from colorsim.describe.variants import colors_rule, parse_variant
 from colorsim.describe.linux24 import is_linux24
 from colorsim.describe.experiments import ACCEPT_MODES
-from colorsim.describe.programs import sized_timeout
+from colorsim.describe.programs import MAX_HOURS_DEFAULT, sized_timeout
+from colorsim.envvars import epilog
 
 
 # Options handed to a user workload as "--name value" (web, chat).
@@ -48,9 +50,24 @@ WORKLOAD_OPTIONS = {
     "keepalive": "web: requests per connection (1: HTTP/1.0)",
     "rooms": "chat: rooms (default 30)",
     "users": "chat: users per room (default 20)",
-    "messages": "chat: messages per user (default 300)",
+    "messages": "chat: messages per user (default 10 for a run, a few minutes; the paper's 300: about an hour)",
     "skip": "chat: the region is the middle of the run, from SKIP %% to 100 - SKIP %% of the received messages (default 0: the whole run; workloads/README.md)",
 }
+
+
+# A run's default size finishes in minutes; the paper's scale is asked for
+# (or is the sweep's, whose experiments name every size).  Chat's own
+# default, 300 messages per user, is about an hour of host time.
+RUN_CHAT_MESSAGES = 10
+
+
+def default_size(a, program: str):
+    """Sizes a run gets when none is given, with a note saying so."""
+    if program == "/bin/chat" and getattr(a, "messages", None) is None:
+        a.messages = RUN_CHAT_MESSAGES
+        return (f"chat: {RUN_CHAT_MESSAGES} messages per user, a run of "
+                f"minutes; the paper's size is --messages 300 (about an hour)")
+    return None
 
 
 def check_options_apply(a, program: str) -> None:
@@ -119,6 +136,10 @@ def add_run_options(p, kernel_required=True):
                    help="seconds a run may take before it is stopped as hung "
                         "(default 900; a chat run larger than that gets 3 times "
                         "its expected host time, and says so)")
+    p.add_argument("--max-hours", type=_positive_hours, default=MAX_HOURS_DEFAULT,
+                   help=f"refuse, before anything runs, a run expected to take more "
+                        f"host time than this (default {MAX_HOURS_DEFAULT:g}; the "
+                        f"estimate is the measured cost per request or message)")
     p.add_argument("--out", type=directory, default=None, help="directory for run directories (default runs/)")
     p.add_argument("--force", action="store_true", help="run again even if a complete run exists")
     p.add_argument("--timing", action="store_true",
@@ -146,6 +167,7 @@ def spec_from_args(a, kernel=None) -> RunSpec:
         variant = parse_variant(kernel or a.kernel, machine)
         program = parse_workload(a.workload)
         check_options_apply(a, program)
+        size_note = default_size(a, program)
         cc = getattr(a, "client_cpus", None)
         if cc is None:                 # the program's default, but linux24
             cc = 0 if is_linux24(variant) else -1   # has no client partition
@@ -161,8 +183,9 @@ def spec_from_args(a, kernel=None) -> RunSpec:
                        timing=getattr(a, "timing", False))
     for n in notes:
         warnings.warn(n.message)
-    if note:
-        print(f"colorsim: note: {note}", file=sys.stderr)
+    for n in (size_note, note):
+        if n:
+            print(f"colorsim: note: {n}", file=sys.stderr)
     return spec
 
 
@@ -192,10 +215,14 @@ def cmd_run(a):
     spec = spec_from_args(a)
     out = check_out_dir(a.out or runner.RUNS, create=not a.dry_run)
     name = check_run_name(spec.default_name() if a.name is None else a.name)
+    # A dry run refuses what a run does (a gem5 one shows its command
+    # without gem5, with $GEM5 in it).
+    runner.preflight(spec, engine_needed=not (a.dry_run and spec.engine == "gem5"),
+                     max_hours=a.max_hours, out=out)
     if a.dry_run:
         print(dry_run_text(spec, name, out))
         return
-    runner.run(spec, name=name, out=out, force=a.force)
+    runner.run(spec, name=name, out=out, force=a.force, max_hours=a.max_hours)
 
 
 def dry_run_text(spec, name, out) -> str:
@@ -373,8 +400,8 @@ DESCRIPTION = ("Cache coloring of the Linux 2.4 task structure, in full-system "
 
 
 def build_parser():
-    ap = _Parser(prog="colorsim", description=DESCRIPTION,
-                 formatter_class=lambda prog: argparse.HelpFormatter(
+    ap = _Parser(prog="colorsim", description=DESCRIPTION, epilog=epilog(),
+                 formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(
                      prog, max_help_position=24, width=100))
     sub = ap.add_subparsers(dest="command", required=True, parser_class=_Parser,
                             title="commands", metavar="COMMAND")
@@ -466,7 +493,7 @@ def main(argv=None):
         with warnings.catch_warnings():
             warnings.simplefilter("default")
             warnings.showwarning = _one_line_warning
-            a.func(a)
+            rc = a.func(a)
     except (ConfigError, RunError, ResultsError) as e:
         print(f"colorsim: error: {e}", file=sys.stderr)
         return EXIT_USER
@@ -494,4 +521,4 @@ def main(argv=None):
     finally:
         for s, h in old.items():
             signal.signal(s, h)
-    return 0
+    return rc if isinstance(rc, int) else 0   # a command's own status

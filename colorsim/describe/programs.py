@@ -15,6 +15,7 @@ import re
 
 from colorsim import ROOT
 from colorsim.errors import ConfigError
+from colorsim.describe.variants import c_define
 
 WORKLOADS_SRC = ROOT / "workloads"
 INIT_ARGS_MAX = 15          # kernels/kernel/exec.c INIT_ARGS_MAX less argv[0];
@@ -23,6 +24,10 @@ WORKLOAD_PROCS_MAX = 4096   # kernels/include/param.h NR_WORKLOAD_MAX: the
                             # largest run queue the suite is built for
 LONG_MAX = 2**63 - 1        # web.c parses with strtol into a long
 INT_MAX = 2**31 - 1         # chat.c keeps its sizes in ints
+
+
+REQUESTS_MAX = c_define(WORKLOADS_SRC / "web" / "client.h", "REQUESTS_MAX")
+MESSAGES_MAX = c_define(WORKLOADS_SRC / "chat" / "chat.h", "MESSAGES_MAX")
 PORT_MAX = 65535            # both pass the port through htons()
 CHAT_CONNECTIONS_MAX = 1000  # chat.c: rooms x users
 CHAT_DEFAULTS = {"--rooms": 30, "--users": 20, "--messages": 300}  # chat.c
@@ -39,6 +44,13 @@ DEFAULT_TIMEOUT_S = 900.0   # `run --timeout` when the work is small
 CHAT_HOST_S_FIXED = 60.0
 CHAT_HOST_S_PER_MESSAGE = 1.0e-3
 TIMEOUT_MARGIN = 3.0
+# Host time of a web run, measured with --timing on Figure 9's 8-CPU point
+# (2048 requests, 92-94 s a run: engine/qemu-plugin/README.md, "What the
+# emulator's interleaving moves"): about 45 ms a request, boot included;
+# 50 ms and half a minute of boot are an upper estimate.
+WEB_HOST_S_FIXED = 30.0
+WEB_HOST_S_PER_REQUEST = 50e-3
+MAX_HOURS_DEFAULT = 24.0    # `run --max-hours`: longer runs are refused
 
 
 def image_programs() -> set:
@@ -66,10 +78,10 @@ def check_program(path: str) -> None:
 WEB_OPTIONS = {
     "--httpd": ("int", 1, WORKLOAD_PROCS_MAX),
     "--clients": ("int", 1, WORKLOAD_PROCS_MAX),
-    "--requests": ("int", 1, LONG_MAX),
+    "--requests": ("int", 1, REQUESTS_MAX),
     "--warmup": ("int", 0, LONG_MAX),
     "--measure": ("int", 1, LONG_MAX),
-    "--keepalive": ("int", 1, LONG_MAX),
+    "--keepalive": ("int", 1, REQUESTS_MAX),
     "--seed": ("int", 0, LONG_MAX),
     "--port": ("int", 1, PORT_MAX),
     "--accept": ("word", ("none", "pipe", "sysvsem"), None),
@@ -78,7 +90,7 @@ WEB_OPTIONS = {
 CHAT_OPTIONS = {
     "--rooms": ("int", 1, CHAT_CONNECTIONS_MAX),
     "--users": ("int", 2, CHAT_CONNECTIONS_MAX),
-    "--messages": ("int", 1, INT_MAX),
+    "--messages": ("int", 1, MESSAGES_MAX),
     "--port": ("int", 1, PORT_MAX),
     "--skip": ("int", 0, 49),
 }
@@ -152,6 +164,43 @@ def chat_messages(args: str) -> int:
     return v["--rooms"] * v["--users"] * v["--messages"] * v["--users"]
 
 
+def web_requests(args: str) -> int:
+    """Every request a web run makes (clients x requests)."""
+    words = args.split(",") if args else []
+    v = _parse("/bin/web", words, WEB_OPTIONS)
+    return v.get("--clients", 256) * v.get("--requests", 20)
+
+
+def expected_host_s(program: str, args: str):
+    """(seconds, what they are made of) of host time a run of ``program``
+    is expected to take, from the measured costs above; None for programs
+    whose cost nothing here measures."""
+    if program == "/bin/chat":
+        n = chat_messages(args)
+        return (CHAT_HOST_S_FIXED + n * CHAT_HOST_S_PER_MESSAGE,
+                f"{n:,} messages at {CHAT_HOST_S_PER_MESSAGE * 1e3:g} ms each")
+    if program == "/bin/web":
+        n = web_requests(args)
+        return (WEB_HOST_S_FIXED + n * WEB_HOST_S_PER_REQUEST,
+                f"{n:,} requests at {WEB_HOST_S_PER_REQUEST * 1e3:g} ms each")
+    return None
+
+
+def check_host_time(program: str, args: str, max_hours: float) -> None:
+    """ConfigError for a run expected to take more than ``max_hours`` of
+    host time: refused before anything is built or booted."""
+    if not 0 < max_hours < float("inf"):
+        raise ConfigError(f"--max-hours must be a positive number, got {max_hours}")
+    est = expected_host_s(program, args)
+    if est and est[0] > max_hours * 3600:
+        hours = est[0] / 3600
+        span = (f"{hours:,.0f} hours" if hours < 24 * 365 else
+                f"{hours / (24 * 365):,.0f} years")
+        raise ConfigError(f"this run would take about {span} of host time "
+                          f"({est[1]}, measured), more than --max-hours "
+                          f"{max_hours:g}: make it smaller, or raise --max-hours")
+
+
 def sized_timeout(program: str, args: str):
     """(timeout in seconds, note) for a run given no --timeout: the default,
     or for a chat run whose work outgrows it, the expected host time from
@@ -160,7 +209,7 @@ def sized_timeout(program: str, args: str):
     if program != "/bin/chat":
         return DEFAULT_TIMEOUT_S, None
     n = chat_messages(args)
-    expect = CHAT_HOST_S_FIXED + n * CHAT_HOST_S_PER_MESSAGE
+    expect = expected_host_s(program, args)[0]
     timeout = TIMEOUT_MARGIN * expect
     if timeout <= DEFAULT_TIMEOUT_S:
         return DEFAULT_TIMEOUT_S, None

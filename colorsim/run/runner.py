@@ -13,6 +13,7 @@ dies with its runner, one atomic rename.  A failed run is kept as
 from __future__ import annotations
 
 import datetime
+import errno
 import json
 import os
 import platform
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from colorsim import ROOT
 from colorsim.describe.linux24 import is_linux24
+from colorsim.describe.programs import MAX_HOURS_DEFAULT, check_host_time
 from colorsim.run import linux24, linux24web
 from colorsim.run.build import PLUGIN, ensure_built
 from colorsim.run.engines import get_engine
@@ -137,10 +139,50 @@ def _write_json(path: Path, data) -> None:
     tmp.replace(path)
 
 
-def _watch(proc, run_dir: Path, timeout_s: float, progress) -> int:
-    """Wait for the emulator, echoing the kernel's region-of-interest lines;
-    stop it when ``timeout_s`` seconds have passed."""
-    deadline, seen = time.monotonic() + timeout_s, 0
+PROGRESS_EVERY_S = 60.0      # a run longer than this says how far it is
+
+
+def read_progress(run_dir: Path) -> dict:
+    """The bus monitor's .progress (guest instructions so far, the furthest
+    CPU's modelled cycles under --timing), or {} before it wrote one."""
+    try:
+        text = (run_dir / ".progress").read_text()
+    except OSError:
+        return {}
+    return {k: int(v) for k, v in re.findall(r"^(\w+) (\d+)$", text, re.M)}
+
+
+def progress_line(spec, elapsed: float, got: dict, expected) -> str:
+    """One line of how far a run is: host time, the guest's instructions
+    and modelled time, and the time left by the measured cost estimate."""
+    def mmss(t):
+        return f"{int(t // 60)}:{int(t % 60):02d}"
+    words = [f"{mmss(elapsed)} elapsed"]
+    if got.get("insts"):
+        words.append(f"guest {got['insts'] / 1e9:.2f} G instructions "
+                     f"({got['insts'] / elapsed / 1e6:.0f} M/s)")
+    if got.get("cycles"):
+        hz = spec.machine.processor.clock_hz
+        words.append(f"modelled {got['cycles'] / hz:.3f} s")
+    if expected:
+        left = expected - elapsed
+        words.append(f"about {mmss(left)} left by the measured cost estimate"
+                     if left > 0 else "past the measured cost estimate")
+    return "  run: " + ", ".join(words)
+
+
+def _watch(proc, run_dir: Path, timeout_s: float, progress, spec=None) -> int:
+    """Wait for the emulator, echoing the kernel's region-of-interest lines
+    and, once a minute, how far the guest is; stop it when ``timeout_s``
+    seconds have passed."""
+    start = time.monotonic()
+    deadline, seen = start + timeout_s, 0
+    next_note = start + PROGRESS_EVERY_S
+    expected = None
+    if spec is not None:
+        from colorsim.describe.programs import expected_host_s
+        est = expected_host_s(spec.workload.program, spec.workload.args)
+        expected = est[0] if est else None
     log = run_dir / "console.log"
     while True:
         left = deadline - time.monotonic()
@@ -148,6 +190,11 @@ def _watch(proc, run_dir: Path, timeout_s: float, progress) -> int:
             return proc.wait(timeout=max(0.0, min(0.5, left)))
         except subprocess.TimeoutExpired:
             pass
+        now = time.monotonic()
+        if spec is not None and now >= next_note:
+            next_note = now + PROGRESS_EVERY_S
+            progress(progress_line(spec, now - start, read_progress(run_dir),
+                                   expected))
         if log.is_file():
             lines = log.read_text(errors="replace").splitlines()
             for line in lines[seen:]:
@@ -179,6 +226,36 @@ def _disk_full(run_dir: Path):
             f"bytes free): the results could not be written in full")
 
 
+# Free space a run needs before it boots: its directory measured 0.2-2.5 MiB
+# (console, counters, offsets, stats), so 64 MiB leaves room for the largest
+# console a workload prints; a gem5 run also writes a checkpoint of guest
+# memory (at most the memory's size).
+RUN_OUTPUT_BYTES = 64 << 20
+
+
+def check_free_space(spec: RunSpec, out: Path) -> None:
+    """Refuse, before boot, a runs folder whose disk cannot hold the run's
+    output: an OSError ENOSPC, which the command line reports in one line
+    with exit status 74."""
+    need = RUN_OUTPUT_BYTES + (spec.machine.memory.size if spec.engine == "gem5" else 0)
+    where = Path(out)
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    st = os.statvfs(where)
+    free = st.f_bavail * st.f_frsize
+    if free < need:
+        raise OSError(errno.ENOSPC, f"no space for the run: {free >> 20} MiB "
+                      f"free, a run needs {need >> 20} MiB", str(where))
+
+
+def _no_space(partial: Path, final: Path, reason: str) -> OSError:
+    """A run the disk could not hold: kept as NAME.failed like any failed
+    run, reported as the system's refusal (one line, exit status 74)."""
+    _fail(partial, final, reason)
+    return OSError(errno.ENOSPC, f"{reason}; the attempt is kept in "
+                   f"{final.name}.failed", str(final.parent))
+
+
 def _fail(partial: Path, final: Path, reason: str) -> RunError:
     """Keep a failed attempt as NAME.failed; never touch a complete NAME."""
     failed = final.with_name(final.name + ".failed")
@@ -194,6 +271,25 @@ def _fail(partial: Path, final: Path, reason: str) -> RunError:
     return RunError(f"run {final.name} failed: {reason}\n"
                     f"kept for inspection in {failed}{kept}\n"
                     f"--- console tail ---\n{tail}")
+
+
+def preflight(spec: RunSpec, engine_needed: bool = True,
+              max_hours: float = MAX_HOURS_DEFAULT, out: Path = None) -> None:
+    """Every refusal a run makes that needs nothing built or booted: the
+    engine is there, the kernel keeps the command line whole, the run ends
+    within ``max_hours`` of host time, the user's Linux 2.4 tree is there.
+    A dry run makes the same checks, less the engine's where it can show
+    the command without it (gem5)."""
+    engine = get_engine(spec.engine)
+    if engine_needed:
+        engine.check_available()
+    spec.kernel_cmdline(engine.lapic_hz(spec))
+    check_host_time(spec.workload.program, spec.workload.args, max_hours)
+    if out is not None:
+        check_free_space(spec, out)
+    if is_linux24(spec.variant):
+        from colorsim.describe.linux24 import source_tree
+        source_tree()
 
 
 def prepare(spec: RunSpec, progress=print) -> dict:
@@ -243,7 +339,8 @@ def _refuse_existing(final: Path, state: str, detail) -> ConfigError:
 
 
 def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
-        progress=print, replace_unverified=False) -> Path:
+        progress=print, replace_unverified=False,
+        max_hours: float = MAX_HOURS_DEFAULT) -> Path:
     """Run ``spec``; return the complete run directory.
 
     A complete run of the same configuration and builds is reused; one of
@@ -255,7 +352,7 @@ def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
     name = check_run_name(name or spec.default_name())
     out = check_out_dir(out)
     final = out / name
-    get_engine(spec.engine).check_available()
+    preflight(spec, max_hours=max_hours, out=out)
     with RunLock(out, name) as lock:
         recover(out, name)
         layout = prepare(spec, progress)
@@ -313,7 +410,9 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
                                   engine.dumps_expected)
     except (RuntimeError, TimeoutError, OSError, ResultsError) as e:
         full = _disk_full(partial) if isinstance(e, (OSError, ResultsError)) else None
-        raise _fail(partial, final, full or str(e)) from None
+        if full:
+            raise _no_space(partial, final, full) from None
+        raise _fail(partial, final, str(e)) from None
     except Interrupted as e:
         _fail(partial, final, f"interrupted by {e.signame}")
         raise
@@ -327,7 +426,10 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
     try:
         _write_json(partial / "config.json", config)
     except OSError as e:
-        raise _fail(partial, final, _disk_full(partial) or str(e)) from None
+        full = _disk_full(partial)
+        if full:
+            raise _no_space(partial, final, full) from None
+        raise _fail(partial, final, str(e)) from None
     publish(partial, final)
     progress(f"run {name}: done in {config['wall_s']} s -> {final}")
     shares = describe(scheduler_shares(final))
@@ -387,9 +489,10 @@ def _run_qemu(engine, spec, command, partial, lock, progress) -> None:
                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             lock.record_child(proc.pid, str(partial))
-            rc = _watch(proc, partial, spec.timeout_s, progress)
+            rc = _watch(proc, partial, spec.timeout_s, progress, spec)
         finally:                      # Ctrl-C, SIGTERM, any error: no orphan
             stop(proc, grace_s=0)
+            (partial / ".progress").unlink(missing_ok=True)   # not a result
     text = (partial / "qemu.log").read_text(errors="replace")
     said = engine.errors_said(text)
     reason = engine.judge_exit(rc)

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* 2.3.0: a lock wait pushed onto a CPU already spinning for its next hold
@@ -1268,6 +1269,44 @@ static unsigned cpu_of(unsigned int vcpu)
 	return vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus;
 }
 
+/* ---- progress, for the runner ------------------------------------------
+ * A long run says how far it is: every PROGRESS_TBS translation blocks the
+ * host clock is read, and at most every PROGRESS_S seconds of host time
+ * out/.progress is rewritten with the guest's instructions so far and the
+ * furthest CPU's modelled time (colorsim/run/runner.py prints it once a
+ * minute).  The guest sees nothing of it: no modelled cost, no output. */
+#define PROGRESS_TBS (1u << 20)
+#define PROGRESS_S 5
+static unsigned progress_tbs;
+static time_t progress_last;
+
+static void fill_progress(FILE *f)
+{
+	uint64_t furthest = 0;
+
+	for (unsigned c = 0; c < cfg.ncpus; c++)
+		if (model.cpu[c].now > furthest)
+			furthest = model.cpu[c].now;
+	fprintf(f, "insts %" PRIu64 "\n", insts_since_start);
+	if (cfg.timing)
+		fprintf(f, "cycles %" PRIu64 "\n", furthest);
+}
+
+static void write_atomically(const char *name, int append,
+			     const char *header, void (*fill)(FILE *f));
+
+static void progress_check(void)
+{
+	struct timespec ts;
+
+	progress_tbs = 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (ts.tv_sec - progress_last < PROGRESS_S)
+		return;
+	progress_last = ts.tv_sec;
+	write_atomically(".progress", 0, NULL, fill_progress);
+}
+
 /* Counts a whole TB when it starts (a TB cut short still counts). */
 static inline void tb_start(unsigned cpu, uint64_t packed)
 {
@@ -1300,6 +1339,8 @@ static inline void tb_start(unsigned cpu, uint64_t packed)
 	cm_add_insts(&model, cpu, CM_USER, un);
 	insts_since_start += n;
 	cpu_insts[cpu] += n;
+	if (++progress_tbs == PROGRESS_TBS)
+		progress_check();
 	if (cfg.publish != 0 && !cfg.timing) {
 		publish_buf = cpu_insts[cpu];	/* x86 guest: little endian */
 		if (qemu_plugin_write_memory_hwaddr(cfg.publish + 8 * cpu,

@@ -57,6 +57,10 @@ int main(int argc, char **argv)
       return 1;
     }
   }
+  if (cfg.messages > MESSAGES_MAX) {
+    printf("chat: FAIL --messages %d is more than %d\n", cfg.messages, MESSAGES_MAX);
+    return 1;
+  }
   if (cfg.users < 2 || (long)cfg.rooms * cfg.users > 1000) {
     printf("chat: FAIL need 2 or more users and at most 1000 connections\n");
     return 1;

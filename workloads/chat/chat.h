@@ -9,6 +9,9 @@
 
 #define MSG_SIZE 100
 #define STACK_SIZE (16 * 1024)   /* chat's thread stacks */
+#define MESSAGES_MAX 1000000     /* --messages at most: every count fits a
+                                    long at the largest room (colorsim's
+                                    describe/programs.py reads this line) */
 
 struct chat_config {
   int rooms, users, messages, port;

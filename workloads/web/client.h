@@ -2,6 +2,10 @@
 #ifndef WEB_CLIENT_H
 #define WEB_CLIENT_H
 
+#define REQUESTS_MAX 1000000     /* --requests per client at most: clients x
+                                    requests fits a long (colorsim's
+                                    describe/programs.py reads this line) */
+
 #include <stdint.h>
 
 struct client_config {

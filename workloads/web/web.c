@@ -109,6 +109,10 @@ int main(int argc, char **argv)
       die(argv[i]);
     }
   }
+  if (requests > REQUESTS_MAX || keepalive > REQUESTS_MAX) {
+    errno = EINVAL;
+    die("--requests and --keepalive must be at most REQUESTS_MAX");
+  }
   long total = clients * requests;
   if (warmup < 0) warmup = total / 4;
   if (measure < 0) measure = total / 2;
