@@ -32,12 +32,30 @@ def test_registry():
     assert ENGINES["gem5"] is Gem5Engine
 
 
-def test_check_available_without_gem5(monkeypatch):
+def test_check_available_without_gem5(monkeypatch, tmp_path):
     monkeypatch.delenv("GEM5", raising=False)
+    monkeypatch.setenv("COLORSIM_GEM5_CACHE", str(tmp_path))   # no build there
     with pytest.raises(ConfigError, match="GEM5") as e:
         Gem5Engine().check_available()
     assert "gem5 is missing" in str(e.value)
-    assert "export GEM5=" in str(e.value)
+    assert "scripts/build-gem5.sh" in str(e.value)
+
+
+def test_the_cached_build_is_the_default(monkeypatch, tmp_path):
+    """Without $GEM5 the build scripts/build-gem5.sh named last is used."""
+    monkeypatch.delenv("GEM5", raising=False)
+    monkeypatch.setenv("COLORSIM_GEM5_CACHE", str(tmp_path))
+    name = "gem5-24.0.0.1-gabc-p123"
+    binary = tmp_path / name / "src" / "build" / "X86C" / "gem5.fast"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    (tmp_path / "current-gem5").write_text(name + "\n")
+    assert Gem5Engine().check_available() == binary
+    assert Gem5Engine().binary() == str(binary)
+    (tmp_path / "current-gem5").write_text("gem5-gone\n")
+    with pytest.raises(ConfigError, match="no build is cached"):
+        Gem5Engine().check_available()
 
 
 def test_check_available_not_executable(monkeypatch, tmp_path):

@@ -87,6 +87,7 @@ def test_an_existing_run_of_another_gem5_is_refused_by_name(spec, tmp_path, monk
 def test_no_gem5_or_not_gem5(spec, tmp_path, monkeypatch):
     from colorsim.errors import ConfigError
     monkeypatch.delenv("GEM5", raising=False)
+    monkeypatch.setenv("COLORSIM_GEM5_CACHE", str(tmp_path))   # no build there
     with pytest.raises(ConfigError, match="GEM5 environment variable is not set"):
         identity(spec)
     other = tmp_path / "other"

@@ -37,6 +37,7 @@ def test_record_keeps_the_points_and_runs_and_refuses_a_rebuild(swept, tmp_path)
     info = rec.record(root, to)
     assert info["experiments"] == {"small-paper": {"points": 2, "done": 2}}
     assert info["runs"] == 2 and sum(info["runs_per_commit"].values()) == 2
+    assert info.pop("skipped") == []
     assert json.loads((to / "catalog" / "recorded.json").read_text()) == info
     assert _ids(to) == _ids(root)
     pts = Catalog(to).points("small", "paper")
@@ -113,6 +114,57 @@ def test_a_record_killed_between_its_renames_is_put_back(swept, tmp_path):
     rec.record(root, to)
     assert {p.name: p.read_bytes() for p in (to / "catalog").iterdir()} == before
     assert [p.name for p in to.iterdir()] == ["catalog"]
+
+
+def _text_cells(root):
+    """Every text cell of a catalog's tables."""
+    cells = []
+    for name in ("points", "runs"):
+        df = pd.read_parquet(root / "catalog" / f"{name}.parquet")
+        for col in df.columns:
+            if df[col].dtype == object or "str" in str(df[col].dtype):
+                cells += [(name, col, v) for v in df[col].dropna()
+                          if isinstance(v, str)]
+    return cells
+
+
+def test_record_takes_only_the_named_experiments(swept, tmp_path):
+    root, _ = swept
+    with pytest.raises(ConfigError, match="has no paper-scale points of fig9 "
+                                          r"\(it has: small\)"):
+        rec.record(root, tmp_path / "rec", experiments=["fig9"])
+    assert not (tmp_path / "rec").exists()
+    info = rec.record(root, tmp_path / "rec", experiments=["small"])
+    assert set(info["experiments"]) == {"small-paper"} and info["skipped"] == []
+
+
+def test_a_truncated_run_is_skipped_named_and_no_host_path_is_kept(
+        swept, tmp_path, capsys):
+    """A folder with a damaged run: the point is recorded as not done,
+    without its run; the command names it and exits 1; no cell of the
+    recorded tables holds a path of this machine."""
+    from colorsim.cli import main as cli_main
+    root, _ = swept
+    other = tmp_path / "other"
+    shutil.copytree(root, other, ignore=shutil.ignore_patterns("catalog", ".catalog*"))
+    run = sorted((other / "by-id").iterdir())[0]
+    counters = run / "counters.csv"
+    counters.write_bytes(counters.read_bytes()[:40])        # cut short
+    to = tmp_path / "rec"
+    rc = cli_main(["catalog", "record", "small", "--runs", str(other),
+                   "--to", str(to)])
+    err = capsys.readouterr().err
+    assert rc == 1, err
+    assert "skipped 1 points that are not done" in err
+    assert "small point" in err
+    pts = Catalog(to).points("small", "paper")
+    assert sorted(pts["status"]) == ["damaged", "done"]
+    assert len(Catalog(to).table("runs")) == 1
+    host = [c for c in _text_cells(to)
+            if str(tmp_path) in c[2] or str(ROOT) in c[2]
+            or (c[2].startswith("/") and c[1] != "workload_program")]
+    assert host == []
+    assert any("<runs>" in c[2] for c in _text_cells(to)), _text_cells(to)
 
 
 def _pts(rows):

@@ -383,3 +383,39 @@ def test_only_refuses_what_selects_nothing_before_anything_runs(exps, tmp_path,
     p = subprocess.run(cli, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and words in p.stderr, p.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_a_sweep_builds_only_the_kernels_its_selected_points_use(exps, tmp_path,
+                                                                 monkeypatch):
+    """--only kernels=c8 builds c8, never vanilla (every executor runs the
+    points plan() built); the points left out get no id unless built."""
+    from colorsim.describe.experiments import load_experiments, select
+    from colorsim.orchestrate import sweep
+    exps()
+    built = []
+    monkeypatch.setattr(sweep, "_build_all",
+                        lambda specs, progress: built.extend(specs))
+    monkeypatch.setattr(sweep, "_built", lambda s: False)     # nothing made yet
+    tasks, records = sweep.plan(select(load_experiments(), "tiny"), False,
+                                tmp_path, progress=lambda *_: None,
+                                only=sweep.parse_only(["kernels=c8"]))
+    assert {s.variant.name for s in built} == {"c8"}
+    pts = records["tiny"]
+    assert sorted(bool(r.get("unbuilt")) for r in pts) == [False] * 4 + [True] * 4
+    assert all(r["kernel"] == "vanilla" for r in pts if r.get("unbuilt"))
+
+
+def test_the_dry_runs_counts_agree(exps, tmp_path):
+    """Per experiment: done + would run + missing + not runnable + left out
+    is every point; the total counts distinct runs, and says how many points
+    they are when experiments share them."""
+    from colorsim.orchestrate.sweep import dry_run, parse_only
+    exps()
+    lines = []
+    c = dry_run("tiny", jobs=1, root=tmp_path / "r", log=lines.append,
+                only=parse_only(["kernels=c8"]))
+    assert (c["done"] + c["run"] + c["unbuilt"] + c["missing"] + c["lacks"]
+            + c["left_out"]) == 8, lines
+    assert c["left_out"] == 4 and c["run"] + c["unbuilt"] == 4, lines
+    assert c["distinct"] == c["points_to_run"] == 4
+    assert lines[-1].startswith("would run 4 distinct runs with 1 job:"), lines

@@ -129,13 +129,15 @@ def check_only(exps, quick: bool, only: dict) -> None:
                 f"{', '.join(sorted(have, key=lambda v: (len(v), v)))}")
 
 
-def plan(exps, quick: bool, root: Path, progress=print, build: bool = True):
+def plan(exps, quick: bool, root: Path, progress=print, build: bool = True,
+         only: dict = None):
     """(tasks by id, {experiment: point records}) for ``exps``.
 
-    Builds every kernel variant the runnable points need (once, here, not
-    in parallel workers) and computes each point's run id.  With ``build``
-    False nothing is built: a point whose builds are missing gets no id
-    (``unbuilt`` in its record).
+    Builds every kernel variant the runnable points ``only`` selects need
+    (once, here, not in parallel workers) and computes each point's run id.
+    A point whose builds are missing and that is not built here (``build``
+    False: a dry run; or left out by ``only``) gets no id (``unbuilt`` in
+    its record).
     """
     from colorsim.run.identity import run_id, short_id
     from colorsim.run.runner import identity
@@ -147,12 +149,14 @@ def plan(exps, quick: bool, root: Path, progress=print, build: bool = True):
             specs[p] = p.spec()
         except ConfigError as e:
             refused[p] = str(e)
-    if specs and build:
-        _build_all(list(specs.values()), progress)
+    only = only or {}
+    wanted = {p: s for p, s in specs.items() if build and selected(p.params(), only)}
+    if wanted:
+        _build_all(list(wanted.values()), progress)
     idents = {}
     for p, s in specs.items():   # gem5's needs $GEM5: without it, refused
-        if not build and not _built(s):
-            continue             # a dry run: no id without the builds
+        if p not in wanted and not _built(s):
+            continue             # not built here: no id without the builds
         try:
             idents[p] = identity(s)
         except ConfigError as e:
@@ -163,7 +167,7 @@ def plan(exps, quick: bool, root: Path, progress=print, build: bool = True):
                "stand_in": p.stand_in}
         if p in refused:
             rec["refused"] = refused[p]
-        elif p.runnable and not build and not _built(specs[p]):
+        elif p.runnable and p not in wanted and not _built(specs[p]):
             rec["unbuilt"] = True
         elif p.runnable:
             s = specs[p]
@@ -297,7 +301,7 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
     check_out_dir(root, option="--runs")     # made now, before any build
     jobs = jobs or os.cpu_count() or 1
     tasks, records = plan(exps, quick, root,
-                          progress=lambda m: print(m, file=sys.stderr))
+                          progress=lambda m: print(m, file=sys.stderr), only=only)
     if timeout_s is not None:
         for t in tasks.values():
             t.params["timeout"] = timeout_s
@@ -472,19 +476,21 @@ def dry_run(names: str, quick: bool = False, jobs: int = None, root=None,
     scale = "quick" if quick else "paper"
     totals = {"done": 0, "run": 0, "unbuilt": 0, "missing": 0, "lacks": 0,
               "left_out": 0}
+    unbuilt_runs = set()        # a run not built yet has no id: its settings
     for e in exps:
         c = {k: 0 for k in totals}
         for r in records[e.name]:
             if r.get("refused"):
                 c["missing"] += 1
-            elif r.get("unbuilt"):
-                c["unbuilt"] += 1
-            elif r["run_id"] is None:
+            elif r["run_id"] is None and not r.get("unbuilt"):
                 c["lacks"] += 1
             elif r["run_id"] in done:
                 c["done"] += 1
             elif not selected(r, only):
                 c["left_out"] += 1
+            elif r.get("unbuilt"):
+                c["unbuilt"] += 1
+                unbuilt_runs.add(json.dumps({**r, "experiment": None}, sort_keys=True))
             else:
                 c["run"] += 1
         log(f"{e.name} ({scale}): {len(records[e.name])} points: {c['done']} done, "
@@ -497,18 +503,21 @@ def dry_run(names: str, quick: bool = False, jobs: int = None, root=None,
             totals[k] += c[k]
     todo = [t for rid, t in tasks.items()
             if rid not in done and selected(t.params, only)]
-    unbuilt = sum(1 for recs in records.values() for r in recs
-                  if r.get("unbuilt") and selected(r, only))
+    distinct = len(todo) + len(unbuilt_runs)
+    points = totals["run"] + totals["unbuilt"]
     measured = [known[cost_class(t.params)] for t in todo
                 if cost_class(t.params) in known]
-    unknown = len(todo) - len(measured) + unbuilt
+    unknown = distinct - len(measured)
     est = sum(measured) / jobs
-    log(f"would run {len(todo) + unbuilt} distinct runs with {jobs} jobs: about "
+    shared = (f" ({points} points: experiments share runs)"
+              if points != distinct else "")
+    log(f"would run {distinct} distinct run{'s' * (distinct != 1)}{shared} with "
+        f"{jobs} job{'s' * (jobs != 1)}: about "
         f"{_hms(est)} for the {len(measured)} of a cost class already run in "
         f"{root}" + (f"; {unknown} of classes never run there (cost unknown)"
                      if unknown else ""))
-    return {**totals, "distinct": len(todo) + unbuilt, "estimate_s": est,
-            "unknown": unknown}
+    return {**totals, "distinct": distinct, "points_to_run": points,
+            "estimate_s": est, "unknown": unknown}
 
 
 def list_experiments(log=print) -> None:

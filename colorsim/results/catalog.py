@@ -158,6 +158,9 @@ def point_rows(root: Path, states: dict) -> tuple:
             if p.get("refused"):        # the runner refused the point
                 status = "missing"
                 reason = f"refused by the runner: {p['refused']}"
+            elif p.get("unbuilt"):      # left out by sweep --only, unbuilt
+                status = "missing"
+                reason = "not run: its builds are not made (left out by --only)"
             elif p.get("run_id"):
                 name = short_id(p["run_id"])
                 status = "missing"
@@ -340,7 +343,7 @@ def rebuild(root=None, notice=None) -> Path:
     if is_recorded(root):
         raise ConfigError(f"{root} holds a recorded catalog, not run directories: "
                           f"it is not rebuilt (add runs to it with 'python3 -m "
-                          f"colorsim catalog record --runs DIR --to {root}')")
+                          f"colorsim catalog record NAME --runs DIR --to {root}')")
     with _Lock(root):
         tables = build_arrow(root, notice)
         new = root / f".catalog.new{os.getpid()}"
@@ -430,8 +433,11 @@ class Catalog:
     def find(self, key: str):
         """One run's catalog row (a recorded run's too) by id prefix, run
         name or path."""
-        df = self.runs(recorded=True)
         key = str(key).rstrip("/")
+        if not key.strip():             # "" and "/" would match every run
+            raise ConfigError("no run named: give a run id (or its first "
+                              "digits), a run name or a run directory")
+        df = self.runs(recorded=True)
         hit = df[(df["run_id"].str.startswith(key)) | (df["run"] == key) |
                  (df["path"] == key)]
         if len(hit) == 0:

@@ -2,7 +2,7 @@
 
 A paper-scale sweep takes from half an hour (Figure 6) to days (Figure 10,
 an hour per point), more than one sitting and more than a scratch machine
-keeps.  ``colorsim catalog record --runs DIR`` copies the catalog rows of
+keeps.  ``colorsim catalog record NAME --runs DIR`` copies the catalog rows of
 DIR's paper-scale points (the ``points`` and ``runs`` tables, each run with
 its full configuration and the suite's commit it was made at) into
 ``recorded/paper/catalog/``, so the README's paper-scale table is generated
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -96,9 +97,36 @@ def summary(points, runs) -> dict:
             "runs_per_commit": dict(sorted(commits.items()))}
 
 
-def record(runs_dir, to=None, notice=None) -> dict:
-    """Add ``runs_dir``'s paper-scale points and their runs to the recorded
-    catalog ``to`` (default recorded/paper); returns its summary."""
+# A host path in a recorded catalog says where one machine kept its runs:
+# meaningless anywhere else, and not the repository's business.
+_HOST_PATH = re.compile(r"(?<![\w.<])/(?:tmp|home|root|work|var|mnt|srv|scratch|"
+                        r"users?|opt|data|private)/[^\s'\",;:)]*")
+
+
+def strip_paths(df, runs_dir: Path):
+    """``df`` with every host path in its text columns made relative: the
+    runs folder as <runs>, the checkout as <repo>, any other as <path>."""
+    df = df.copy()
+    for col in df.columns:
+        if col == "workload_program":       # a path inside the guest's image
+            continue
+        if not (df[col].dtype == object or "str" in str(df[col].dtype)):
+            continue
+        def clean(v):
+            if not isinstance(v, str) or "/" not in v:
+                return v
+            v = v.replace(str(runs_dir), "<runs>").replace(str(ROOT), "<repo>")
+            return _HOST_PATH.sub("<path>", v)
+        df[col] = df[col].map(clean)
+    return df
+
+
+def record(runs_dir, to=None, notice=None, experiments=None) -> dict:
+    """Add ``runs_dir``'s paper-scale points of ``experiments`` (names; None:
+    every experiment it swept) and their verified runs to the recorded
+    catalog ``to`` (default recorded/paper); returns its summary, with
+    ``skipped``: the points of those experiments that are not done (a
+    missing, failed, damaged or unverified run), each with its reason."""
     import pandas as pd
     from colorsim.run.rundir import runs_root
     to = Path(to) if to else PAPER
@@ -112,10 +140,21 @@ def record(runs_dir, to=None, notice=None) -> dict:
     cat = Catalog(runs_dir)
     pts = cat.points()
     new = pts[pts["scale"] == "paper"]
+    if experiments is not None:
+        unknown = sorted(set(experiments) - set(new["experiment"]))
+        if unknown:
+            have = sorted(set(new["experiment"])) or ["none"]
+            raise ConfigError(f"{runs_dir} has no paper-scale points of "
+                              f"{', '.join(unknown)} (it has: {', '.join(have)})")
+        new = new[new["experiment"].isin(experiments)]
     if new.empty:
         raise ConfigError(f"{runs_dir} has no paper-scale sweep points: run "
                           f"'python3 -m colorsim sweep NAME --runs {runs_dir}' "
                           f"first")
+    new = strip_paths(new, runs_dir)
+    skipped = [f"{r.experiment} point {r.point}: {r.status}"
+               + (f" ({r.reason})" if r.reason else "")
+               for r in new.itertuples() if r.status != "done"]
     _recover(to)
     old_pts = old_runs = old_offs = None
     if is_recorded(to):
@@ -127,13 +166,14 @@ def record(runs_dir, to=None, notice=None) -> dict:
                      ignore_index=True).drop_duplicates("run_id")
     done = set(points.loc[points["status"] == "done", "run_id"])
     runs = runs[runs["run_id"].isin(done)].sort_values("run_id").reset_index(drop=True)
+    runs = strip_paths(runs, runs_dir)
     offs = pd.concat([summed_offsets(cat.table("offsets"), done)]
                      + ([old_offs] if old_offs is not None else []), ignore_index=True)
     offs = offs[offs["run_id"].isin(done)].drop_duplicates(OFFSET_KEYS)
     offs = offs.sort_values(OFFSET_KEYS)
     info = summary(points, runs)
     _write(to, {"points": points, "runs": runs, "offsets": offs}, info)
-    return info
+    return dict(info, skipped=skipped)
 
 
 def _recover(to: Path) -> None:
@@ -166,23 +206,43 @@ def _write(to: Path, frames: dict, info: dict) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+SKIPPED_STATUS = 1      # recorded, but some asked-for points are not done
+
+
 def cmd_record(a):
     import sys
+    from colorsim.describe.experiments import load_experiments, select
     to = Path(a.to) if a.to else PAPER
-    info = record(a.runs, to, notice=lambda m: print(m, file=sys.stderr))
+    exps = load_experiments(check_points=False)
+    names = (None if "all" in a.experiments else      # every one DIR swept
+             sorted({e.name for n in a.experiments for e in select(exps, n)}))
+    info = record(a.runs, to, notice=lambda m: print(m, file=sys.stderr),
+                  experiments=names)
     print(f"record: {info['runs']} runs in {to / CATALOG}")
     for name, e in info["experiments"].items():
         print(f"  {name:14} {e['done']:4} of {e['points']} points done")
     for c, n in info["runs_per_commit"].items():
         print(f"  {n:4} runs made at {c}")
+    if info["skipped"]:
+        print(f"record: skipped {len(info['skipped'])} points that are not "
+              f"done (recorded as not done, without runs):", file=sys.stderr)
+        for line in info["skipped"]:
+            print(f"  {line}", file=sys.stderr)
+        return SKIPPED_STATUS
+    return 0
 
 
 def add_parser(csub):
     """``catalog record``, beside ``catalog rebuild`` (catalog.add_parsers)."""
     from colorsim.argtypes import directory
     rec = csub.add_parser("record", help="add a runs folder's paper-scale "
-                          "points and runs to the recorded catalog in the "
-                          "repository (recorded/paper)")
+                          "points and verified runs of the named experiments "
+                          "to the recorded catalog in the repository "
+                          "(recorded/paper); exit status 1 when some of their "
+                          "points are not done")
+    rec.add_argument("experiments", nargs="+", metavar="NAME",
+                     help="experiments to record (configs/experiments.toml), "
+                          "or all")
     rec.add_argument("--runs", type=directory, default=None,
                      help="runs folder whose paper-scale sweeps to record "
                           "(default runs/)")

@@ -58,6 +58,19 @@ SPEC_FILE = "gem5_spec.json"
 OUTDIR = "gem5"                      # gem5's --outdir inside the run dir
 CHECKPOINT_ROOT = BUILD / "gem5-checkpoints"
 CONSOLE_LOG = "console.log"
+# scripts/build-gem5.sh's cache: current-gem5 names its last good build
+GEM5_CACHE_ENV = "COLORSIM_GEM5_CACHE"
+
+
+def cached_gem5():
+    """The gem5.fast scripts/build-gem5.sh built last, or None."""
+    cache = Path(os.environ.get(GEM5_CACHE_ENV) or "/var/cache/colorsim")
+    try:
+        name = (cache / "current-gem5").read_text().strip()
+    except OSError:
+        return None
+    path = cache / name / "src" / "build" / "X86C" / "gem5.fast"
+    return path if name and path.is_file() and os.access(path, os.X_OK) else None
 
 
 
@@ -138,18 +151,19 @@ class Gem5Engine:
 
     # -- availability --------------------------------------------------
     def check_available(self) -> Path:
-        """The gem5 binary named by ``$GEM5``.
+        """The gem5 binary named by ``$GEM5``, else the one
+        scripts/build-gem5.sh built last.
 
-        :raises ConfigError: GEM5 is unset or not an executable file.
+        :raises ConfigError: neither is an executable file.
         """
-        value = os.environ.get(GEM5_ENV, "")
-        how = (f"set {GEM5_ENV} to a gem5 {GEM5_VERSION} X86 binary, e.g. "
-               f"export {GEM5_ENV}=/path/to/gem5/build/X86/gem5.opt "
-               f"(gem5.fast works too); --dry-run shows the command "
-               f"without gem5")
+        value = os.environ.get(GEM5_ENV, "") or str(cached_gem5() or "")
+        how = (f"build it with GEM5_SRC=<your gem5 source> bash "
+               f"scripts/build-gem5.sh (about 45 minutes), or set {GEM5_ENV} "
+               f"to a gem5 {GEM5_VERSION} X86 binary (gem5.opt or gem5.fast); "
+               f"--dry-run shows the command without gem5")
         if not value:
             raise ConfigError(f"gem5 is missing: the {GEM5_ENV} environment "
-                              f"variable is not set; {how}")
+                              f"variable is not set and no build is cached; {how}")
         path = Path(value).expanduser()
         if not path.is_file() or not os.access(path, os.X_OK):
             raise ConfigError(f"gem5 is missing: {GEM5_ENV}={value} is not "
@@ -181,8 +195,9 @@ class Gem5Engine:
         return h.hexdigest()
 
     def binary(self) -> str:
-        """``$GEM5`` if set, else the placeholder ``$GEM5`` (dry runs)."""
-        return os.environ.get(GEM5_ENV) or PLACEHOLDER
+        """``$GEM5`` if set, else the cached build, else the placeholder
+        ``$GEM5`` (dry runs)."""
+        return os.environ.get(GEM5_ENV) or str(cached_gem5() or PLACEHOLDER)
 
     # -- inputs --------------------------------------------------------
     def lapic_hz(self, spec) -> int:
