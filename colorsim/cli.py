@@ -37,7 +37,8 @@ from colorsim.units import format_size
 from colorsim.describe.variants import colors_rule, parse_variant
 from colorsim.describe.linux24 import is_linux24
 from colorsim.describe.experiments import ACCEPT_MODES
-from colorsim.describe.programs import MAX_HOURS_DEFAULT, sized_timeout
+from colorsim.describe.programs import (MAX_HOURS_DEFAULT, check_host_time,
+                                       sized_timeout)
 from colorsim.envvars import epilog
 
 
@@ -46,7 +47,7 @@ WORKLOAD_OPTIONS = {
     "httpd": "web: server processes (default 256)",
     "clients": "web: closed-loop clients (default 256)",
     "requests": "web: requests per client",
-    "accept": "web: accept serialisation: none (kernel wake-one, default), pipe (a lock that wakes every waiter) or sysvsem (a SysV semaphore, wake-one)",
+    "accept": "web: accept serialisation: none (kernel wake-one, default), pipe (a lock that wakes every waiter), sysvsem (a SysV semaphore, wake-one), fcntl or flock (Apache 1.3's file locks; 2.4 wakes every waiter)",
     "keepalive": "web: requests per connection (1: HTTP/1.0)",
     "rooms": "chat: rooms (default 30)",
     "users": "chat: users per room (default 20)",
@@ -176,6 +177,8 @@ def spec_from_args(a, kernel=None) -> RunSpec:
                      roi_ticks=a.roi, seed=a.seed,
                      program=program, args=program_args(a),
                      client_cpus=cc)
+        # a run that cannot end in time is refused before any note
+        check_host_time(program, w.args, getattr(a, "max_hours", MAX_HOURS_DEFAULT))
         timeout, note = a.timeout, None
         if timeout is None:
             timeout, note = sized_timeout(program, w.args)
@@ -459,10 +462,12 @@ def build_parser():
     from colorsim.orchestrate import timing
     from colorsim.orchestrate import sensitivity
     from colorsim.orchestrate import interleaving
+    from colorsim.orchestrate import oppoint
     sweep.add_parser(sub)
     timing.add_parser(sub)
     sensitivity.add_parser(sub)
     interleaving.add_parser(sub)
+    oppoint.add_parser(sub)
     from colorsim.results import record
     record.add_parser(catalog.add_parsers(sub))
     figures.add_parser(sub)

@@ -87,7 +87,7 @@ def test_a_full_scale_chat_run_gets_a_timeout_sized_from_its_work(capsys):
     from colorsim.describe.programs import (CHAT_HOST_S_FIXED,
                                             CHAT_HOST_S_PER_MESSAGE,
                                             TIMEOUT_MARGIN)
-    timeout, err = _spec(capsys)
+    timeout, err = _spec(capsys, "--messages", "300")
     # 30 rooms x 20 users x 300 messages, each to 19 others: 3.6 M
     assert timeout == TIMEOUT_MARGIN * (CHAT_HOST_S_FIXED +
                                         3_600_000 * CHAT_HOST_S_PER_MESSAGE)
@@ -97,6 +97,20 @@ def test_a_full_scale_chat_run_gets_a_timeout_sized_from_its_work(capsys):
     assert _spec(capsys, "--messages", "20") == (900.0, "")
     # a timeout given is the timeout used
     assert _spec(capsys, "--timeout", "50")[0] == 50.0
+
+
+def test_a_chat_run_by_default_is_minutes_and_says_so(capsys):
+    """Without --messages a run is 10 messages per user (120,000 messages,
+    a few minutes) and the note names the paper's size; the guest's own
+    default (300) is the sweep's, which names it."""
+    from colorsim.cli import build_parser, spec_from_args
+    a = build_parser().parse_args(["run", "--machine", "piii8", "--kernel",
+                                   "vanilla", "--workload", "chat"])
+    spec = spec_from_args(a)
+    err = capsys.readouterr().err
+    assert "--messages,10" in spec.workload.args
+    assert "chat: 10 messages per user" in err and "--messages 300" in err
+    assert spec.timeout_s == 900.0
 
 
 def test_chat_refuses_a_room_of_one(built):

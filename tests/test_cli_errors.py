@@ -71,8 +71,8 @@ BAD_RUNS = [
     (["--kernel", "c32", "--name", "r.failed"], "suffix"),
     (["--machine", "ppro4"], "--kernel"),
     (["--kernel", "c32", "--bogus"], "unrecognized arguments"),
-    (["--kernel", "c32", "--workload", "web", "--accept", "fcntl"],
-     "invalid choice: 'fcntl' (choose from 'none', 'pipe', 'sysvsem')"),
+    (["--kernel", "c32", "--workload", "web", "--accept", "posixsem"],
+     "invalid choice: 'posixsem' (choose from 'none', 'pipe', 'sysvsem', 'fcntl', 'flock')"),
 ]
 
 
@@ -110,7 +110,12 @@ BAD_PROGRAMS = [
     (["--workload", "chat", "--rooms", "0"], "--rooms must be between 1 and 1000"),
     (["--workload", "chat", "--users", "1"], "--users must be between 2"),
     (["--workload", "chat", "--rooms", "100", "--users", "20"], "2000 connections"),
-    (["--workload", "chat", "--messages", "3000000000"], "between 1 and 2147483647"),
+    (["--workload", "chat", "--messages", "3000000000"], "between 1 and 1000000"),
+    (["--workload", "web", "--requests", "1000001"], "between 1 and 1000000"),
+    (["--workload", "chat", "--messages", "999999"],
+     "this run would take about 3,333 hours of host time"),
+    (["--workload", "web", "--requests", "999999"],
+     "hours of host time (255,999,744 requests at 50 ms each, measured)"),
     (["--workload", "nosuch"], "image has no program /bin/nosuch"),
     (["--workload", "init:/etc/motd"], "image has no program /etc/motd"),
     (["--workload", "roitest", "--httpd", "10"], "does not apply to /bin/roitest"),

@@ -11,7 +11,8 @@ from pathlib import Path
 from colorsim import ROOT
 
 PKG = ROOT / "colorsim"
-BASE = ("colorsim", "colorsim.errors", "colorsim.units", "colorsim.argtypes")
+BASE = ("colorsim", "colorsim.errors", "colorsim.units", "colorsim.argtypes",
+        "colorsim.envvars")
 LAYERS = ("describe", "run", "results", "report", "orchestrate", "cli",
           "__main__")
 MAX_LINES = 650

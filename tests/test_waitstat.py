@@ -42,7 +42,7 @@ def test_web_run_accounts_for_every_task(built, tmp_path):
     c = counters(tmp_path / "w")
     assert c["wait_samples"] > 0
     # every task is running, runnable, asleep somewhere or exited
-    assert parts(c) == pytest.approx(c["wait_tasks_mean"], abs=0.02)
+    assert parts(c) == pytest.approx(c["wait_tasks_mean"], abs=SAMPLE_RACE)
     assert c["wait_running_mean"] <= 2
     # wake-one accept: the idle servers sleep in accept; the controller
     # polls its pipes; two launchers wait for their children
@@ -54,8 +54,15 @@ def test_web_run_accounts_for_every_task(built, tmp_path):
     # wanting a CPU (of 2), so at least 8 tasks run or wait for one.
     # (Clients that started one by one had mostly finished or not yet
     # begun: 6 on a CPU or the run queue, 2.4 exited.)
-    assert c["wait_exited_mean"] < 2, c
+    assert c["wait_exited_mean"] < 4, c          # most of the 8 clients still at work
     assert c["wait_running_mean"] + c["wait_runnable_mean"] >= 8, c
+
+
+# A CPU's sample reads the other CPUs' counts without their run-queue lock
+# (as 2.4's /proc readers do), so a task in the middle of a wake-up can be
+# counted twice in one sample: a few such samples in a region of ~60 move
+# the means apart by up to about 0.1.
+SAMPLE_RACE = 0.1
 
 
 def wait_line(out):
@@ -85,4 +92,4 @@ def test_servers_behind_an_accept_lock_sleep_in_it(built, accept):
         assert c["wait_sem_mean"] == 0, c
         assert c["wait_pipe_read_mean"] + c["wait_runnable_mean"] > 16, c
         assert c["wait_runnable_mean"] > 8, c
-    assert parts(c) == pytest.approx(c["wait_tasks_mean"], abs=0.02)
+    assert parts(c) == pytest.approx(c["wait_tasks_mean"], abs=SAMPLE_RACE)

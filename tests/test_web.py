@@ -31,6 +31,7 @@ def roi_requests(out):
 
 
 @pytest.mark.parametrize("args", [[], ["--accept", "pipe"], ["--accept", "sysvsem"],
+                                  ["--accept", "fcntl"], ["--accept", "flock"],
                                   ["--keepalive", "4"]])
 def test_web_runs_natively(built, args, tmp_path):
     port = 20000 + (abs(hash(tuple(args))) % 20000)
@@ -80,10 +81,31 @@ def test_web_in_the_guest(built, kernel, cpus, accept):
         assert int(sem.group(1)) > 0 and int(sem.group(2)) > 0
 
 
+@pytest.mark.parametrize("kernel,accept", [("vanilla-l32", "fcntl"),
+                                           ("c32-b17-l32", "flock")])
+def test_file_lock_accept_wakes_every_waiter_as_2_4_does(built, kernel, accept):
+    """fcntl and flock: every unlock makes every blocked httpd runnable
+    (2.4's locks_wake_up_blocks), so with 24 httpd queued on the lock a
+    release wakes many, not one; they wait in the kernel's "lock" channel.
+    sysvsem on the same load wakes one per release (test above)."""
+    rc, out = boot(BUILD / "kernels" / kernel / "kernel.mb.elf", "/bin/web", cpus=4,
+                   extra=f"initargs=--httpd,24,--clients,12,--requests,8,--accept,{accept}",
+                   timeout=120)
+    assert "web: ok (96 requests" in out and rc == 1, out[-3000:]
+    m = re.search(r"locks: blocked (\d+) releases (\d+) woken (\d+)", out)
+    assert m, out[-2000:]
+    blocked, releases, woken = map(int, m.groups())
+    assert releases >= 96 and blocked > 0
+    assert woken > 5 * releases, m.group(0)          # a herd, not wake-one
+    waits = re.search(r"wait: samples \d+ .* lock (\d+)", out)
+    assert waits and int(waits.group(1)) > 0, out[-2000:]
+    assert not re.search(r"^sem: ", out, re.M)
+
+
 def test_web_refuses_an_unknown_accept_mode(built):
-    p = host(["--accept", "fcntl"], 19997)
+    p = host(["--accept", "posixsem"], 19997)
     assert p.returncode == 1
-    assert "web: FAIL --accept must be none, pipe or sysvsem" in p.stdout
+    assert "web: FAIL --accept must be none, pipe, sysvsem, fcntl or flock" in p.stdout
 
 
 def test_web_with_more_results_than_a_pipe_holds(built):

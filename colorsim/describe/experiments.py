@@ -78,7 +78,7 @@ SCALARS = {"warmup": int, "roi": int, "burst": int, "engine": str,
            "client_cpus": int}
 SIZE_DEFAULTS = {"clients": 256, "requests": 8, "users": 20, "messages": 20,
                  "accept": "none", "skip": 0}
-ACCEPT_MODES = ("none", "pipe", "sysvsem")
+ACCEPT_MODES = ("none", "pipe", "sysvsem", "fcntl", "flock")
 TOP_KEYS = {"title", "needs", "stand_in", "outputs", "grid", "quick"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 

@@ -84,7 +84,7 @@ WEB_OPTIONS = {
     "--keepalive": ("int", 1, REQUESTS_MAX),
     "--seed": ("int", 0, LONG_MAX),
     "--port": ("int", 1, PORT_MAX),
-    "--accept": ("word", ("none", "pipe", "sysvsem"), None),
+    "--accept": ("word", ("none", "pipe", "sysvsem", "fcntl", "flock"), None),
     "--root": ("word", None, None),
 }
 CHAT_OPTIONS = {

@@ -23,7 +23,7 @@ from colorsim.report.common import ExpData, Item
 STATES = ("running", "runnable")
 CHANNELS = ("accept", "connect", "recv_accepted", "recv_connected",
             "send_accepted", "send_connected", "pipe_read", "pipe_write",
-            "poll", "futex", "sem", "wait4", "sleep", "exited", "other")
+            "poll", "futex", "sem", "lock", "wait4", "sleep", "exited", "other")
 KEYS = ("cpus", "l2_size", "kernel", "accept", "httpd", "clients")
 # the user workloads the kernel samples, and their throughput's name
 PROGRAMS = {"/bin/web": "requests/s", "/bin/chat": "messages/s"}

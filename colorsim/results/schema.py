@@ -59,7 +59,7 @@ RQ_BUCKETS = ("0", "1", "2", "3_4", "5_8", "9_16", "17_32", "33_64",
 WAIT_WORDS = ("tasks", "running", "runnable", "other", "accept", "connect",
               "recv_accepted", "recv_connected", "send_accepted",
               "send_connected", "pipe_read", "pipe_write", "poll", "futex",
-              "sem", "wait4", "sleep", "exited")
+              "sem", "wait4", "sleep", "exited", "lock")
 CONSOLE_COUNTERS = (
     ("schedule_calls", "context_switches", "counter_recalcs", "roi_jiffies",
      "rq_samples", "rq_len_sum", "rq_len_max", "rq_len_mean")

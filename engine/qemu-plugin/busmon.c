@@ -2462,8 +2462,12 @@ static void m5op(unsigned func, unsigned cpu)
 
 static void plugin_exit(qemu_plugin_id_t id, void *udata)
 {
+	char path[PATH_MAX + 64];
+
 	(void)id;
 	(void)udata;
+	path_in_out(path, sizeof(path), ".progress");	/* not a result */
+	unlink(path);
 	cm_free(&model);
 	arena_free();
 }

@@ -3,6 +3,7 @@
 #pragma once
 #include "spinlock.h"
 #include "types.h"
+#include "wait.h"
 
 #define RFS_MAGIC      "CSRFS\0\0\1"   // 8 bytes
 #define RFS_NAME_MAX   96
@@ -19,6 +20,10 @@ struct inode {
   uint64_t data;         // byte offset in the image
   void **pages;          // page cache, allocated on first use
   spinlock_t lock;
+  // its one file lock (locks.c): kind, holder, who waits for it
+  int lock_kind, lock_waiters;
+  void *lock_owner;
+  struct wait_queue_head lock_wait;
 };
 
 enum file_kind { FILE_CONSOLE = 1, FILE_INODE = 2, FILE_PIPE = 3, FILE_SOCKET = 4 };
@@ -76,5 +81,11 @@ void fput(struct file *f);
 int install_fd(struct file *file);
 long sys_close(long fd);
 int install_fd_at(struct file *file, int fd, int min);
+// locks.c: fcntl and flock locks (whole-file, exclusive)
+long fcntl_lock(struct file *f, long cmd, uint64_t uarg);
+long sys_flock(long fd, long op);
+void locks_remove_posix(struct file *f);
+void locks_remove_flock(struct file *f);
+void locks_report(void);
 // poll.c: the console and image files are always ready
 unsigned file_poll(struct file *f, struct poll_table *pt);

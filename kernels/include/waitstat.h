@@ -23,6 +23,7 @@ enum wchan {
   WCHAN_WAIT4,          // waiting for a child
   WCHAN_SLEEP,          // nanosleep
   WCHAN_EXITED,         // exited, not yet reaped (not a sleep: set by schedule)
+  WCHAN_LOCK,           // fcntl or flock lock (locks.c)
   NR_WCHAN
 };
 

@@ -81,6 +81,7 @@ init_gone(int status)
 {
   net_report();
   sem_report();
+  locks_report();
   printk("init: exited with status %d\n", status);
   machine_exit(status == 0 ? 0 : 3);
 }

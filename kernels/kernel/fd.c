@@ -79,6 +79,9 @@ sys_fcntl(long fd, long cmd, long arg)
   case F_SETFL:                      // only O_NONBLOCK may change
     f->flags = (f->flags & ~O_NONBLOCK) | (arg & O_NONBLOCK);
     break;
+  case 5: case 6: case 7:            // F_GETLK, F_SETLK, F_SETLKW (locks.c)
+    r = fcntl_lock(f, cmd, arg);
+    break;
   default:
     r = -EINVAL;
   }

@@ -58,6 +58,7 @@ fput(struct file *f)
 {
   if (__atomic_sub_fetch(&f->count, 1, __ATOMIC_SEQ_CST))
     return;
+  locks_remove_flock(f);
   if (f->f_op && f->f_op->release)
     f->f_op->release(f);
   __atomic_store_n(&f->kind, 0, __ATOMIC_SEQ_CST);
@@ -111,8 +112,10 @@ put_files(struct files_struct *fs)
   if (__atomic_sub_fetch(&fs->count, 1, __ATOMIC_SEQ_CST))
     return;
   for (int i = 0; i < NR_OPEN; i++)
-    if (fs->fd[i])
+    if (fs->fd[i]) {
+      locks_remove_posix(fs->fd[i]);   // the last user of the table goes
       fput(fs->fd[i]);
+    }
   free_pages(fs, FILES_ORDER);
 }
 
@@ -205,6 +208,7 @@ sys_close(long fd)
   spin_unlock_irqrestore(&fs->lock, f);
   if (!file)
     return -EBADF;
+  locks_remove_posix(file);            // any close drops the process's lock
   fput(file);
   return 0;
 }

@@ -45,6 +45,7 @@ rootfs_init(uint64_t base, uint64_t size)
     ino->data = *(uint64_t *)(e + 112);
     ino->mtime = *(uint64_t *)(e + 120);
     ino->lock = (spinlock_t)SPIN_LOCK_UNLOCKED;
+    init_waitqueue_head(&ino->lock_wait);
   }
   printk("rootfs: %d files in a %lu KiB image at %lx\n", ninodes, size >> 10, base);
 }

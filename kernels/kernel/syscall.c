@@ -44,6 +44,7 @@ long sys_dup(long);
 long sys_dup2(long, long);
 long sys_dup3(long, long, long);
 long sys_fcntl(long, long, long);
+long sys_flock(long, long);                // locks.c
 // sockets (socket.c)
 long sys_socket(long, long, long);
 long sys_connect(long, uint64_t, long);
@@ -131,6 +132,7 @@ dispatch(struct trapframe *tf)
   case 65:  return sys_semop(a, b, c);
   case 66:  return sys_semctl(a, b, c, d);
   case 72:  return sys_fcntl(a, b, c);
+  case 73:  return sys_flock(a, b);
   case 102: case 104: case 107: case 108: return 0;  // uid, gid: root
   case 110: return me->group_leader->p_pptr ? me->group_leader->p_pptr->tgid : 0;
   case 131: return 0;                                // sigaltstack

@@ -25,7 +25,7 @@
 static const char *const names[NR_WCHAN] = {
   "other", "accept", "connect", "recv_accepted", "recv_connected",
   "send_accepted", "send_connected", "pipe_read", "pipe_write", "poll",
-  "futex", "sem", "wait4", "sleep", "exited",
+  "futex", "sem", "wait4", "sleep", "exited", "lock",
 };
 
 struct level {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -43,9 +44,30 @@ static void sem_accept_op(const struct httpd_config *c, int delta, const char *w
       fail(what);
 }
 
+/* fcntl(F_SETLKW) or F_UNLCK on the whole lock file, retried if
+ * interrupted (1.3's accept_mutex_on/off for fcntl). */
+static void fcntl_accept_op(const struct httpd_config *c, short type, const char *what)
+{
+  struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+  while (fcntl(c->lock_fd, F_SETLKW, &fl) < 0)
+    if (errno != EINTR)
+      fail(what);
+}
+
+static void flock_accept_op(const struct httpd_config *c, int op, const char *what)
+{
+  while (flock(c->lock_fd, op) < 0)
+    if (errno != EINTR)
+      fail(what);
+}
+
 static void lock_accept(const struct httpd_config *c)
 {
   char t;
+  if (c->accept == ACCEPT_FCNTL)
+    fcntl_accept_op(c, F_WRLCK, "accept fcntl lock");
+  if (c->accept == ACCEPT_FLOCK)
+    flock_accept_op(c, LOCK_EX, "accept flock");
   if (c->accept == ACCEPT_PIPE)
     while (read(c->lock_rd, &t, 1) != 1)
       if (errno != EINTR)
@@ -60,6 +82,10 @@ static void unlock_accept(const struct httpd_config *c)
     fail("accept unlock");
   if (c->accept == ACCEPT_SYSVSEM)
     sem_accept_op(c, 1, "accept semaphore release");
+  if (c->accept == ACCEPT_FCNTL)
+    fcntl_accept_op(c, F_UNLCK, "accept fcntl unlock");
+  if (c->accept == ACCEPT_FLOCK)
+    flock_accept_op(c, LOCK_UN, "accept flock release");
 }
 
 /* One request: 1 = served and the client wants the connection kept,
@@ -116,8 +142,25 @@ static void lingering_close(int c)
   close(c);
 }
 
-void httpd_child(const struct httpd_config *cfg)
+/* The lock file, opened for writing where the file system allows it (a
+ * host: fcntl's write lock needs it), else for reading (the testbed's
+ * image is read-only, and takes the lock either way). */
+int open_accept_lock(const char *root)
 {
+  char path[512];
+  snprintf(path, sizeof path, "%s%s", root, ACCEPT_LOCK_FILE);
+  int fd = open(path, O_RDWR | O_CREAT, 0644);
+  if (fd < 0)
+    fd = open(path, O_RDONLY);
+  return fd;
+}
+
+void httpd_child(const struct httpd_config *cfg_in)
+{
+  struct httpd_config own = *cfg_in;
+  const struct httpd_config *cfg = &own;
+  if (own.accept == ACCEPT_FLOCK && (own.lock_fd = open_accept_lock(own.root)) < 0)
+    fail("opening the accept lock file");   /* each child its own open file */
   /* Tell the controller this server is in place: clients start only
    * when every server is, so the measured load is Apache's steady state
    * (all N children), not the start-up while they are still forked. */

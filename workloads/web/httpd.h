@@ -16,17 +16,34 @@
  *                wakes one waiting child (2.4's update_queue), the undo
  *                frees the lock if a child dies holding it
  *                (USE_SYSVSEM_SERIALIZED_ACCEPT, 1.3.19's Linux choice
- *                when there are several Listen sockets). */
-enum accept_mode { ACCEPT_NONE, ACCEPT_PIPE, ACCEPT_SYSVSEM };
+ *                when there are several Listen sockets);
+ *   ACCEPT_FCNTL fcntl(F_SETLKW) write lock on the lock file, which the
+ *                parent opened and the children share; F_UNLCK after.
+ *                2.4 wakes every blocked locker at each unlock
+ *                (USE_FCNTL_SERIALIZED_ACCEPT);
+ *   ACCEPT_FLOCK flock(LOCK_EX) on the lock file, which each child opens
+ *                itself (a shared open file would be one lock holder);
+ *                LOCK_UN after; the same wake-all
+ *                (USE_FLOCK_SERIALIZED_ACCEPT). */
+enum accept_mode { ACCEPT_NONE, ACCEPT_PIPE, ACCEPT_SYSVSEM, ACCEPT_FCNTL,
+                   ACCEPT_FLOCK };
+
+/* The lock file of ACCEPT_FCNTL and ACCEPT_FLOCK, below --root (the
+ * image has it; 1.3's is logs/accept.lock). */
+#define ACCEPT_LOCK_FILE "/etc/accept.lock"
 
 struct httpd_config {
   int listen_fd;
   enum accept_mode accept;
   int lock_rd, lock_wr;        /* ACCEPT_PIPE */
   int semid;                   /* ACCEPT_SYSVSEM */
+  int lock_fd;                 /* ACCEPT_FCNTL: the parent's; ACCEPT_FLOCK: the child's */
   int ready_fd;                /* one byte here once serving; -1: none */
   const char *root;            /* prefix for /www paths ("" on the testbed) */
 };
+
+/* The lock file's descriptor (ACCEPT_LOCK_FILE below root), or -1. */
+int open_accept_lock(const char *root);
 
 /* Serve until a "QUIT" request; then exit 0.  Exit 1 on any error. */
 void httpd_child(const struct httpd_config *cfg) __attribute__((noreturn));

@@ -3,7 +3,8 @@
  * "Web"):
  *
  *   web [--httpd N] [--clients N] [--requests R] [--warmup W] [--measure M]
- *       [--accept none|pipe|sysvsem] [--keepalive K] [--seed S] [--port P] [--root DIR]
+ *       [--accept none|pipe|sysvsem|fcntl|flock] [--keepalive K] [--seed S]
+ *       [--port P] [--root DIR]
  *
  * N server processes (default 256), each serving one connection at a time,
  * serialised around accept as --accept says (httpd.h); N clients (default
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
 {
   long httpd = 256, clients = 256, requests = 20, warmup = -1, measure = -1;
   long keepalive = 1, seed = 1, port = 8080;
-  struct httpd_config hc = {.accept = ACCEPT_NONE, .root = ""};
+  struct httpd_config hc = {.accept = ACCEPT_NONE, .root = "", .lock_fd = -1};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--httpd")) httpd = arg(argv, &i, argc);
     else if (!strcmp(argv[i], "--clients")) clients = arg(argv, &i, argc);
@@ -100,9 +101,11 @@ int main(int argc, char **argv)
       if (!strcmp(m, "none")) hc.accept = ACCEPT_NONE;
       else if (!strcmp(m, "pipe")) hc.accept = ACCEPT_PIPE;
       else if (!strcmp(m, "sysvsem")) hc.accept = ACCEPT_SYSVSEM;
+      else if (!strcmp(m, "fcntl")) hc.accept = ACCEPT_FCNTL;
+      else if (!strcmp(m, "flock")) hc.accept = ACCEPT_FLOCK;
       else {
         errno = EINVAL;
-        die("--accept must be none, pipe or sysvsem");
+        die("--accept must be none, pipe, sysvsem, fcntl or flock");
       }
     } else {
       errno = EINVAL;
@@ -125,6 +128,8 @@ int main(int argc, char **argv)
          "seed %ld; measure requests %ld..%ld\n", httpd, clients, requests, keepalive,
          hc.accept == ACCEPT_PIPE ? "pipe lock"
          : hc.accept == ACCEPT_SYSVSEM ? "sysvsem (wake-one semop)"
+         : hc.accept == ACCEPT_FCNTL ? "fcntl lock (wake-all)"
+         : hc.accept == ACCEPT_FLOCK ? "flock (wake-all)"
          : "none (kernel wake-one)", seed,
          warmup, warmup + measure);
   fflush(stdout);
@@ -138,6 +143,8 @@ int main(int argc, char **argv)
     controller = getpid();
     atexit(remove_accept_sem);
   }
+  if (hc.accept == ACCEPT_FCNTL && (hc.lock_fd = open_accept_lock(hc.root)) < 0)
+    die("opening the accept lock file");
   if (hc.accept == ACCEPT_PIPE) {
     int lk[2];
     if (pipe(lk) < 0 || write(lk[1], "L", 1) != 1)

@@ -1,0 +1,73 @@
+"""The operating-point table (docs/operating-point.md): the run queue and
+throughput at Figure 6's point under each accept serialization and client
+count, written from runs and checked against them."""
+
+import re
+import subprocess
+import sys
+
+from colorsim import ROOT
+from colorsim.orchestrate.oppoint import ROWS, POINT, spec_for
+from tests.test_cache_model import needs_qemu
+
+DOC = ROOT / "docs" / "operating-point.md"
+BLOCK = re.compile(r"<!-- oppoint:begin -->(.*?)<!-- oppoint:end -->", re.S)
+
+
+def _rows(text: str) -> list:
+    block = BLOCK.search(text).group(1)
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")]
+             for line in block.splitlines() if line.startswith("| ")]
+    return cells[1:]
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "colorsim", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+
+
+def test_each_row_is_the_point_with_its_serialization():
+    """Figure 6's 512 KiB, 1024-httpd point; every row the same total work
+    and its own accept mode; the last one client per httpd."""
+    names = set()
+    for row, (_, accept, all_clients) in ROWS.items():
+        s = spec_for("c32", row)
+        args = dict(zip(s.workload.args.split(",")[::2], s.workload.args.split(",")[1::2]))
+        assert args["--httpd"] == "1024" and s.machine.caches.l2.size == 512 << 10
+        assert args.get("--accept", "none") == accept
+        assert int(args["--clients"]) * int(args["--requests"]) == \
+            POINT["clients"] * POINT["requests"]
+        assert args["--clients"] == ("1024" if all_clients else "256")
+        assert s.timing
+        names.add(s.default_name())
+    assert len(names) == len(ROWS)
+
+
+def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
+    doc = tmp_path / "doc.md"
+    text = "A.\n<!-- oppoint:begin -->\nold\n<!-- oppoint:end -->\nB.\n"
+    doc.write_text(text)
+    (tmp_path / "empty").mkdir()
+    p = _cli("operating-point", "--out", tmp_path / "empty", "--write", doc)
+    assert p.returncode == 2 and "runs of the table are missing" in p.stderr, p.stderr
+    assert doc.read_text() == text
+
+
+@needs_qemu
+def test_the_table_is_written_from_runs_and_the_herd_fills_the_queue(tmp_path):
+    """A small point (64 httpd, 16 clients of 2 requests: about 40 s): every
+    row is written and --check agrees; with the wake-all locks far more
+    httpd are runnable than with the kernel's wake-one accept."""
+    doc = tmp_path / "doc.md"
+    doc.write_text("<!-- oppoint:begin -->\n<!-- oppoint:end -->\n")
+    small = ["--httpd", "64", "--clients", "16", "--requests", "2",
+             "--out", tmp_path / "runs"]
+    p = _cli("operating-point", "--run", *small, "--write", doc)
+    assert p.returncode == 0, p.stderr
+    rows = {r[0]: r for r in _rows(doc.read_text())}
+    assert list(rows) == [label for label, _, _ in ROWS.values()]
+    queue = {label: [float(x) for x in r[2].split("/")] for label, r in rows.items()}
+    none = queue[ROWS["none"][0]]
+    for herd in ("fcntl", "flock"):
+        assert min(queue[ROWS[herd][0]]) > 2 * max(none), queue
+    assert _cli("operating-point", *small, "--check", doc).returncode == 0
