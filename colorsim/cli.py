@@ -210,7 +210,13 @@ def cmd_build(a):
     if a.l2 is not None:
         machine = machine.with_l2(a.l2)
     ids = [parse_variant(k, machine).build_id for k in a.kernel]
-    ensure_built(ids)
+    ensure_built(ids, image=bool(a.resources))
+    if a.resources:
+        from colorsim.run.engines.gem5resources import write_resources
+        entries = write_resources(a.resources, ids)
+        print(f"build: {len(entries)} gem5 resources in {a.resources} "
+              f"(GEM5_RESOURCE_JSON={a.resources} lets gem5's obtain_resource "
+              f"find them)")
 
 
 def cmd_run(a):
@@ -223,9 +229,28 @@ def cmd_run(a):
     runner.preflight(spec, engine_needed=not (a.dry_run and spec.engine == "gem5"),
                      max_hours=a.max_hours, out=out)
     if a.dry_run:
+        if getattr(a, "gem5_dir", None):
+            print(gem5_dir_text(spec, a.gem5_dir))
+            return
         print(dry_run_text(spec, name, out))
         return
     runner.run(spec, name=name, out=out, force=a.force, max_hours=a.max_hours)
+
+
+def gem5_dir_text(spec, folder: Path) -> str:
+    """Write a gem5 run's spec into ``folder`` and say how to run gem5 on it
+    by hand, as gem5 users run stdlib scripts (--dry-run --gem5-dir)."""
+    from colorsim.run.engines import get_engine
+    if spec.engine != "gem5":
+        raise ConfigError("--gem5-dir is for --engine gem5")
+    engine = get_engine("gem5")
+    folder = Path(folder).resolve()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--gem5-dir {folder} is not a folder")
+    engine.write_inputs(spec, folder)
+    return (engine.describe(spec, folder) +
+            f"\nwrote {folder / 'gem5_spec.json'}: run the commands above "
+            f"(with GEM5 set) to run gem5 on it by hand")
 
 
 def dry_run_text(spec, name, out) -> str:
@@ -244,7 +269,9 @@ def dry_run_text(spec, name, out) -> str:
         layout = (json.loads(spec.layout_file.read_text())
                   if spec.layout_file.is_file() else None)
         return engine.describe(spec, partial, layout) + f"\nrun: {note}"
-    return engine.describe(spec, partial) + f"\nrun: {note}"
+    return (engine.describe(spec, partial) + f"\nrun: {note}; the spec is "
+            f"written by the run (--gem5-dir DIR writes one now, to run gem5 "
+            f"by hand)")
 
 
 def check_output(path: Path, suffixes) -> Path:
@@ -414,12 +441,19 @@ def build_parser():
     b.add_argument("--machine", default="ppro4")
     b.add_argument("--l2")
     b.add_argument("--kernel", nargs="+", default=["vanilla", "c32"])
+    b.add_argument("--resources", type=Path, metavar="FILE",
+                   help="also write the built kernels and image as a gem5 "
+                        "resources JSON (GEM5_RESOURCE_JSON=FILE)")
     b.set_defaults(func=cmd_build)
 
     r = sub.add_parser("run", help="one run")
     add_run_options(r)
     r.add_argument("--name", help="run directory name (default: derived)")
     r.add_argument("--dry-run", action="store_true", help="print what would run")
+    r.add_argument("--gem5-dir", type=Path, metavar="DIR",
+                   help="with --dry-run and --engine gem5: write the gem5 spec "
+                        "into DIR and print the commands that run gem5 on it "
+                        "by hand (configs/gem5/run_fs.py)")
     r.set_defaults(func=cmd_run)
 
     p = sub.add_parser("plot", help="a figure of runs (offsets)")

@@ -60,8 +60,12 @@ def test_coloring_buys_work_only_in_modelled_time(crossed):
     assert gain[("gem5", "modelled")] == pytest.approx(247 / 201)
     # our timing model: the same direction as gem5's timing CPUs
     assert gain[("qemu", "modelled")] > 1.1
-    # icount time counts instructions: the same work whatever misses
-    assert abs(gain[("qemu", "icount")] - 1) < 0.05
+    # icount time counts instructions: the same work whatever misses (up to
+    # chance: a region of a few hundred schedule() calls varies by ~1/sqrt(n),
+    # about 7 %, with any change of the kernel's code; the modelled gain is
+    # well beyond it)
+    assert abs(gain[("qemu", "icount")] - 1) < 0.1
+    assert gain[("qemu", "modelled")] - 1 > 2 * abs(gain[("qemu", "icount")] - 1)
 
 
 def test_crosscheck_refuses_what_is_not_a_gem5_run(tmp_path, capsys):

@@ -338,3 +338,77 @@ def test_failed_boot_leaves_no_checkpoint_tmp(tmp_path, monkeypatch):
     with pytest.raises(RunError, match="exited with status 1"):
         eng.run(spec, run_dir, timeout_s=30)
     assert not root.exists() or not any(root.iterdir()), list(root.rglob("*"))
+
+
+def test_dry_run_writes_a_spec_run_fs_reads_on_its_own(tmp_path, capsys):
+    """--dry-run --gem5-dir DIR writes the spec the printed commands name;
+    configs/gem5/run_fs.py reads it by itself (--print-params needs no
+    gem5), as gem5 users run stdlib scripts."""
+    import json
+    import subprocess
+    import sys
+    from colorsim import ROOT
+    from colorsim.cli import main as cli_main
+    d = tmp_path / "by-hand"
+    rc = cli_main(["run", "--engine", "gem5", "--kernel", "c32", "--tasks", "64",
+                   "--dry-run", "--gem5-dir", str(d)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    spec = d / "gem5_spec.json"
+    assert spec.is_file() and f"--spec {spec}" in out
+    p = subprocess.run([sys.executable, str(ROOT / "configs" / "gem5" / "run_fs.py"),
+                        "--spec", str(spec), "--print-params"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    params = json.loads(p.stdout)
+    assert params["processor"]["num_cores"] == 4
+    assert params["caches"]["l2"]["size"] == 512 << 10
+    rc = cli_main(["run", "--kernel", "c32", "--dry-run", "--gem5-dir", str(d)])
+    assert rc == 2 and "--gem5-dir is for --engine gem5" in capsys.readouterr().err
+
+
+def test_build_writes_gem5_resources_for_what_it_built(tmp_path, capsys):
+    """build --resources FILE: gem5-resources entries (category, id, X86,
+    md5sum, file:// url) for the kernels and the image, each md5 the
+    file's own."""
+    import hashlib
+    import json
+    from urllib.parse import urlparse
+    from colorsim.cli import main as cli_main
+    f = tmp_path / "resources.json"
+    assert cli_main(["build", "--kernel", "vanilla", "c32", "--resources", str(f)]) == 0
+    entries = json.loads(f.read_text())
+    assert {e["id"] for e in entries} == {"colorsim-kernel-vanilla-l32",
+                                          "colorsim-kernel-c32-b17-l32",
+                                          "colorsim-rootfs"}
+    for e in entries:
+        assert e["architecture"] == "X86" and e["category"] in ("kernel", "disk-image")
+        path = urlparse(e["url"]).path
+        assert hashlib.md5(open(path, "rb").read()).hexdigest() == e["md5sum"]
+        assert e["gem5_versions"] == ["24.0"] and e["is_zipped"] is False
+
+
+@pytest.mark.requires_gem5
+def test_gem5_finds_the_suites_resources(tmp_path):
+    """gem5's own obtain_resource() reads the list (GEM5_RESOURCE_JSON)."""
+    import os
+    import subprocess
+    from colorsim.cli import main as cli_main
+    f = tmp_path / "resources.json"
+    assert cli_main(["build", "--kernel", "c32", "--resources", str(f)]) == 0
+    script = tmp_path / "find.py"
+    script.write_text(
+        "from gem5.resources.resource import obtain_resource\n"
+        "r = obtain_resource('colorsim-kernel-c32-b17-l32', resource_version='1.0.0')\n"
+        "print('PATH', r.get_local_path())\n")
+    binary = Gem5Engine().check_available()
+    p = subprocess.run([str(binary), "--outdir", str(tmp_path / "m5out"), str(script)],
+                       env={**os.environ, "GEM5_RESOURCE_JSON": str(f)},
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    got = [l.split(" ", 1)[1] for l in p.stdout.splitlines() if l.startswith("PATH ")]
+    assert got, p.stdout[-2000:]
+    from pathlib import Path
+    from colorsim import BUILD
+    kernel = BUILD / "kernels" / "c32-b17-l32" / "kernel.elf"
+    assert Path(got[0]).read_bytes() == kernel.read_bytes()   # fetched or in place

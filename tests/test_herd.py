@@ -135,7 +135,9 @@ def test_the_report_says_where_the_httpd_wait(swept, tmp_path):
     t = wait_table(Catalog(root).runs())
     assert len(t) == 4 and (t["httpd"] == HTTPD).all(), t
     total = t["running"] + t["runnable"] + t["asleep"]
-    assert ((total - t["tasks"]).abs() < 0.01).all(), t
+    # a sample reads other CPUs' counts unlocked, so a task mid-wake-up can
+    # be counted twice in one of the 2-tick region's few samples
+    assert ((total - t["tasks"]).abs() <= 0.5).all(), t
     assert (t["most asleep in"] == "pipe_read").all(), t
     # the run queue at schedule() holds the runnable and running ones
     assert (t["run queue (mean)"] > HTTPD / 4).all(), t

@@ -66,8 +66,8 @@ def test_cli_puts_linux24_clients_on_the_servers_cpus():
 
 def test_sysvsem_accept_is_accepted_as_web_takes_it():
     check_args("/bin/web", "--accept,sysvsem")
-    with pytest.raises(ConfigError, match="none, pipe, sysvsem"):
-        check_args("/bin/web", "--accept,flock")
+    with pytest.raises(ConfigError, match="none, pipe, sysvsem, fcntl, flock"):
+        check_args("/bin/web", "--accept,posixsem")
 
 
 GOOD = ("web: 32 httpd, 8 clients x 2 requests\n"

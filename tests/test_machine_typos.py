@@ -41,3 +41,18 @@ def test_a_typo_in_the_machines_file_is_refused(old, new, expect, capsys,
     out.mkdir()
     check_refused(RUN + ["--machine", "ppro4", "--kernel", "vanilla", "--timing",
                          "--dry-run", "--out", str(out)], expect, capsys, out)
+
+
+def test_a_typo_in_another_machine_is_warned_about(capsys, tmp_path, monkeypatch):
+    """A run on ppro4 still works when piii8's table has a typo, but says
+    so: the mistake never passes unseen."""
+    from colorsim.cli import main as cli_main
+    f = tmp_path / "machines.toml"
+    f.write_text(MACHINES.replace("[piii8.timing]", "[piii8.timng]", 1))
+    monkeypatch.setenv("COLORSIM_MACHINES", str(f))
+    rc = cli_main(RUN + ["--machine", "ppro4", "--kernel", "vanilla", "--dry-run",
+                         "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 0
+    assert "warning:" in err and "[piii8]: unknown table 'timng'" in err
+    assert "machine ppro4 is not affected" in err

@@ -190,6 +190,7 @@ def test_two_builds_of_the_image_are_identical(built, tmp_path):
     entries = [f"/init={BIN / 'init'}"] + [
         f"/bin/{p.name}={p}" for p in sorted(BIN.iterdir()) if p.name != "init"]
     entries.append(f"/etc/motd={ROOT / 'disk-images/files/etc/motd'}")
+    entries.append(f"/etc/accept.lock={ROOT / 'disk-images/files/etc/accept.lock'}")
     www = BUILD / "disk-images" / "www"
     entries += [f"/www/{p.name}={p}" for p in sorted(www.iterdir())]
     again = tmp_path / "again.img"

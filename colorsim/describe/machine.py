@@ -565,10 +565,14 @@ def load_machines(path: Path = None) -> dict:
 
 
 def get_machine(name: str, path: Path = None) -> Machine:
+    """The machine ``name``; a mistake in another machine's table does not
+    stop it, but is warned about (a typo never passes unseen)."""
     machines, broken = read_machines(path)
     if name in broken:
         raise ConfigError(broken[name])
     if name not in machines:
         raise ConfigError(f"unknown machine {name!r}; known machines: "
                           f"{', '.join(sorted(machines))}")
+    for other, why in sorted(broken.items()):
+        warnings.warn(f"{why} (machine {name} is not affected)", stacklevel=2)
     return machines[name]

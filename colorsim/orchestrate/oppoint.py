@@ -152,8 +152,7 @@ def cmd_operating_point(a):
 def add_parser(sub):
     from colorsim.report.markdown import add_block_options
     t = sub.add_parser("operating-point",
-                       help="the run queue and throughput under each accept "
-                       "serialization and client count")
+                       help="the run queue under each accept serialization")
     t.add_argument("--run", action="store_true", help="make missing runs first")
     t.add_argument("--force", action="store_true", help="redo the runs")
     t.add_argument("--out", type=directory,

@@ -504,8 +504,10 @@ def parse_where(items) -> dict:
 
 # -- commands -----------------------------------------------------------------
 
-RUN_COLUMNS = ["run", "machine", "cpus", "l2_size", "kernel", "tasks", "seed",
-               "roi", "engine", "peak_offset", "colored_lines_sum",
+# n_rq_len_mean: the run queue the scheduler walked (the kernel's samples),
+# beside the task or httpd count that was asked for
+RUN_COLUMNS = ["run", "machine", "cpus", "l2_size", "kernel", "tasks",
+               "n_rq_len_mean", "seed", "roi", "engine", "peak_offset", "colored_lines_sum",
                "rqloop_l2_miss_ratio", "schedule_calls", "verified"]
 # where a recorded run came from, printed when any is listed
 PROVENANCE_COLUMNS = ["path", "engine_version", "source_commit",
@@ -557,6 +559,7 @@ def cmd_show(a):
               "other_lines_sum", "total", "rqloop_l2_miss_ratio",
               "l2_miss_ratio", "schedule_calls", "kinst",
               "colored_lines_sum_per_schedule", "total_per_schedule",
+              "n_rq_len_mean", "n_rq_len_max",
               "timing", "workload_program", "workload_args", "accept", "roi_requests",
               "roi_messages", "sched_share_basis", "sched_share_pct", "lock_held_pct",
               "lock_spin_pct") + (TIMING_COLUMNS if row.get("timing") else ()):
