@@ -1,0 +1,65 @@
+"""The analysis layer (analysis/): each script runs on the recorded catalog
+with pandas alone and prints what the README's paper-scale table, made by
+colorsim's own report code, says for the same runs."""
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from colorsim import ROOT
+
+A = ROOT / "analysis"
+SCRIPTS = sorted(p.name for p in A.glob("*.py") if p.name != "catalog.py")
+
+
+def run(script, *args):
+    p = subprocess.run([sys.executable, str(A / script), *map(str, args)],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def readme_row(title_start):
+    rows = [l for l in (ROOT / "README.md").read_text().splitlines()
+            if l.startswith(f"| {title_start}") and "[paper," in l]
+    assert rows, title_start
+    return rows[0]                      # the result's row (a table may follow)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_script_runs_and_draws(script, tmp_path):
+    if script == "stats_dump.py":
+        out = run(script, "--grep", "simSeconds")
+        assert re.search(r"\d+ stats in 2 dumps", out)
+        return
+    png = tmp_path / "p.png"
+    out = run(script, "--plot", png)
+    assert out.strip() and png.stat().st_size > 1000
+
+
+def test_no_script_imports_colorsim():
+    for p in A.glob("*.py"):
+        assert not re.search(r"^\s*(from|import) colorsim", p.read_text(), re.M), p
+
+
+def test_figure1_agrees_with_the_report():
+    out = run("fig1_offsets.py")
+    share = re.search(r"largest offset is ([\d.]+) %", out).group(1)
+    assert f"0x030; {share} %" in readme_row("Figure 1:")
+    assert "vanilla  peak at 0x030" in out
+
+
+def test_table4_agrees_with_the_report():
+    out = run("table4_web_speedup.py")
+    row8 = [l.split() for l in out.splitlines() if l.split()[:1] == ["8"]][0]
+    mean, lo, hi = (float(x) for x in row8[1:4])
+    assert f"8 CPU {mean:+.1f} % [{lo:+.0f}..{hi:+.0f}]" in readme_row("Table 4:")
+
+
+def test_fig6_agrees_with_the_report():
+    out = run("fig6_web_gain.py")
+    line = [l.split() for l in out.splitlines() if l.split()[:2] == ["512KiB", "512"]][0]
+    mean, lo, hi = (float(x) for x in line[2:5])
+    assert f"512KiB {mean:+.1f} % [{lo:+.0f}..{hi:+.0f}] at 512" in readme_row("Figure 6:")
