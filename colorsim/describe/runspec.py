@@ -312,9 +312,13 @@ def _linux24(variant) -> bool:
     return is_linux24(variant)
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
+def file_digest(path: Path, algorithm: str = "sha256") -> str:
+    h = hashlib.new(algorithm)
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 16), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    return file_digest(path)

@@ -26,8 +26,8 @@ import json
 from pathlib import Path
 
 from colorsim.argtypes import directory
-from colorsim.errors import ConfigError, ResultsError
-from colorsim.orchestrate.sensitivity import made_run
+from colorsim.errors import ConfigError
+from colorsim.orchestrate.sensitivity import emit_table, kernel_rows
 
 KERNELS = ("vanilla", "c32")
 MACHINE = "piii8"
@@ -94,15 +94,8 @@ def summary(path: Path) -> dict:
 def rows(point: dict, out: Path, run: bool, force: bool, missing=None):
     """(change, {kernel: summary}) per row.  A row whose runs are missing
     (without --run) is left out, and named on stderr and in ``missing``."""
-    for change in CHANGES:
-        got = {}
-        for k in KERNELS:
-            path = made_run(spec_for(k, change, point), out, run, force, missing)
-            if path is None:
-                break
-            got[k] = summary(path)
-        if len(got) == len(KERNELS):
-            yield change, got
+    return kernel_rows(CHANGES, lambda k, c: spec_for(k, c, point), summary,
+                       out, run, force, missing, KERNELS)
 
 
 def format_row(change, got) -> str:
@@ -138,7 +131,7 @@ def render(got_rows, p: dict) -> str:
 
 
 def cmd_interleaving_sensitivity(a):
-    from colorsim.report.markdown import check_block_files, emit
+    from colorsim.report.markdown import check_block_files
     point = {k: getattr(a, k) for k in POINT}
     for k, v in point.items():
         if v < 1:
@@ -150,12 +143,9 @@ def cmd_interleaving_sensitivity(a):
         spec_for(k, None, point)        # before any run
     check_block_files(a, "interleaving")
     out = a.out or Path("runs") / "interleaving"
-    missing = []
-    got = list(rows(point, out, a.run, a.force, missing))
-    if missing and (a.write or a.check):
-        raise ResultsError(f"{len(missing)} runs of the table are missing "
-                           f"(first {missing[0]}): make them with --run")
-    emit(render(got, point), a, "interleaving", how="interleaving-sensitivity")
+    emit_table(a, "interleaving", "interleaving-sensitivity",
+               lambda missing: rows(point, out, a.run, a.force, missing),
+               lambda got: render(got, point))
     return 0
 
 

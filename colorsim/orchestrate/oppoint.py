@@ -25,8 +25,8 @@ import json
 from pathlib import Path
 
 from colorsim.argtypes import directory
-from colorsim.errors import ConfigError, ResultsError
-from colorsim.orchestrate.sensitivity import made_run
+from colorsim.errors import ConfigError
+from colorsim.orchestrate.sensitivity import emit_table, kernel_rows
 
 KERNELS = ("vanilla", "c32")
 MACHINE = "ppro4"
@@ -82,15 +82,8 @@ def summary(path: Path) -> dict:
 def rows(point: dict, out: Path, run: bool, force: bool, missing=None):
     """(row, {kernel: summary}) per row.  A row whose runs are missing
     (without --run) is left out, and named on stderr and in ``missing``."""
-    for row in ROWS:
-        got = {}
-        for k in KERNELS:
-            path = made_run(spec_for(k, row, point), out, run, force, missing)
-            if path is None:
-                break
-            got[k] = summary(path)
-        if len(got) == len(KERNELS):
-            yield row, got
+    return kernel_rows(ROWS, lambda k, r: spec_for(k, r, point), summary,
+                       out, run, force, missing, KERNELS)
 
 
 def format_row(row, got, point) -> str:
@@ -127,7 +120,7 @@ def render(got_rows, p: dict) -> str:
 
 
 def cmd_operating_point(a):
-    from colorsim.report.markdown import check_block_files, emit
+    from colorsim.report.markdown import check_block_files
     from colorsim.units import parse_size, format_size
     point = {"l2": format_size(parse_size(a.l2)).replace(" ", ""),
              "httpd": a.httpd, "clients": a.clients, "requests": a.requests,
@@ -140,12 +133,9 @@ def cmd_operating_point(a):
             spec_for(k, row, point)
     check_block_files(a, "oppoint")
     out = a.out or Path("runs") / "oppoint"
-    missing = []
-    got = list(rows(point, out, a.run, a.force, missing))
-    if missing and (a.write or a.check):
-        raise ResultsError(f"{len(missing)} runs of the table are missing "
-                           f"(first {missing[0]}): make them with --run")
-    emit(render(got, point), a, "oppoint", how="operating-point")
+    emit_table(a, "oppoint", "operating-point",
+               lambda missing: rows(point, out, a.run, a.force, missing),
+               lambda got: render(got, point))
     return 0
 
 

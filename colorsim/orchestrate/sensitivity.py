@@ -85,6 +85,36 @@ def row_labels(points, costs) -> list:
             for name, l2, cpus, change in plan(points, costs)]
 
 
+def kernel_rows(keys, spec_of, summarize, out: Path, run: bool, force: bool,
+                missing=None, kernels=("vanilla", "c32")):
+    """(key, {kernel: summary}) for each of ``keys`` whose runs (one per
+    kernel, ``spec_of(kernel, key)``) are there, or made with ``run``; a
+    key with a missing run is left out (named by :func:`made_run`)."""
+    for key in keys:
+        got = {}
+        for k in kernels:
+            path = made_run(spec_of(k, key), out, run, force, missing)
+            if path is None:
+                break
+            got[k] = summarize(path)
+        if len(got) == len(kernels):
+            yield key, got
+
+
+def emit_table(a, block: str, how: str, rows_of, render) -> None:
+    """A generated table's last step: gather its rows (``rows_of(missing)``),
+    refuse --write/--check when a run is missing, then write, check or
+    print ``render(rows)``."""
+    from colorsim.errors import ResultsError
+    from colorsim.report.markdown import emit
+    missing = []
+    got = list(rows_of(missing))
+    if missing and (a.write or a.check):
+        raise ResultsError(f"{len(missing)} runs of the table are missing "
+                           f"(first {missing[0]}): make them with --run")
+    emit(render(got), a, block, how=how)
+
+
 def made_run(spec, out: Path, run: bool, force: bool, missing=None):
     """The run directory of ``spec`` under ``out``, made first with ``run``
     (again with ``force``); None when it is not there, named on stderr and

@@ -11,27 +11,19 @@ name them with ``obtain_resource("colorsim-kernel-c32-b17-l32")``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from colorsim import BUILD
+from colorsim.describe.runspec import file_digest
 
 GEM5_VERSIONS = ["24.0"]
 VERSION = "1.0.0"
 
 
-def _md5(path: Path) -> str:
-    h = hashlib.md5()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _entry(category: str, rid: str, path: Path, what: str) -> dict:
     return {"category": category, "id": rid, "description": what,
-            "architecture": "X86", "is_zipped": False, "md5sum": _md5(path),
+            "architecture": "X86", "is_zipped": False, "md5sum": file_digest(path, "md5"),
             "url": path.resolve().as_uri(), "source": "colorsim",
             "resource_version": VERSION, "gem5_versions": GEM5_VERSIONS}
 
