@@ -595,3 +595,32 @@ def test_linux24_ticks_follow_modelled_time(tmp_path):
     tick = m.processor.clock_hz // HZ
     assert roi * tick <= _elapsed_cycles(run) < (roi + 2) * tick
     assert json.loads((run / "busmon.json").read_text())["publish_errors"] == 0
+
+
+def test_the_build_entry_point_refuses_and_leaves_nothing_half_made(tmp_path, monkeypatch):
+    """`python3 -m colorsim.run.linux24 build` as the docs give it: without
+    a tree one line and exit 2; with a tree our patches do not fit, the
+    attempt is kept as <build>.failed and no half-made build is left where
+    runs look for one.  (It once stopped with a NameError, its __main__
+    block above definitions it needs.)"""
+    import subprocess
+    import sys
+    from colorsim import ROOT
+    from colorsim.describe import linux24 as d
+    from colorsim.run import linux24 as r
+    env = {k: v for k, v in __import__("os").environ.items() if k != "LINUX24_SRC"}
+    p = subprocess.run([sys.executable, "-m", "colorsim.run.linux24", "build",
+                        "--machine", "ppro4", "--kernel", "vanilla"], cwd=ROOT,
+                       env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "LINUX24_SRC is not set" in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    tree = tmp_path / "linux-2.4.37.11"
+    (tree / "arch" / "x86_64").mkdir(parents=True)
+    (tree / "Makefile").write_text("VERSION = 2\nPATCHLEVEL = 4\nSUBLEVEL = 37\n"
+                                   "EXTRAVERSION = .11\n")
+    monkeypatch.setattr(d, "BUILD", tmp_path / "build")
+    monkeypatch.setenv("LINUX24_SRC", str(tree))
+    monkeypatch.setattr(r, "check_tools", lambda tools: None)
+    assert r.main(["build", "--machine", "ppro4", "--kernel", "vanilla"]) == 2
+    built = tmp_path / "build" / "linux24"
+    assert sorted(p.name for p in built.iterdir()) == ["ppro4-vanilla.failed"]

@@ -202,18 +202,28 @@ def _build(b: Linux24Build, src: Path, version: str, want: str, progress) -> Non
     progress(f"build: Linux {version} {b.build_id} (out of tree, ~2 min)")
     if b.dir.exists():
         shutil.rmtree(b.dir)
-    tree = b.dir / "src"
-    _copy_tree(src, tree)
-    apply_patches(tree, b.patches)
-    shutil.copy(b.config_file, tree / ".config")
-    log = b.dir / "build.log"
-    args = b.make_args()
-    _make(tree, ["oldconfig"], log)      # a full config: asks nothing
-    _make(tree, [*args, "dep"], log)
-    _make(tree, ["-j2", *args, "bzImage"], log)
-    for f in ("vmlinux", "System.map", "arch/x86_64/boot/bzImage"):
-        shutil.copy(tree / f, b.dir / Path(f).name)
-    (b.dir / "stamp").write_text(want + "\n")
+    failed = b.dir.with_name(b.dir.name + ".failed")
+    try:
+        tree = b.dir / "src"
+        _copy_tree(src, tree)
+        apply_patches(tree, b.patches)
+        shutil.copy(b.config_file, tree / ".config")
+        log = b.dir / "build.log"
+        args = b.make_args()
+        _make(tree, ["oldconfig"], log)      # a full config: asks nothing
+        _make(tree, [*args, "dep"], log)
+        _make(tree, ["-j2", *args, "bzImage"], log)
+        for f in ("vmlinux", "System.map", "arch/x86_64/boot/bzImage"):
+            shutil.copy(tree / f, b.dir / Path(f).name)
+        (b.dir / "stamp").write_text(want + "\n")
+    except BaseException:
+        # nothing half-made where a build is looked for: the attempt is
+        # kept beside it, as a failed run is
+        shutil.rmtree(failed, ignore_errors=True)
+        if b.dir.exists():
+            b.dir.rename(failed)
+        raise
+    shutil.rmtree(failed, ignore_errors=True)
 
 
 def disassemble(elf: Path) -> str:
@@ -265,9 +275,6 @@ def main(argv=None) -> int:
         return 2
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 # ---- the image's init and the machine ----------------------------------
@@ -560,3 +567,7 @@ def write_layout(b: Linux24Build) -> Path:
     tmp.write_text(json.dumps(layout, indent=2) + "\n")
     tmp.replace(out)
     return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
