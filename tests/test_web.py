@@ -39,7 +39,9 @@ def test_web_runs_natively(built, args, tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert "web: ok (120 requests" in p.stdout
     n, lo, hi = roi_requests(p.stdout)
-    assert lo >= 30 and n >= 60 and hi == lo + n
+    # at least --measure (60) requests, or, when a loaded host batches the
+    # completions so that the region starts late, up to the last of the 120
+    assert lo >= 30 and hi == lo + n and (n >= 60 or hi == 120), (n, lo, hi)
 
 
 def test_web_fails_loudly_on_a_wrong_file(built, tmp_path):
