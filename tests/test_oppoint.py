@@ -7,15 +7,13 @@ import subprocess
 import sys
 
 from colorsim import ROOT
-from colorsim.orchestrate.oppoint import ROWS, POINT, spec_for
+from colorsim.orchestrate.oppoint import L2_ROWS, L2S, POINT, ROWS, spec_for
 from tests.test_cache_model import needs_qemu
 
 DOC = ROOT / "docs" / "operating-point.md"
-BLOCK = re.compile(r"<!-- oppoint:begin -->(.*?)<!-- oppoint:end -->", re.S)
-
-
-def _rows(text: str) -> list:
-    block = BLOCK.search(text).group(1)
+def _rows(text: str, block: str = "oppoint") -> list:
+    block = re.search(rf"<!-- {block}:begin -->(.*?)<!-- {block}:end -->", text,
+                      re.S).group(1)
     cells = [[c.strip() for c in line.strip().strip("|").split("|")]
              for line in block.splitlines() if line.startswith("| ")]
     return cells[1:]
@@ -45,7 +43,8 @@ def test_each_row_is_the_point_with_its_serialization():
 
 def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
     doc = tmp_path / "doc.md"
-    text = "A.\n<!-- oppoint:begin -->\nold\n<!-- oppoint:end -->\nB.\n"
+    text = ("A.\n<!-- oppoint:begin -->\nold\n<!-- oppoint:end -->\n"
+            "<!-- oppoint-l2:begin -->\nold\n<!-- oppoint-l2:end -->\nB.\n")
     doc.write_text(text)
     (tmp_path / "empty").mkdir()
     p = _cli("operating-point", "--out", tmp_path / "empty", "--write", doc)
@@ -59,7 +58,8 @@ def test_the_table_is_written_from_runs_and_the_herd_fills_the_queue(tmp_path):
     row is written and --check agrees; with the wake-all locks far more
     httpd are runnable than with the kernel's wake-one accept."""
     doc = tmp_path / "doc.md"
-    doc.write_text("<!-- oppoint:begin -->\n<!-- oppoint:end -->\n")
+    doc.write_text("<!-- oppoint:begin -->\n<!-- oppoint:end -->\n"
+                   "<!-- oppoint-l2:begin -->\n<!-- oppoint-l2:end -->\n")
     small = ["--httpd", "64", "--clients", "16", "--requests", "2",
              "--out", tmp_path / "runs"]
     p = _cli("operating-point", "--run", *small, "--write", doc)
@@ -70,6 +70,11 @@ def test_the_table_is_written_from_runs_and_the_herd_fills_the_queue(tmp_path):
     none = queue[ROWS["none"][0]]
     for herd in ("fcntl", "flock"):
         assert min(queue[ROWS[herd][0]]) > 2 * max(none), queue
+    # the L2 table: every L2 size without and with the lock, the paper beside
+    l2 = [r for r in _rows(doc.read_text(), "oppoint-l2")]
+    assert [(r[0], r[1]) for r in l2] == [(size, ROWS[row][1]) for size in L2S
+                                          for row in L2_ROWS]
+    assert [r[4] for r in l2[::2]] == ["99.7 / 82.7 %", "99.6 / 35.8 %", "99.5 / 8.2 %"]
     assert _cli("operating-point", *small, "--check", doc).returncode == 0
 
 

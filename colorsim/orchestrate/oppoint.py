@@ -15,8 +15,11 @@ the httpd asleep waiting for a request (in accept() or on the accept
 lock), throughput of both kernels, c32's gain and the run-queue loop's L2
 miss ratio.  ``--write FILE`` / ``--check FILE`` put the table into, or
 compare it with, FILE's ``oppoint`` block (docs/operating-point.md), and
-refuse when a row's runs are missing.  --httpd, --clients, --requests and
---l2 make a smaller point of the same shape.
+refuse when a row's runs are missing.  A second table (block
+``oppoint-l2``) gives the point at the paper's three L2 sizes without
+serialization and with the fcntl lock, beside the paper's Table 2 and Figure
+6.  --httpd, --clients, --requests and --l2 make a smaller point of the same
+shape.
 """
 
 from __future__ import annotations
@@ -119,6 +122,47 @@ def render(got_rows, p: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Table 2 and Figure 6 at the queue each serialization gives: the three L2
+# sizes the paper used, without serialization and with the fcntl lock
+L2S = ("256KiB", "512KiB", "1MiB")
+L2_ROWS = ("none", "fcntl")
+
+
+def l2_rows(point: dict, out: Path, run: bool, force: bool, missing=None):
+    """((l2, row), {kernel: summary}) per L2 size and serialization."""
+    keys = [(l2, row) for l2 in L2S for row in L2_ROWS]
+    return kernel_rows(keys, lambda k, key: spec_for(k, key[1], dict(point, l2=key[0])),
+                       summary, out, run, force, missing, KERNELS)
+
+
+L2_HEADER = ("| L2 | accept serialization | run queue, mean | run-queue loop L2 miss, "
+             "vanilla / c32 | the paper's (Table 2) | c32's gain | the paper's "
+             "(Figure 6) |\n|---|---|---|---|---|---|---|")
+
+
+def render_l2(got_rows, p: dict) -> str:
+    from colorsim.report.common import paper_results
+    paper = paper_results()
+    t2 = dict(zip(paper["table2"]["l2"], zip(paper["table2"]["vanilla"],
+                                              paper["table2"]["c32"])))
+    f6 = paper["fig6"]["improvement"]
+    lines = [f"The same point at the paper's three L2 sizes ({p['httpd']} httpd, "
+             f"{p['clients']} clients of {p['requests']} requests, --timing, seed "
+             f"{p['seed']}), without serialization and with the fcntl lock, beside "
+             f"the paper's Table 2 and Figure 6 (configs/paper_results.toml).",
+             "", L2_HEADER]
+    for (l2, row), got in got_rows:
+        v, c = got["vanilla"], got["c32"]
+        gain = c["req_s"] / v["req_s"] - 1 if v["req_s"] else float("nan")
+        pv, pc = t2.get(l2, (float("nan"), float("nan")))
+        pf = f6.get(l2, "")
+        pf = f"{pf:+.1f} %" if isinstance(pf, (int, float)) else str(pf)
+        lines.append(f"| {l2} | {ROWS[row][1]} | {v['rq_mean']:.0f} / {c['rq_mean']:.0f} "
+                     f"| {100 * v['walk_miss']:.1f} / {100 * c['walk_miss']:.1f} % "
+                     f"| {pv} / {pc} % | {100 * gain:+.1f} % | {pf} |")
+    return "\n".join(lines) + "\n"
+
+
 def cmd_operating_point(a):
     from colorsim.report.markdown import check_block_files
     from colorsim.units import parse_size, format_size
@@ -132,10 +176,14 @@ def cmd_operating_point(a):
         for row in ROWS:                # before any run
             spec_for(k, row, point)
     check_block_files(a, "oppoint")
+    check_block_files(a, "oppoint-l2")
     out = a.out or Path("runs") / "oppoint"
     emit_table(a, "oppoint", "operating-point",
                lambda missing: rows(point, out, a.run, a.force, missing),
                lambda got: render(got, point))
+    emit_table(a, "oppoint-l2", "operating-point",
+               lambda missing: l2_rows(point, out, a.run, a.force, missing),
+               lambda got: render_l2(got, point))
     return 0
 
 
