@@ -83,6 +83,7 @@ document.getElementById('f').onload = function () {
 def swept(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.delenv("GEM5", raising=False)        # so that fig6 lacks something
+    mp.setenv("COLORSIM_GEM5_CACHE", str(tmp_path_factory.mktemp("no-gem5")))
     try:
         for root, c in sweep_with(tmp_path_factory, "figs", SMALL, "all"):
             assert c["done"] == 12 and c["lacks"] == 4

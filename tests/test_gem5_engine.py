@@ -76,6 +76,7 @@ def test_bad_cpu_is_config_error():
 @pytest.mark.parametrize("name", ["ppro4", "piii8"])
 def test_describe_dry_run(monkeypatch, tmp_path, name):
     monkeypatch.delenv("GEM5", raising=False)
+    monkeypatch.setenv("COLORSIM_GEM5_CACHE", str(tmp_path / "no-build"))
     spec = _spec(name)
     text = Gem5Engine(checkpoint_root=tmp_path).describe(spec, tmp_path)
     assert "$GEM5 --outdir=" in text

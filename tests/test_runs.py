@@ -341,8 +341,9 @@ def test_cli_table_exports_tidy_rows(figure1, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("machine", ["ppro4", "piii8"])
-def test_cli_gem5_dry_run_without_gem5(machine, monkeypatch, capsys):
+def test_cli_gem5_dry_run_without_gem5(machine, monkeypatch, capsys, tmp_path):
     monkeypatch.delenv("GEM5", raising=False)
+    monkeypatch.setenv("COLORSIM_GEM5_CACHE", str(tmp_path / "no-build"))
     assert cli_main(["run", "--machine", machine, "--kernel", "c32",
                      "--engine", "gem5", "--dry-run"]) == 0
     out = capsys.readouterr().out
@@ -355,6 +356,7 @@ def test_cli_gem5_dry_run_without_gem5(machine, monkeypatch, capsys):
 
 def test_cli_gem5_without_gem5_is_refused(monkeypatch, capsys, tmp_path):
     monkeypatch.delenv("GEM5", raising=False)
+    monkeypatch.setenv("COLORSIM_GEM5_CACHE", str(tmp_path / "no-build"))
     assert cli_main(["run", "--kernel", "c32", "--engine", "gem5",
                      "--out", str(tmp_path)]) == 2
     assert "GEM5" in capsys.readouterr().err
