@@ -124,6 +124,10 @@ def add_run_options(p, kernel_required=True):
                    help="extra CPUs outside the measured machine where the "
                         "program's clients run (web: default 2; 0 puts them on "
                         "the server's CPUs)")
+    g.add_argument("--nic-dma", choices=("on", "off"), default=None,
+                   help="the server's network cards move frames by DMA on "
+                        "its bus (default: the machine's [network] dma); "
+                        "off is a what-if")
     p.add_argument("--burst", type=_positive_int, default=None,
                    help=f"built-in workload: iterations of each task's compute loop "
                         f"between two sleeps (default {Workload.burst}); every burst "
@@ -165,6 +169,8 @@ def spec_from_args(a, kernel=None) -> RunSpec:
             raise ConfigError("--timing-off needs --timing")
         if off:
             machine = machine.without_costs(off)
+        if getattr(a, "nic_dma", None) is not None:
+            machine = machine.with_nic_dma(a.nic_dma == "on")
         variant = parse_variant(kernel or a.kernel, machine)
         program = parse_workload(a.workload)
         check_options_apply(a, program)

@@ -74,9 +74,11 @@ def test_every_setting_a_run_records_is_in_its_identity(spec):
     assert set(cfg) <= set(identity_dict(cfg))
 
 
-@pytest.mark.parametrize("wire", [{"bandwidth_bps": 10**9}, {"latency_ns": 5000}])
+@pytest.mark.parametrize("wire", [{"bandwidth_bps": 10**9}, {"latency_ns": 5000},
+                                  {"dma": False}])
 def test_another_wire_is_another_run(wire):
-    """The same web run over another wire (bandwidth, latency) has
+    """The same web run over another wire (bandwidth, latency, the cards'
+    DMA) has
     another content id, and a run of the same name is refused."""
     old_spec, new_spec = _web_spec(), _web_spec(**wire)
     old = json.loads(json.dumps({**old_spec.to_dict(), **IDENT}))

@@ -48,6 +48,49 @@ def test_client_cpus_are_not_measured(runs):
     assert sorted(per_cpu(run, "user", "insts")) == [0, 1]
 
 
+def dma_rows(run):
+    """The cards' DMA in a run: its bus_offsets rows (cpu -1, mode dma) as
+    {kind: {offset: count}}, and its counters."""
+    rows = [l.split(",") for l in (run / "bus_offsets.csv").read_text().splitlines()[1:]]
+    hist = {}
+    for r in rows:
+        if r[0] == "0" and r[2] == "dma":
+            assert r[1] == "-1", r             # no CPU's
+            hist.setdefault(r[3], {})[int(r[4])] = int(r[5])
+    ctr = {r[3]: int(r[4]) for r in
+           (l.split(",") for l in (run / "counters.csv").read_text().splitlines()[1:])
+           if r[0] == "0" and r[2] == "dma"}
+    return hist, ctr
+
+
+def test_the_server_cards_dma_crosses_its_bus(runs):
+    """Over the wire (machines.toml [network] dma = true), the server's
+    cards read every frame it sends and write every frame it receives,
+    one line transaction per line, under a mode of their own: responses
+    are read (dirty from the copy: HITM), requests written (invalidating
+    the copies the CPUs held of the recycled buffers).  With the clients on
+    the server's CPUs there is no card and no DMA."""
+    hist, ctr = dma_rows(runs / "outside")
+    assert set(hist) == {"read", "write"}, hist
+    assert sum(hist["read"].values()) == ctr["dma_read_lines"]
+    assert sum(hist["write"].values()) == ctr["dma_write_lines"]
+    # 48 requests of a few dozen bytes in, their files out
+    assert ctr["dma_read_lines"] > ctr["dma_write_lines"] > 0
+    assert 0 < ctr["dma_hitm"] <= ctr["dma_read_lines"]
+    assert ctr["dma_invalidated"] <= ctr["dma_write_lines"]
+    assert "dma_wait_cycles" not in ctr          # counting only: no time
+    console = (runs / "outside" / "console.log").read_text()
+    assert "card DMA" in console
+    assert dma_rows(runs / "inside") == ({}, {})
+
+
+def test_nic_dma_off_books_nothing(built, tmp_path):  # noqa: F811
+    assert cli_main(WEB + ["--out", str(tmp_path), "--name", "off",
+                           "--nic-dma", "off"]) in (0, None)
+    assert dma_rows(tmp_path / "off") == ({}, {})
+    assert "card DMA" not in (tmp_path / "off" / "console.log").read_text()
+
+
 def test_client_work_is_not_charged_to_the_server(runs):
     """The clients check every byte of every response in user mode (tens of
     thousands of instructions a request); the servers' user code only
@@ -179,6 +222,13 @@ def test_client_cpus_with_modelled_time(built, tmp_path):  # noqa: F811
     g = machine_counters(tmp_path / "t")
     assert g["client_cpus"] == 2 and g["client_insts"] > 0, g
     assert 0 < g["client_busy_cycles"] <= 2 * g["elapsed_cycles"], g
+    # the cards' DMA in modelled time: a frame's lines cross the bus at the
+    # wire's rate (one 32-byte line per 512 clocks at 100 Mbit/s, 200 MHz),
+    # served in time order with the CPUs' misses, so on this lightly loaded
+    # bus a line waits less than one data phase (12 clocks) on average
+    _, dma = dma_rows(tmp_path / "t")
+    lines = dma["dma_read_lines"] + dma["dma_write_lines"]
+    assert lines > 0 and dma["dma_wait_cycles"] < 12 * lines, dma
 
 
 def machine_counters(run):

@@ -317,11 +317,23 @@ NETWORK_CARDS = 4          # kernels/kernel/loopback.c NR_NICS
 @dataclass(frozen=True)
 class Network:
     """The wire between the client machines and the server's cards
-    (``[machine.network]``): bits per second per card, one-way latency."""
+    (``[machine.network]``): bits per second per card, one-way latency,
+    and whether the server's cards move frames by DMA on its bus (bus
+    master cards: the frames' lines cross the bus the CPUs use,
+    kernels/kernel/wire.c)."""
 
     cards: int
     bandwidth_bps: int
     latency_ns: int
+    dma: bool = False
+
+    def to_dict(self) -> dict:
+        """As recorded in a run's identity: ``dma`` only when on, so runs
+        made before it existed (no DMA) keep their ids."""
+        d = dataclasses.asdict(self)
+        if not self.dma:
+            del d["dma"]
+        return d
 
     def __post_init__(self):
         if self.cards != NETWORK_CARDS:
@@ -333,6 +345,9 @@ class Network:
         if not 0 <= self.latency_ns <= 1_000_000_000:
             raise ConfigError(f"network.latency must be 0..1s, got "
                               f"{self.latency_ns} ns")
+        if not isinstance(self.dma, bool):
+            raise ConfigError(f"network.dma must be true or false, got "
+                              f"{self.dma!r}")
 
 
 def parse_bandwidth(text) -> int:
@@ -357,6 +372,15 @@ class Machine:
     cache_policy: CachePolicy = CachePolicy()
     timing: Timing = None      # [x.timing]; not part of to_dict (see RunSpec)
     network: Network = None    # [x.network]; not part of to_dict (see RunSpec)
+
+    def with_nic_dma(self, on: bool) -> "Machine":
+        """The same machine with its cards' DMA on or off (a what-if:
+        ``colorsim run --nic-dma``)."""
+        if self.network is None:
+            raise ConfigError(f"machine {self.name} has no [network]: "
+                              f"--nic-dma needs one")
+        return dataclasses.replace(
+            self, network=dataclasses.replace(self.network, dma=bool(on)))
 
     def with_l2(self, size) -> "Machine":
         """The same machine with another L2 size (associativity kept)."""
@@ -436,7 +460,7 @@ MACHINE_SCHEMA = {
     "memory": _values("size", "latency"),
     "emulation": _values("icount_shift", "rr_slice_min", "rr_slice_max"),
     "timing": _values(*TIMING_FIELDS, *TIMING_EXTRA, "fetch"),
-    "network": _values("cards", "bandwidth", "latency"),
+    "network": _values("cards", "bandwidth", "latency", "dma"),
 }
 
 
@@ -473,7 +497,8 @@ def machine_from_table(name: str, t: dict) -> Machine:
             n = t["network"]
             network = Network(_int(n["cards"], "network.cards"),
                               parse_bandwidth(n["bandwidth"]),
-                              int(parse_time_ns(n["latency"])))
+                              int(parse_time_ns(n["latency"])),
+                              n.get("dma", False))
     except KeyError as e:
         raise ConfigError(f"machine {name}: missing {e.args[0]!r}") from None
     except (TypeError, AttributeError):

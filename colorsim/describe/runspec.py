@@ -253,9 +253,33 @@ class RunSpec:
         line += f" init={w.program}" if w.program else ""
         line += f" clientcpus={w.client_cpus}" if w.client_cpus else ""
         net = self.machine.network
-        if w.client_cpus >= 2 and net is not None:    # the wire (wire.c)
+        if self.wire:                                 # the wire (wire.c)
             line += f" wire_bps={net.bandwidth_bps} wire_ns={net.latency_ns}"
+            line += " nicdma=1" if net.dma else ""
         return line + (f" initargs={w.args}" if w.args else "")
+
+    @property
+    def wire(self) -> bool:
+        """Whether the run has the wire (kernels/kernel/wire.c): client CPUs
+        for the clients and one for the wire, and a machine with a
+        network."""
+        return (self.workload.client_cpus >= 2
+                and self.machine.network is not None)
+
+    @property
+    def nic_dma(self) -> bool:
+        """Whether the server's cards' DMA is booked on its bus."""
+        return self.wire and self.machine.network.dma
+
+    @property
+    def dma_gap_cycles(self) -> int:
+        """Core clocks between two lines of one DMA frame: a card moves a
+        frame's lines as its bytes cross the wire, so one line per line
+        time of the wire (ppro4: 32 B at 100 Mbit/s at 200 MHz = 512)."""
+        m = self.machine
+        line_bits = m.caches.l2.line * 8
+        return max(1, -(-line_bits * m.processor.clock_hz
+                        // m.network.bandwidth_bps))
 
     def to_dict(self) -> dict:
         d = {"machine": self.machine.to_dict(),
@@ -269,7 +293,7 @@ class RunSpec:
         if not self.workload.client_cpus:   # runs before client CPUs existed
             del d["workload"]["client_cpus"]
         elif self.machine.network is not None:      # the wire's settings
-            d["network"] = dataclasses.asdict(self.machine.network)
+            d["network"] = self.machine.network.to_dict()
         if _linux24(self.variant) and not self.variant.timing:
             del d["variant"]["timing"]      # counting runs' ids stay as before
         d["variant"]["name"] = self.variant.name

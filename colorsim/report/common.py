@@ -250,10 +250,32 @@ def context(d: ExpData, norm: str = "") -> str:
     return " | ".join(p for p in parts if p)
 
 
+QUEUE = "n_rq_len_mean"     # the kernel's run-queue samples in the region
+
+
+def queue_spread(runs: pd.DataFrame, by: list):
+    """The measured run-queue length (mean of the kernel's samples in the
+    region) per group, as :func:`spread`; None if no run has it."""
+    if QUEUE not in runs or not runs[QUEUE].notna().any():
+        return None
+    return spread(runs[runs[QUEUE].notna()], by, QUEUE)
+
+
+def fmt_queue(q, where) -> str:
+    """'1023 [1020-1024]' for the rows of ``q`` that ``where`` selects."""
+    r = q[where(q)] if q is not None else None
+    if r is None or not len(r):
+        return "-"
+    return fmt_spread(r["mean"].iloc[0], r["min"].iloc[0], r["max"].iloc[0], 0)
+
+
 def _miss_table(d: ExpData, axis: str, paper_tab: dict, keys, key_name):
     """Our run-queue loop miss ratio (mean [min-max] over seeds) per
-    ``axis`` value and kernel, beside the paper's row."""
+    ``axis`` value and kernel, beside the paper's row, and the run queue
+    our walks had (the miss ratio is a function of its length, not of the
+    task count: docs/operating-point.md)."""
     s = spread(d.runs, ["kernel", axis], "rqloop_l2_miss_ratio")
+    q = queue_spread(d.runs, ["kernel", axis])
     rows = []
     for k in miss_kernels(s["kernel"]):
         if k not in paper_tab and k not in set(s["kernel"]):
@@ -274,6 +296,11 @@ def _miss_table(d: ExpData, axis: str, paper_tab: dict, keys, key_name):
                 dev[label] = "-"
             theirs[label] = "-" if pv is None else fmt_num(pv)
         rows += [ours, theirs, dev]
+        if q is not None:
+            rows.append({"kernel": k, "source": "run queue, mean (tasks)",
+                         **{key_name(key): fmt_queue(
+                             q, lambda x: (x["kernel"] == k) & (x[axis] == key))
+                            for key in keys}})
     return pd.DataFrame(rows), s
 
 
@@ -291,7 +318,12 @@ def _miss_figure(plt, s, axis, keys, key_name, paper_tab, title, xlabel, out,
             ax.plot(range(len(keys)), paper_tab[k], ls="--", marker="x",
                     color=KERNEL_COLORS[k], alpha=0.7, label=f"{k} (paper)")
     ax.set_xticks(range(len(keys)))
-    ax.set_xticklabels([key_name(x) for x in keys])
+    q = queue_spread(d.runs, [axis]) if d is not None else None
+    ax.set_xticklabels([key_name(x) + ("" if q is None else "\nq " + fmt_queue(
+        q, lambda r: r[axis] == x).split(" ")[0]) for x in keys],
+        fontsize=7 if q is not None and len(keys) > 4 else None)
+    if q is not None:
+        xlabel += " (q: the run queue's mean length)"
     ax.set_ylim(0, 105)
     ax.set_ylabel("L2 miss ratio in the run-queue loop (%)")
     ax.set_xlabel(xlabel)

@@ -12,7 +12,7 @@ from colorsim.report.common import (KERNEL_COLORS, l2_name, Item, ExpData,
                                     spread, fmt_num, _setup_matplotlib, save,
                                     procs, context, timed, unit_of, fmt_spread,
                                     _errbar, _colors_axis, _miss_table,
-                                    _miss_figure)
+                                    _miss_figure, queue_spread, fmt_queue)
 
 
 def fig1(d: ExpData, out: Path, paper: dict) -> list:
@@ -120,6 +120,7 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
     kernels = [k for k in ("vanilla", "c32") if k in set(d.runs["kernel"])]
     fig, ax = plt.subplots(figsize=(8, 3.4))
     rows, width, drew_paper = [], 0.38, False
+    q = queue_spread(d.runs, ["l2_size", "kernel"])
     for i, l2 in enumerate(l2s):
         base = {}
         for j, k in enumerate(kernels):
@@ -155,6 +156,9 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
                          "colored change % (paper)": "-" if pc is None else fmt_num(pc),
                          "deviation (pp)": "-" if pc is None else fmt_num(change * 100 - pc),
                          "total change % (ours)": fmt_num((tc - tv) / tv * 100 if tv else float("nan")),
+                         **({"run queue, mean (vanilla / c32)": " / ".join(
+                             fmt_queue(q, lambda x: (x["l2_size"] == l2) & (x["kernel"] == k))
+                             for k in ("vanilla", "c32"))} if q is not None else {}),
                          "seeds": len(base["c32"])})
     ax.set_xticks(range(len(l2s)))
     ax.set_xticklabels([f"L2 {l2_name(x)}" for x in l2s])

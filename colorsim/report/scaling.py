@@ -13,7 +13,7 @@ from colorsim.report.common import (KERNEL_COLORS, miss_kernels, l2_name, Item,
                                     _setup_matplotlib, save, timed, unit_of,
                                     gain, fmt_spread, _yerr, _errbar,
                                     paper_only_tables, _miss_table,
-                                    _miss_figure)
+                                    _miss_figure, queue_spread, fmt_queue)
 
 
 def fig6(d: ExpData, out: Path, paper: dict) -> list:
@@ -31,12 +31,20 @@ def fig6(d: ExpData, out: Path, paper: dict) -> list:
     tasks = sorted(set(df["tasks"]))
     fig, ax = plt.subplots(figsize=(8, 3.4))
     width = 0.8 / max(len(tasks), 1)
+    q = queue_spread(df, ["l2_size", "tasks"])
     for j, t in enumerate(tasks):
         r = g[g["tasks"] == t].set_index("l2_size").reindex(sizes)
         x = [i + (j - (len(tasks) - 1) / 2) * width for i in range(len(sizes))]
         ax.bar(x, r["mean"], width, label=f"{t} httpd (ours)", edgecolor="k", lw=0.4)
         ax.errorbar(x, r["mean"], yerr=_yerr(r), fmt="none", color="k",
                     capsize=2, lw=0.8)
+        if q is not None:       # the run queue each bar's runs walked
+            for xi, l2, top in zip(x, sizes, r["max"]):
+                qq = fmt_queue(q, lambda v: (v["l2_size"] == l2) & (v["tasks"] == t))
+                if qq != "-":
+                    ax.annotate(f"q {qq.split(' ')[0]}", (xi, max(top, 0) if top == top else 0),
+                                textcoords="offset points", xytext=(0, 2), ha="center",
+                                fontsize=6)
     imp = p.get("improvement", {})
     for i, l2 in enumerate(sizes):
         v = imp.get(l2_name(l2))
@@ -46,22 +54,29 @@ def fig6(d: ExpData, out: Path, paper: dict) -> list:
         elif v:                 # a word, not a number: above the group's bars
             top = g.loc[g["l2_size"] == l2, "max"].max()
             ax.annotate(f"paper: {v}", (i, max(top, 0) if top == top else 0),
-                        textcoords="offset points", xytext=(0, 6), ha="center",
+                        textcoords="offset points", xytext=(0, 14), ha="center",
                         fontsize=7)
     ax.axhline(0, color="k", lw=0.5)
     ax.set_xticks(range(len(sizes)))
     ax.set_xticklabels([f"L2 {l2_name(x)}" for x in sizes])
     ax.set_ylabel("c32 over vanilla (%)")
     ax.set_title(f"Figure 6: {unit_of(df)}, mean of seeds, bars: min-max of "
-                 "same-seed ratios", fontsize=8)
+                 "same-seed ratios" + ("; q: the run queue's mean length"
+                                       if q is not None else ""), fontsize=8)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
     it.images = save(fig, out, "fig6", d, norm="c32's throughput over vanilla's, same seed")
     rows = []
     thr = spread(df, ["l2_size", "tasks", "kernel"], "throughput")
+    qs = queue_spread(df, ["l2_size", "tasks", "kernel"])
     for _, r in g.iterrows():
         pv = imp.get(l2_name(r["l2_size"]))
         row = {"L2": l2_name(r["l2_size"]), "httpd": int(r["tasks"])}
+        if qs is not None:      # what the scheduler walked, beside the httpd count
+            row["run queue, mean (vanilla / c32)"] = " / ".join(
+                fmt_queue(qs, lambda x: (x["l2_size"] == r["l2_size"])
+                          & (x["tasks"] == r["tasks"]) & (x["kernel"] == k))
+                for k in ("vanilla", "c32"))
         for k in ("vanilla", "c32"):
             t = thr[(thr["l2_size"] == r["l2_size"]) & (thr["tasks"] == r["tasks"])
                     & (thr["kernel"] == k)]

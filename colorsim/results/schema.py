@@ -51,7 +51,12 @@ BUSMON_COUNTERS = (
     # their busy modelled cycles and their instructions in the region, and
     # the server turns ended while they had work (clienthold=)
     "client_cpus", "client_busy_cycles", "client_insts",
-    "client_held_server_turns")
+    "client_held_server_turns",
+    # the server cards' DMA (dma=1): lines read and written, reads a CPU's
+    # Modified copy answered, writes that removed a CPU's copy, and
+    # (timing) their bus queueing
+    "dma_read_lines", "dma_write_lines", "dma_hitm", "dma_invalidated",
+    "dma_wait_cycles")
 # The kernel's region report (colorsim/run/console.py): roi, rq and wait.
 RQ_BUCKETS = ("0", "1", "2", "3_4", "5_8", "9_16", "17_32", "33_64",
               "65_128", "129_256", "257_512", "513_1024", "1025_2048",

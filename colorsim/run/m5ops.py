@@ -22,12 +22,17 @@ WORK_END = 0x5B
 WIRE_ADVANCE = 0x60
 WIRE_DELIVERED = 0x61
 WIRE_RECEIVED = 0x62
+# and the server cards' DMA (nicdma=1): a frame read, written, its start
+DMA_READ = 0x63
+DMA_WRITE = 0x64
+DMA_AT = 0x65
 
 NAMES = {EXIT: "exit", FAIL: "fail", RESET_STATS: "resetstats",
          DUMP_STATS: "dumpstats", DUMP_RESET_STATS: "dumpresetstats",
          CHECKPOINT: "checkpoint", WORK_BEGIN: "workbegin",
          WORK_END: "workend", WIRE_ADVANCE: "wireadvance",
-         WIRE_DELIVERED: "wiredelivered", WIRE_RECEIVED: "wirereceived"}
+         WIRE_DELIVERED: "wiredelivered", WIRE_RECEIVED: "wirereceived",
+         DMA_READ: "dmaread", DMA_WRITE: "dmawrite", DMA_AT: "dmaat"}
 
 
 def address(func: int) -> int:

@@ -93,6 +93,8 @@ static struct config {
 	uint64_t unit;			/* PC whose executions are units of work */
 	uint64_t quantum;		/* cycles a CPU may lead the floor; 0: off */
 	int clienthold;			/* server CPUs wait while a client works */
+	uint64_t dma;			/* dma=GAP: book the cards' DMA (cm_dma),
+					 * a frame's lines GAP cycles apart */
 	int argc;
 	char **argv;			/* valid for the plugin's lifetime */
 } cfg;
@@ -312,6 +314,9 @@ static unsigned cpu_of(unsigned int vcpu);
 #define M5_WIRE_ADVANCE		0x60
 #define M5_WIRE_DELIVERED	0x61
 #define M5_WIRE_RECEIVED	0x62
+#define M5_DMA_READ		0x63
+#define M5_DMA_WRITE		0x64
+#define M5_DMA_AT		0x65
 static int wire_on;
 static uint64_t idle_now;
 static uint8_t client_busy[MAX_CPUS];	/* ignored vCPUs not halted */
@@ -392,6 +397,32 @@ static void wire_op(unsigned func, unsigned vcpu, uint64_t t)
 				wirest.late_max = now - t;
 		}
 	}
+}
+
+/*
+ * A network card's DMA (kernels/kernel/wire.c, card_dma), with dma=GAP
+ * (GAP: modelled cycles between two lines of a frame, the wire's rate):
+ * the value is (physical address << 12) | bytes.  A frame the server sends is read at
+ * its sending CPU's clock; one it receives is written when the wire (a
+ * client-side vCPU) hands it to the card, at the machine's time.
+ */
+static uint64_t dma_at[MAX_CPUS];	/* the vCPU's DMA_AT + 1, or 0 */
+
+static void dma_op(unsigned func, unsigned vcpu, uint64_t v)
+{
+	uint64_t t = 0;
+
+	if (!cfg.dma || vcpu >= MAX_CPUS)
+		return;
+	if (func == M5_DMA_AT) {	/* when the next frame's lines start */
+		dma_at[vcpu] = v + 1;
+		return;
+	}
+	if (cfg.timing)
+		t = dma_at[vcpu] ? dma_at[vcpu] - 1 :
+		    ignored(vcpu) ? machine_now() : model.cpu[cpu_of(vcpu)].now;
+	dma_at[vcpu] = 0;
+	cm_dma(&model, v >> 12, (unsigned)(v & 0xfff), func == M5_DMA_WRITE, t);
 }
 
 /*
@@ -1613,7 +1644,12 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 			m5_client = ignored(vcpu);
 			m5op(func, ignored(vcpu) ? 0 : cpu_of(vcpu));
 			m5_client = 0;
-		} else if (store && shift == 3)	/* the wire's (wire_op) */
+		} else if (store && shift == 3 &&
+			   (func == M5_DMA_READ || func == M5_DMA_WRITE ||
+			    func == M5_DMA_AT))
+			dma_op(func, vcpu,
+			       qemu_plugin_mem_get_value(info).data.u64);
+		else if (store && shift == 3)	/* the wire's (wire_op) */
 			wire_op(func, vcpu,
 				qemu_plugin_mem_get_value(info).data.u64);
 		return;
@@ -1974,6 +2010,21 @@ static void stats_wire(FILE *f)
 		   "cycles", "system.wire.lateAtReceiverMaxCycles");
 }
 
+static void stats_dma(FILE *f)
+{
+	for (unsigned d = 0; d < CM_DMA_NDIRS; d++)
+		stat_count(f, model.dma.lines[d], "The server cards' DMA line "
+			   "transactions, by direction", "system.dma.lines::%s",
+			   cm_dma_dir_name[d]);
+	stat_count(f, model.dma.hitm, "DMA reads a CPU's Modified copy "
+		   "answered (HITM)", "system.dma.hitm");
+	stat_count(f, model.dma.invalidated, "DMA writes that removed a CPU's "
+		   "copy", "system.dma.invalidated");
+	if (cfg.timing)
+		stat_count(f, model.dma.wait_cycles, "Cycles DMA lines waited "
+			   "for the bus", "system.dma.waitCycles");
+}
+
 /* How many client CPUs ran, and their busy cycles in the region summed;
  * not the wire's CPU, which is the network, not a client, and polls the
  * machine's time while packets cross. */
@@ -2049,6 +2100,8 @@ static void fill_stats(FILE *f)
 	}
 	if (wire_on)
 		stats_wire(f);
+	if (cfg.dma)
+		stats_dma(f);
 	if (wire_on && cfg.timing)
 		stats_clients(f);
 	stats_offsets(f, 0);
@@ -2071,6 +2124,13 @@ static void fill_bus_csv(FILE *f)
 							ndumps, c, cm_mode_name[md],
 							cm_kind_name[k], i * CM_CHUNK, n);
 				}
+	/* The cards' DMA: no CPU's (-1), a mode of its own. */
+	for (unsigned d = 0; d < CM_DMA_NDIRS; d++)
+		for (unsigned i = 0; i < CM_NCHUNKS; i++)
+			if (model.dma.hist[d][i] != 0)
+				fprintf(f, "%u,-1,dma,%s,%u,%" PRIu64 "\n", ndumps,
+					cm_dma_dir_name[d], i * CM_CHUNK,
+					model.dma.hist[d][i]);
 }
 
 /* Whether counter i is written: the L1I and timing counters only when
@@ -2122,6 +2182,24 @@ static void machine_counters(FILE *f)
 		if (!rows[i].wire || wire_on)
 			fprintf(f, "%u,-1,all,%s,%" PRIu64 "\n", ndumps,
 				rows[i].name, rows[i].v);
+
+}
+
+/* The cards' DMA, machine-wide (cpu -1), with dma=1. */
+static void dma_counters(FILE *f)
+{
+	const struct { const char *name; uint64_t v; } dma[] = {
+		{ "dma_read_lines", model.dma.lines[CM_DMA_READ] },
+		{ "dma_write_lines", model.dma.lines[CM_DMA_WRITE] },
+		{ "dma_hitm", model.dma.hitm },
+		{ "dma_invalidated", model.dma.invalidated },
+		{ "dma_wait_cycles", model.dma.wait_cycles },
+	};
+
+	for (size_t i = 0; i < sizeof dma / sizeof dma[0]; i++)
+		if (cfg.timing || i < 4)
+			fprintf(f, "%u,-1,dma,%s,%" PRIu64 "\n", ndumps,
+				dma[i].name, dma[i].v);
 }
 
 static void fill_counters_csv(FILE *f)
@@ -2160,6 +2238,8 @@ static void fill_counters_csv(FILE *f)
 	}
 	if (cfg.timing)		/* machine-wide: cpu -1, as the kernel's numbers */
 		machine_counters(f);
+	if (cfg.dma)
+		dma_counters(f);
 }
 
 /* ---- busmon.json: the effective configuration ------------------------- */
@@ -2628,6 +2708,10 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1)
 			goto bad;
 		cfg.clienthold = (int)v;
+	} else if (KEY("dma")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > 100000000)
+			goto bad;
+		cfg.dma = v;
 	} else if (KEY("quantum")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000000)
 			goto bad;
@@ -2670,7 +2754,7 @@ static int parse_option(const char *arg)
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, measured, user, rqloop, sched, m5base, "
 			"publish, timing, busdepth, buscpus, crossbus, locked, storebuf, "
-			"dtlb, dtlblarge, itlb, itlblarge, overlap, quantum, clienthold, lock, lockbytes, "
+			"dtlb, dtlblarge, itlb, itlblarge, overlap, quantum, clienthold, dma, lock, lockbytes, "
 			"free, unit)\n", arg);
 		return -1;
 	}
@@ -2819,6 +2903,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		lockw[i].holder = lockw[i].gone.cpu = -1;
 	if (cfg.timing && cm_enable_timing(&model, &cfg.t, err, sizeof(err)) < 0) {
 		fprintf(stderr, "busmon: %s\n", err);
+		cm_free(&model);
+		return -1;
+	}
+	if (cfg.timing && cfg.dma && cm_dma_gap(&model, cfg.dma) < 0) {
+		fprintf(stderr, "busmon: out of memory for the DMA queue\n");
 		cm_free(&model);
 		return -1;
 	}

@@ -523,13 +523,18 @@ static uint64_t bus_arrival(const struct cm_cpu *p, const struct cm_busreq *r)
 	return r->t + (p->bus_charged - r->charged);
 }
 
-/* The CPU whose oldest waiting request came first (ties: lower CPU), or
- * -1 if none waits; *t gets its arrival. */
+/* The CPU whose oldest waiting request came first (ties: lower CPU; a
+ * card's line, "CPU" ncpus, after them), or -1 if none waits; *t gets its
+ * arrival. */
 static int bus_head(const struct cm_model *m, uint64_t *t)
 {
 	int best = -1;
 
 	*t = 0;		/* set when a CPU waits (GCC cannot tell after inlining) */
+	if (m->dqlen != 0) {
+		best = (int)m->ncpus;
+		*t = m->dq[0].t;
+	}
 
 	for (unsigned c = 0; c < m->ncpus; c++) {
 		const struct cm_cpu *p = &m->cpu[c];
@@ -538,7 +543,7 @@ static int bus_head(const struct cm_model *m, uint64_t *t)
 		if (p->qlen == 0)
 			continue;
 		a = bus_arrival(p, &p->q[p->qhead]);
-		if (best < 0 || a < *t) {
+		if (best < 0 || a < *t || (a == *t && best == (int)m->ncpus)) {
 			best = (int)c;
 			*t = a;
 		}
@@ -551,9 +556,16 @@ static unsigned bus_of(const struct cm_model *m, unsigned cpu)
 	return m->nbuses > 1 ? cpu / (unsigned)m->t.bus_cpus : 0;
 }
 
-/* Serve CPU c's oldest request, arrived at t. */
+static void dma_serve(struct cm_model *m, uint64_t t);
+
+/* Serve CPU c's oldest request, arrived at t (c == ncpus: a card's). */
 static void bus_serve(struct cm_model *m, unsigned c, uint64_t t)
 {
+	if (c == m->ncpus) {
+		dma_serve(m, t);
+		return;
+	}
+	{
 	struct cm_cpu *p = &m->cpu[c];
 	struct cm_busreq *r = &p->q[p->qhead];
 	struct cm_bus *b = &m->bus[bus_of(m, c)];
@@ -618,6 +630,7 @@ static void bus_serve(struct cm_model *m, unsigned c, uint64_t t)
 	}
 	p->qhead = (p->qhead + 1) & (m->qcap - 1);
 	p->qlen--;
+	}
 }
 
 /* Serve, in arrival order, every request no CPU can come before or tie
@@ -819,6 +832,178 @@ static void bus_upgrade(struct cm_model *m, unsigned cpu, unsigned mode,
 	snoop(m, cpu, lineno, CM_INVALIDATE, &hitm);
 	bus_record(m, cpu, mode, CM_INVALIDATE, lineno << m->line_shift);
 	bus_time(m, cpu, mode, 0, m->t.inval);
+}
+
+/* ---- a network card's DMA ---------------------------------------------- */
+
+const char *const cm_dma_dir_name[CM_DMA_NDIRS] = { "read", "write" };
+
+/* Which buses hold a copy of lineno (bit b: bus b), and which a Modified
+ * one, before the snoop changes them. */
+static unsigned dma_holders(const struct cm_model *m, uint64_t lineno,
+			    unsigned *modified)
+{
+	unsigned any = 0;
+
+	*modified = 0;
+	for (unsigned c = 0; c < m->ncpus; c++) {
+		const struct cm_line *l = cache_find(&m->cpu[c].l2, lineno);
+
+		if (l == NULL && !m->inclusive)
+			l = cache_find(&m->cpu[c].l1, lineno);
+		if (l == NULL || l->state == CM_I)
+			continue;
+		any |= 1u << bus_of(m, c);
+		if (l->state == CM_M)
+			*modified |= 1u << bus_of(m, c);
+	}
+	return any;
+}
+
+/* One DMA line transaction on bus b at time t: its address phase, and a
+ * data phase if `data`.  Returns its queueing. */
+static uint64_t dma_bus(struct cm_model *m, unsigned b, uint64_t t, int data)
+{
+	struct cm_bus *bus = &m->bus[b];
+	uint64_t *slot = &bus->ioq_end[bus->seq % m->t.bus_depth];
+	uint64_t a = t > bus->addr_free ? t : bus->addr_free, end;
+
+	if (a < *slot)
+		a = *slot;		/* the in-order queue is full */
+	bus->addr_free = a + m->t.bus_addr;
+	end = a + m->t.bus_addr;
+	if (data) {
+		uint64_t d = end > bus->data_free ? end : bus->data_free;
+
+		bus->data_free = d + m->t.bus_line;
+		bus->data_cycles += m->t.bus_line;
+		m->bs.data_cycles += m->t.bus_line;
+		end = d + m->t.bus_line;
+	}
+	*slot = end;
+	bus->seq++;
+	bus->transactions++;
+	m->bs.addr_cycles += m->t.bus_addr;
+	return a - t;
+}
+
+/* The cards' lines wait in a binary min-heap by (time, sequence): frames
+ * are asked for out of time order (a frame sent now may start on its
+ * wire later than one received now). */
+static int dq_before(const struct cm_dmareq *a, const struct cm_dmareq *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void dq_swap(struct cm_dmareq *a, struct cm_dmareq *b)
+{
+	struct cm_dmareq x = *a;
+
+	*a = *b;
+	*b = x;
+}
+
+static void dq_push(struct cm_model *m, const struct cm_dmareq *r)
+{
+	unsigned i = m->dqlen++;
+
+	m->dq[i] = *r;
+	while (i > 0 && dq_before(&m->dq[i], &m->dq[(i - 1) / 2])) {
+		dq_swap(&m->dq[i], &m->dq[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+}
+
+static void dq_pop(struct cm_model *m)
+{
+	unsigned i = 0;
+
+	m->dq[0] = m->dq[--m->dqlen];
+	for (;;) {
+		unsigned l = 2 * i + 1, r = l + 1, min = i;
+
+		if (l < m->dqlen && dq_before(&m->dq[l], &m->dq[min]))
+			min = l;
+		if (r < m->dqlen && dq_before(&m->dq[r], &m->dq[min]))
+			min = r;
+		if (min == i)
+			return;
+		dq_swap(&m->dq[i], &m->dq[min]);
+		i = min;
+	}
+}
+
+/* Serve the cards' earliest line, asked for at t. */
+static void dma_serve(struct cm_model *m, uint64_t t)
+{
+	const struct cm_dmareq r = m->dq[0];
+
+	dq_pop(m);
+	if (t < m->served_t)
+		t = m->served_t;
+	m->served_t = t;
+	for (unsigned b = 0; b < m->nbuses; b++)
+		if (r.addr >> b & 1)
+			m->dma.wait_cycles += dma_bus(m, b, t, r.data >> b & 1);
+}
+
+int cm_dma_gap(struct cm_model *m, uint64_t cycles)
+{
+	m->dma_gap = cycles ? cycles : 1;
+	if (m->dq == NULL)
+		m->dq = calloc(CM_DMAQ_CAP, sizeof(*m->dq));
+	return m->dq != NULL ? 0 : -1;
+}
+
+/* Queue one DMA line for the bus at t. */
+static void dma_request(struct cm_model *m, uint64_t t, unsigned addr,
+			unsigned data)
+{
+	struct cm_dmareq r;
+	uint64_t ht;
+	int c;
+
+	if (m->dq == NULL && cm_dma_gap(m, m->dma_gap) < 0)
+		return;			/* no memory: the line goes untimed */
+	while (m->dqlen == CM_DMAQ_CAP) {	/* full: serve the earliest */
+		c = bus_head(m, &ht);
+		bus_serve(m, (unsigned)c, ht);
+		m->bs.forced++;
+	}
+	r.t = t;
+	r.seq = m->dqseq++;
+	r.addr = (uint8_t)addr;
+	r.data = (uint8_t)data;
+	dq_push(m, &r);
+	bus_settle(m);
+}
+
+void cm_dma(struct cm_model *m, uint64_t paddr, unsigned size, int write,
+	    uint64_t t)
+{
+	uint64_t first = paddr >> m->line_shift;
+	uint64_t last = (paddr + (size ? size : 1) - 1) >> m->line_shift;
+
+	for (uint64_t ln = first; ln <= last; ln++) {
+		unsigned modified, held = dma_holders(m, ln, &modified);
+		uint64_t addr = ln << m->line_shift;
+		int hitm;
+
+		/* m->ncpus is no CPU: every CPU is snooped. */
+		snoop(m, m->ncpus, ln, write ? CM_RFO : CM_READ, &hitm);
+		m->snoop_cross = 0;
+		m->dma.lines[write]++;
+		m->dma.hist[write][(addr & (CM_PAGE_SIZE - 1)) / CM_CHUNK]++;
+		m->dma.hitm += !write && hitm;
+		m->dma.invalidated += write && held != 0;
+		if (!m->timing)
+			continue;
+		if (m->nbuses == 1)
+			dma_request(m, t, 1, 1);
+		else if (held != 0)
+			dma_request(m, t, held, write ? 0 : modified);
+		t += m->dma_gap ? m->dma_gap : 1;
+	}
 }
 
 /* ---- the hierarchy of one CPU ------------------------------------------ */
@@ -1454,6 +1639,7 @@ void cm_free(struct cm_model *m)
 		}
 	free(m->cpu);
 	free(m->hist);
+	free(m->dq);
 	m->cpu = NULL;
 	m->hist = NULL;
 }
@@ -1464,6 +1650,7 @@ void cm_reset_stats(struct cm_model *m)
 		memset(m->cpu[c].ctr, 0, sizeof(m->cpu[c].ctr));
 	memset(m->hist, 0, sizeof(*m->hist) * m->ncpus);
 	memset(&m->bs, 0, sizeof(m->bs));
+	memset(&m->dma, 0, sizeof(m->dma));
 	for (unsigned b = 0; b < CM_MAX_BUSES; b++)
 		m->bus[b].transactions = m->bus[b].crossing =
 			m->bus[b].data_cycles = 0;
@@ -1480,6 +1667,9 @@ void cm_offset_view(const struct cm_model *m, int line_view,
 			for (unsigned k = 0; k < CM_NKINDS; k++)
 				for (unsigned i = 0; i < CM_NCHUNKS; i++)
 					out[i - i % fold] += m->hist[c][md][k][i];
+	for (unsigned d = 0; d < CM_DMA_NDIRS; d++)
+		for (unsigned i = 0; i < CM_NCHUNKS; i++)
+			out[i - i % fold] += m->dma.hist[d][i];
 }
 
 enum cm_state cm_l1_state(const struct cm_model *m, unsigned cpu,

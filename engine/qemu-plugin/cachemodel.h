@@ -223,6 +223,33 @@ struct cm_busreq {
 				 * 2: its data phase as well (HITM there) */
 };
 
+/*
+ * A network card's DMA (cm_dma): line transactions of a bus master that is
+ * not a CPU, by direction, per page-offset chunk, and what they did to the
+ * CPUs' caches.  Zeroed by cm_reset_stats().
+ */
+enum cm_dma_dir { CM_DMA_READ = 0, CM_DMA_WRITE = 1, CM_DMA_NDIRS };
+
+struct cm_dmastats {
+	uint64_t lines[CM_DMA_NDIRS];
+	uint64_t hitm;		/* reads a CPU's Modified copy answered */
+	uint64_t invalidated;	/* writes that removed a CPU's copy */
+	uint64_t wait_cycles;	/* bus queueing the card's transactions saw */
+	uint64_t hist[CM_DMA_NDIRS][CM_NCHUNKS];
+};
+
+/* A DMA line waiting for the bus (timing): asked for at t; the buses
+ * whose address phase (addr) and data phase (data) it takes, as bits. */
+struct cm_dmareq {
+	uint64_t t;
+	uint64_t seq;		/* order asked, for equal times */
+	uint8_t addr, data;
+};
+
+#define CM_DMAQ_CAP	4096
+
+extern const char *const cm_dma_dir_name[CM_DMA_NDIRS];
+
 /* Bus totals since the last reset (busmon.json "bus", stats.txt). */
 struct cm_busstats {
 	uint64_t transactions;	/* served */
@@ -364,6 +391,13 @@ struct cm_model {
 	struct cm_bus bus[CM_MAX_BUSES];
 	unsigned snoop_cross;	/* the last snoop's answer from the other bus */
 	struct cm_busstats bs;
+	struct cm_dmastats dma;
+	/* The cards' lines waiting for the bus, earliest first, and the
+	 * cycles between two lines of one frame (cm_dma_gap). */
+	struct cm_dmareq *dq;	/* a min-heap by (t, seq) */
+	unsigned dqlen;
+	uint64_t dqseq;
+	uint64_t dma_gap;
 };
 
 /*
@@ -529,8 +563,35 @@ static inline void cm_add_insts(struct cm_model *m, unsigned cpu,
 }
 
 /*
+ * The cycles between two lines of one DMA frame: the card moves a frame's
+ * lines as its bytes cross the wire, so at the wire's rate (1 if unset).
+ * Call after cm_enable_timing(); returns -1 if out of memory.
+ */
+int cm_dma_gap(struct cm_model *m, uint64_t cycles);
+
+/*
+ * A network card's DMA of `size` bytes at physical `paddr`, from modelled
+ * time `t` (ignored without timing): one line transaction per line, the
+ * k-th asked for at t + k x the gap (cm_dma_gap).  A
+ * read (write = 0) is snooped like a CPU's READ: a Modified copy answers
+ * (HITM) and every copy is left Shared.  A write invalidates every copy
+ * (a full-line write needs no data from a cache; a Modified copy is
+ * dropped, its data overwritten).  With timing, each transaction takes
+ * the address bus and, for its line's data, the data bus of bus 0 (the
+ * 450GX's PCI bridge is an agent on the processor bus); with two buses
+ * (a chipset that reaches memory directly) it takes only the address
+ * phase of each bus holding a copy, and the data phase where a Modified
+ * copy answers.  The lines wait for the bus with the CPUs' requests and
+ * are served in modelled-time order with them; no CPU is charged for a
+ * card's queueing (dma.wait_cycles counts it).  The cache effects happen
+ * at once.
+ */
+void cm_dma(struct cm_model *m, uint64_t paddr, unsigned size, int write,
+	    uint64_t t);
+
+/*
  * Page-offset view of the bus histograms, summed over all CPUs, modes and
- * kinds: out[i] counts transactions at page offset 8*i.  With line_view
+ * kinds, and the cards' DMA: out[i] counts transactions at page offset 8*i.  With line_view
  * nonzero, every chunk is folded onto its line base instead, which is
  * what a line-granular monitor would see.
  */

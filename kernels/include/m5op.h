@@ -20,6 +20,13 @@
 #define M5OP_WIRE_ADVANCE    0x60
 #define M5OP_WIRE_DELIVERED  0x61
 #define M5OP_WIRE_RECEIVED   0x62
+// A network card's DMA on the server's bus (wire.c, nicdma=1): the value
+// is (physical address << 12) | bytes; the card reads (transmit) or
+// writes (receive) those bytes of memory.  Under modelled time DMA_AT
+// comes first: when the frame's first line moves (modelled cycles).
+#define M5OP_DMA_READ        0x63
+#define M5OP_DMA_WRITE       0x64
+#define M5OP_DMA_AT          0x65
 
 static inline uint64_t m5_op(int func) {
   // gem5 passes arguments in rdi/rsi (delay, period): zero means "now".

@@ -36,9 +36,10 @@
 // reschedule_idle, and the IPIs they send) is charged to the CPU that
 // takes the interrupt, whichever CPU sent the packet.
 //
-// What a real card adds and we do not: DMA, descriptor rings, the
+// What a real card adds and we do not: descriptor rings, the
 // transmit-complete interrupt, and 2.4 loopback's quirk of running the
 // softirq on the sending CPU (workload-facts.md 4.3): we model a card.
+// Its DMA on the server's bus is the wire's (wire.c, nicdma=1).
 #include "kernel.h"
 #include "net.h"
 #include "sched.h"

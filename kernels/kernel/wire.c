@@ -26,6 +26,19 @@
 // next arrival; it asks only after a look that delivered nothing, so the
 // CPUs its last deliveries woke have run first.  The monitor counts how
 // late deliveries were (busmon stats `system.wire.*`).
+//
+// DMA (nicdma=1): the server's cards are bus masters (the EtherExpress
+// Pro/100's 82557 and the Xeon's gigabit cards fetch and store frames
+// themselves), so a frame crosses the server's memory bus as well as the
+// wire.  A frame the server sends is read from its buffer when it goes on
+// the wire (a dirty line in a CPU's cache answers the snoop: HITM); a
+// frame the server receives is written into its buffer when it reaches
+// the card, invalidating every cached copy.  Each is one line-sized bus
+// transaction per line of the frame: its headers (in 2.4 they sit just
+// before the payload, in the same buffer) and its payload.  The wire tells
+// the bus monitor with one store per frame (M5OP_DMA_*), which books them
+// under a mode of their own ("dma").  Client machines' cards are on their
+// own buses, which nobody measures.
 #include "kernel.h"
 #include "m5op.h"
 #include "net.h"
@@ -40,6 +53,7 @@
 
 int wire_cpu = -1;
 static uint64_t bps, lat_ns, tick_ns;
+static bool dma;                        // nicdma=1: the server cards' DMA
 static uint64_t hz;                     // modelled time: core clock; 0: the TSC
 
 uint64_t modeled_time(int cpu, uint64_t advance);   // timer.c
@@ -90,11 +104,12 @@ wire_init(void)
   if (!bps || ncpus - nr_server_cpus < 2)
     return;                             // no wire: packets arrive at once
   hz = cmdline_u64("timing_hz", 0);
+  dma = cmdline_u64("nicdma", 0) != 0;
   for (int i = 0; i < NR_WIRE_CARDS; i++)
     flights[i].lock = (spinlock_t)SPIN_LOCK_UNLOCKED;
   wire_cpu = ncpus - 1;
-  printk("wire: cpu %d, %lu bit/s per network, latency %lu ns%s\n", wire_cpu, bps, lat_ns,
-         hz ? ", modelled time" : "");
+  printk("wire: cpu %d, %lu bit/s per network, latency %lu ns%s%s\n", wire_cpu, bps,
+         lat_ns, hz ? ", modelled time" : "", dma ? ", card DMA" : "");
 }
 
 static uint64_t
@@ -102,6 +117,32 @@ frame_bytes(struct sk_buff *skb)
 {
   uint64_t b = skb->kind == SKB_DATA ? skb->len + FRAME_OVERHEAD : FRAME_OVERHEAD;
   return (b < FRAME_MIN ? FRAME_MIN : b) + FRAME_GAP;
+}
+
+#define FRAME_HEADERS (FRAME_OVERHEAD - 4)  // what the card moves: no FCS
+
+// The card's DMA of skb's frame, read (transmit) or written (receive):
+// the headers before the payload, then the payload, from `at_ns` on (the
+// monitor spaces the lines at the wire's rate).  The kernel is
+// identity-mapped (vm.c), so the address is physical.
+static void
+card_dma(int func, struct sk_buff *skb, uint64_t at_ns)
+{
+  uint64_t start = (uint64_t)skb->data - FRAME_HEADERS;
+  uint64_t bytes = FRAME_HEADERS + (skb->kind == SKB_DATA ? skb->len : 0);
+  if (!dma)
+    return;
+  if (hz)
+    *(volatile uint64_t *)(M5OP_BASE + ((uint64_t)M5OP_DMA_AT << 8)) = ns_to_cycles_up(at_ns);
+  *(volatile uint64_t *)(M5OP_BASE + ((uint64_t)func << 8)) = start << 12 | bytes;
+}
+
+// Whether card c is one of the server's (1..4): the others are the client
+// machines'.
+static bool
+server_card(int c)
+{
+  return c >= 1 && c <= NR_WIRE_CARDS / 2;
 }
 
 void
@@ -126,6 +167,8 @@ wire_xmit(int c, struct sk_buff *skb)
   ws.bytes += bytes;
   ws.serial_ns += ns;
   spin_unlock_irqrestore(&fl->lock, f);
+  if (!server_card(c))          // to a client: the server's card reads the
+    card_dma(M5OP_DMA_READ, skb, start);  // frame as it goes on the wire
   if (first)                            // the wire CPU's next wake-up moves
     lapic_send_ipi(cpus[wire_cpu].apic_id, T_WIRE);
 }
@@ -165,6 +208,8 @@ deliver_due(uint64_t now, uint64_t *next)
       if (hz)                           // the monitor's count of late deliveries
         *(volatile uint64_t *)(M5OP_BASE + ((uint64_t)M5OP_WIRE_DELIVERED << 8)) =
             ns_to_cycles_up(skb->arrive);
+      if (server_card(c))               // the server's card has written it
+        card_dma(M5OP_DMA_WRITE, skb, skb->arrive);
       card_deliver(c, skb);
       n++;
     }

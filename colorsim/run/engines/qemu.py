@@ -200,6 +200,8 @@ class QemuEngine:
                 f"cpus={spec.cpus}"]
         if spec.vcpus > spec.cpus:    # the client CPUs are not measured
             args.append(f"measured={spec.cpus}")
+        if spec.nic_dma:              # the cards' DMA (wire.c, nicdma=1)
+            args.append(f"dma={spec.dma_gap_cycles}")
         if self.fetches(spec):
             args.append(f"l1i={c.l1i.size}:{c.l1i.assoc}:{c.l1i.line}")
         if layout is None:       # --dry-run before the kernel is built

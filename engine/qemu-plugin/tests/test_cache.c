@@ -1594,6 +1594,73 @@ static void test_overlap(void)
 	}
 }
 
+/*
+ * A card's DMA: a write invalidates every cached copy (the next load
+ * misses) and a read of a Modified line is answered by HITM and leaves it
+ * Shared; one transaction per line, booked per page offset by direction,
+ * and, with timing, the bus is busy for them.
+ */
+static void test_dma(void)
+{
+	struct cm_model m;
+	struct cm_timing t = { .inst = 1, .l2_hit = 6, .mem = 39, .hitm = 30,
+			       .inval = 18, .bus_line = 12, .bus_addr = 6,
+			       .bus_depth = 8 };
+	char err[128];
+	uint64_t base = 0x200040;	/* page offset 0x40 */
+	uint64_t view[CM_NCHUNKS];
+
+	context = "dma";
+	model(&m, 2, &geoms[0], &geoms[1]);
+	cm_access(&m, 0, base, 4, 0, 0);		/* CPU 0: E */
+	cm_access(&m, 1, base + 32, 4, 1, 0);		/* CPU 1: M */
+	cm_reset_stats(&m);
+	cm_dma(&m, base + 8, 40, 1, 0);			/* both lines */
+	EXPECT("write lines", 2, m.dma.lines[CM_DMA_WRITE]);
+	EXPECT("lines a CPU held", 2, m.dma.invalidated);
+	EXPECT("CPU 0's copy gone", CM_I, cm_l2_state(&m, 0, base));
+	EXPECT("CPU 1's Modified copy gone", CM_I, cm_l2_state(&m, 1, base + 32));
+	EXPECT("booked at its offset", 1,
+	       m.dma.hist[CM_DMA_WRITE][0x40 / CM_CHUNK]);
+	EXPECT("and the next line's", 1,
+	       m.dma.hist[CM_DMA_WRITE][0x60 / CM_CHUNK]);
+	cm_access(&m, 0, base, 4, 0, 0);
+	EXPECT("the CPU misses after it", 1, ctr(&m, 0)->l2_misses);
+
+	cm_access(&m, 1, base + 64, 4, 1, 0);		/* CPU 1: M */
+	cm_dma(&m, base + 64, 32, 0, 0);
+	EXPECT("read lines", 1, m.dma.lines[CM_DMA_READ]);
+	EXPECT("HITM", 1, m.dma.hitm);
+	EXPECT("left Shared", CM_S, cm_l2_state(&m, 1, base + 64));
+	cm_dma(&m, base + 96, 32, 0, 0);
+	EXPECT("a line nobody holds: no HITM", 1, m.dma.hitm);
+	cm_offset_view(&m, 0, view);
+	EXPECT("the offset view counts DMA beside the CPU's RFO", 2,
+	       view[0x80 / CM_CHUNK]);
+	EXPECT("and alone", 1, view[0xa0 / CM_CHUNK]);
+	cm_reset_stats(&m);
+	EXPECT("reset", 0, m.dma.lines[CM_DMA_READ] + m.dma.hist[CM_DMA_WRITE][2]);
+	cm_free(&m);
+
+	/* Timing: a card's lines take the address and data bus in time
+	 * order with the CPUs' requests, so a CPU's miss right after four of
+	 * them queues behind their data phases (12 cycles each). */
+	model(&m, 1, &geoms[0], &geoms[1]);
+	if (cm_enable_timing(&m, &t, err, sizeof(err)) < 0 ||
+	    cm_dma_gap(&m, 1) < 0) {
+		printf("cm_enable_timing: %s\n", err);
+		exit(2);
+	}
+	m.cpu[0].now = 1000;
+	cm_dma(&m, 0x400000, 128, 1, 990);	/* lines asked at 990..993 */
+	EXPECT("the data bus busy", 996 + 4 * 12, m.bus[0].data_free);
+	EXPECT("the card's own queueing", 5 + 10 + 15, m.dma.wait_cycles);
+	cm_access(&m, 0, 0x500000, 4, 0, 0);
+	cm_bus_flush(&m);
+	EXPECT("the miss queued behind the card", 1000 + 39 + 17, m.cpu[0].now);
+	cm_free(&m);
+}
+
 int main(void)
 {
 	char name[64];
@@ -1638,6 +1705,7 @@ int main(void)
 	test_invlpg();
 	test_invlpg_decode();
 	test_fetch_again();
+	test_dma();
 	test_overlap();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
