@@ -19,7 +19,7 @@ def pytest_configure(config):
 def _have_gem5() -> bool:
     if os.environ.get("GEM5"):
         return True
-    from colorsim.run.engines.gem5 import cached_gem5
+    from colorsim.describe.gem5build import cached_gem5
     return cached_gem5() is not None
 
 

@@ -53,3 +53,20 @@ def test_a_git_source_without_the_tag_is_refused(tmp_path):
     assert p.returncode == 2 and "has no tag v24.0.0.1" in p.stderr, p.stderr
     assert not (tmp_path / "cache").exists()
 
+
+
+def test_a_cached_build_makes_gem5_experiments_available(tmp_path, monkeypatch):
+    """With no GEM5 set, the suite's own build (the cache's current-gem5)
+    is what describes gem5 as available, as it is what the engine runs."""
+    from colorsim.describe.experiments import available
+    monkeypatch.delenv("GEM5", raising=False)
+    monkeypatch.setenv("COLORSIM_GEM5_CACHE", str(tmp_path))
+    assert "gem5" not in available()
+    binary = tmp_path / "gem5-x" / "src" / "build" / "X86C" / "gem5.fast"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    (tmp_path / "current-gem5").write_text("gem5-x\n")
+    assert "gem5" in available()
+    binary.chmod(0o644)                 # not executable: not a build
+    assert "gem5" not in available()

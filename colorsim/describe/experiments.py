@@ -85,8 +85,9 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 def available() -> frozenset:
     """The needs the suite meets on this machine."""
+    from colorsim.describe.gem5build import cached_gem5
     have = set(AVAILABLE)
-    if os.environ.get("GEM5"):
+    if os.environ.get("GEM5") or cached_gem5():     # the user's, or our build
         have.add("gem5")
     if os.environ.get("LINUX24_SRC"):
         have.add("linux24")

@@ -46,6 +46,7 @@ from colorsim.errors import ConfigError, RunError
 from colorsim.run.engines.gem5stats import (BUS_HEADER, COUNTER_HEADER,
                                            bus_rows, counter_rows, global_rows)
 from colorsim.run.rundir import spawn, stop
+from colorsim.describe.gem5build import cached_gem5   # scripts/build-gem5.sh's
 from colorsim.describe.runspec import file_sha256
 from colorsim.units import format_size
 
@@ -58,20 +59,6 @@ SPEC_FILE = "gem5_spec.json"
 OUTDIR = "gem5"                      # gem5's --outdir inside the run dir
 CHECKPOINT_ROOT = BUILD / "gem5-checkpoints"
 CONSOLE_LOG = "console.log"
-# scripts/build-gem5.sh's cache: current-gem5 names its last good build
-GEM5_CACHE_ENV = "COLORSIM_GEM5_CACHE"
-
-
-def cached_gem5():
-    """The gem5.fast scripts/build-gem5.sh built last, or None."""
-    cache = Path(os.environ.get(GEM5_CACHE_ENV) or "/var/cache/colorsim")
-    try:
-        name = (cache / "current-gem5").read_text().strip()
-    except OSError:
-        return None
-    path = cache / name / "src" / "build" / "X86C" / "gem5.fast"
-    return path if name and path.is_file() and os.access(path, os.X_OK) else None
-
 
 
 VERSION_LINE = "gem5 version "       # gem5's banner (src/python/m5/main.py)
