@@ -36,7 +36,7 @@ from colorsim.argtypes import nonnegative_int
 from colorsim.units import format_size
 from colorsim.describe.variants import colors_rule, parse_variant
 from colorsim.describe.linux24 import is_linux24
-from colorsim.describe.experiments import ACCEPT_MODES
+from colorsim.describe.experiments import ACCEPT_MODES, WORK_MODES
 from colorsim.describe.programs import (MAX_HOURS_DEFAULT, check_host_time,
                                        sized_timeout)
 from colorsim.envvars import epilog
@@ -49,6 +49,7 @@ WORKLOAD_OPTIONS = {
     "requests": "web: requests per client",
     "accept": "web: accept serialisation: none (kernel wake-one, default), pipe (a lock that wakes every waiter), sysvsem (a SysV semaphore, wake-one), fcntl or flock (Apache 1.3's file locks; 2.4 wakes every waiter)",
     "keepalive": "web: requests per connection (1: HTTP/1.0)",
+    "work": "web: the server's per-request work: apache (Apache 1.3's core path: request pool, header tables, scoreboard in shared memory, access log; default) or minimal (parse, stat, send)",
     "rooms": "chat: rooms (default 30)",
     "users": "chat: users per room (default 20)",
     "messages": "chat: messages per user (default 10 for a run, a few minutes; the paper's 300: about an hour)",
@@ -118,7 +119,8 @@ def add_run_options(p, kernel_required=True):
         # the accept mode is checked here, before anything runs, not by
         # the program in the guest
         g.add_argument(f"--{opt}", help=what,
-                       **({"choices": ACCEPT_MODES} if opt == "accept" else {}))
+                       **({"choices": ACCEPT_MODES} if opt == "accept" else
+                          {"choices": WORK_MODES} if opt == "work" else {}))
     g.add_argument("--args", default="", help="more program arguments, comma-separated")
     g.add_argument("--client-cpus", type=nonnegative_int, default=None,
                    help="extra CPUs outside the measured machine where the "
@@ -503,11 +505,13 @@ def build_parser():
     from colorsim.orchestrate import sensitivity
     from colorsim.orchestrate import interleaving
     from colorsim.orchestrate import oppoint
+    from colorsim.orchestrate import wset
     sweep.add_parser(sub)
     timing.add_parser(sub)
     sensitivity.add_parser(sub)
     interleaving.add_parser(sub)
     oppoint.add_parser(sub)
+    wset.add_parser(sub)
     from colorsim.results import record
     record.add_parser(catalog.add_parsers(sub))
     figures.add_parser(sub)

@@ -111,6 +111,10 @@ def test_declared_counters_follow_the_plugin_and_the_kernel():
     for fn in ("machine_counters", "dma_counters"):   # cpu -1 rows
         body = busmon[busmon.index(f"static void {fn}("):]
         names += re.findall(r'\{ "(\w+)",', body[:body.index("\n}\n")])
+    body = busmon[busmon.index("static void wset_counters("):]
+    names += re.findall(r"all,(\w+),", body[:body.index("\n}\n")])
+    body = busmon[busmon.index("wset_name[WS_KINDS] = {"):]
+    names += re.findall(r'"(\w+)"', body[:body.index("};")])
     wait = (ROOT / "kernels" / "kernel" / "waitstat.c").read_text()
     words = wait[wait.index("names[NR_WCHAN] = {"):]
     names += [f"wait_{w}_mean" for w in

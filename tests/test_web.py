@@ -32,7 +32,7 @@ def roi_requests(out):
 
 @pytest.mark.parametrize("args", [[], ["--accept", "pipe"], ["--accept", "sysvsem"],
                                   ["--accept", "fcntl"], ["--accept", "flock"],
-                                  ["--keepalive", "4"]])
+                                  ["--keepalive", "4"], ["--work", "minimal"]])
 def test_web_runs_natively(built, args, tmp_path):
     port = 20000 + (abs(hash(tuple(args))) % 20000)
     p = host(["--httpd", "12", "--clients", "10", "--requests", "12"] + args, port)
@@ -104,10 +104,34 @@ def test_file_lock_accept_wakes_every_waiter_as_2_4_does(built, kernel, accept):
     assert not re.search(r"^sem: ", out, re.M)
 
 
+def test_apache_work_counts_every_request_in_the_shared_scoreboard(built):
+    """--work apache (the default): each child counts its requests and
+    bytes in its slot of the scoreboard the parent mapped shared before
+    forking (kernels' shm.c), so the slots add up to exactly what the
+    clients received; and each request's Common Log Format line went to
+    the in-memory access log (logfile.c) with one write."""
+    rc, out = boot(BUILD / "kernels" / "c32-b17-l32" / "kernel.mb.elf", "/bin/web", cpus=4,
+                   extra="initargs=--httpd,24,--clients,12,--requests,8", timeout=120)
+    ok = re.search(r"web: ok \((\d+) requests, (\d+) bytes", out)
+    sb = re.search(r"web: scoreboard (\d+) requests (\d+) bytes; access log (\d+) bytes", out)
+    assert ok and sb and rc == 1, out[-3000:]
+    assert sb.group(1, 2) == ok.group(1, 2)
+    # '10.0.0.1 - - [29/Nov/2026:04:13:05 +0000] "GET /www/class1_3 HTTP/1.0" 200 5120'
+    n, logged = int(ok.group(1)), int(sb.group(3))
+    assert 60 * n <= logged <= 120 * n, (n, logged)
+    assert ", work apache," in out
+    rc, out = boot(BUILD / "kernels" / "c32-b17-l32" / "kernel.mb.elf", "/bin/web", cpus=4,
+                   extra="initargs=--httpd,24,--clients,12,--requests,8,--work,minimal",
+                   timeout=120)
+    assert "web: ok (96 requests" in out and "web: scoreboard" not in out, out[-3000:]
+
+
 def test_web_refuses_an_unknown_accept_mode(built):
     p = host(["--accept", "posixsem"], 19997)
     assert p.returncode == 1
     assert "web: FAIL --accept must be none, pipe, sysvsem, fcntl or flock" in p.stdout
+    p = host(["--work", "nginx"], 19996)
+    assert p.returncode == 1 and "web: FAIL --work must be apache or minimal" in p.stdout
 
 
 def test_web_with_more_results_than_a_pipe_holds(built):
@@ -131,3 +155,7 @@ def test_colorsim_run_web(built, tmp_path):
     assert "web: ok (48 requests" in console
     rows = [l.split(",") for l in (run / "counters.csv").read_text().splitlines()[1:]]
     assert [int(r[4]) for r in rows if r[3] == "schedule_calls"][0] > 0
+    # the catalog names the per-request work (the default: Apache's)
+    from colorsim.results.runrows import timing_columns
+    cols = timing_columns(cfg, None, run / "console.log", None)
+    assert cols["work"] == "apache" and cols["accept"] == "none"

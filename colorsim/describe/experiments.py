@@ -73,12 +73,16 @@ SCALARS = {"warmup": int, "roi": int, "burst": int, "engine": str,
            # waiting child at each release (a herd); or "sysvsem", a SysV
            # semaphore whose release wakes one
            "accept": str,
+           # web: the server's per-request work (workloads/README.md):
+           # "apache", Apache 1.3's core path, or "minimal"
+           "work": str,
            # web: client CPUs outside the measured machine (0: the clients
            # on the server's CPUs; absent: the program's default)
            "client_cpus": int}
 SIZE_DEFAULTS = {"clients": 256, "requests": 8, "users": 20, "messages": 20,
-                 "accept": "none", "skip": 0}
+                 "accept": "none", "work": "apache", "skip": 0}
 ACCEPT_MODES = ("none", "pipe", "sysvsem", "fcntl", "flock")
+WORK_MODES = ("apache", "minimal")
 TOP_KEYS = {"title", "needs", "stand_in", "outputs", "grid", "quick"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -186,8 +190,9 @@ def workload_args(workload: str, tasks: int, s: dict) -> str:
     if workload == "web":
         accept = ("" if g["accept"] == SIZE_DEFAULTS["accept"]
                   else f",--accept,{g['accept']}")
+        work = "" if g["work"] == SIZE_DEFAULTS["work"] else f",--work,{g['work']}"
         return (f"--httpd,{tasks},--clients,{min(tasks, g['clients'])},"
-                f"--requests,{g['requests']}{accept}")
+                f"--requests,{g['requests']}{accept}{work}")
     if workload == "chat":
         per_room = CHAT_THREADS_PER_USER * g["users"]
         if tasks % per_room:
@@ -295,6 +300,9 @@ def _check_settings(path, where, t: dict, partial: bool) -> dict:
             if k == "accept" and v not in ACCEPT_MODES:
                 raise _err(path, f"{where}.{k}", f"{v!r} is not an accept "
                            f"mode; known: {', '.join(ACCEPT_MODES)}")
+            if k == "work" and v not in WORK_MODES:
+                raise _err(path, f"{where}.{k}", f"{v!r} is not a kind of "
+                           f"per-request work; known: {', '.join(WORK_MODES)}")
             if k == "skip" and not 0 <= v < 50:
                 raise _err(path, f"{where}.{k}", f"{v!r} must be 0 to 49 (%)")
             if typ is not str and k != "skip" and not (v > 0 or (k == "client_cpus" and v == 0)):

@@ -85,6 +85,8 @@ WEB_OPTIONS = {
     "--seed": ("int", 0, LONG_MAX),
     "--port": ("int", 1, PORT_MAX),
     "--accept": ("word", ("none", "pipe", "sysvsem", "fcntl", "flock"), None),
+    "--work": ("word", ("apache", "minimal"), None),
+    "--wset": ("int", 0, 1),
     "--root": ("word", None, None),
 }
 CHAT_OPTIONS = {

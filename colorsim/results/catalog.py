@@ -560,7 +560,7 @@ def cmd_show(a):
               "l2_miss_ratio", "schedule_calls", "kinst",
               "colored_lines_sum_per_schedule", "total_per_schedule",
               "n_rq_len_mean", "n_rq_len_max",
-              "timing", "workload_program", "workload_args", "accept", "roi_requests",
+              "timing", "workload_program", "workload_args", "accept", "work", "roi_requests",
               "roi_messages", "sched_share_basis", "sched_share_pct", "lock_held_pct",
               "lock_spin_pct") + (TIMING_COLUMNS if row.get("timing") else ()):
         v = row.get(k)

@@ -158,6 +158,7 @@ def run_rows(run, root: Path) -> dict:
 
 # -- throughput and the lockmeter (--timing runs), user workloads ------------
 
+WEB_WORK = re.compile(r"^web: .*, work (\w+),", re.M)
 WEB_ROI = re.compile(r"web: roi (\d+) requests \(completed \d+\.\.\d+\)")
 CHAT_ROI = re.compile(r"chat: roi (\d+) messages \((\d+) sent, (\d+) received\)")
 SIZE_ARGS = ("httpd", "clients", "requests", "rooms", "users", "messages")
@@ -213,6 +214,11 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     out["accept"] = opts.get("accept", "none") if prog == "/bin/web" else ""
     text = console.read_text(errors="replace") if (
         prog and console.is_file()) else ""
+    # web's per-request work ("apache" unless asked; programs from before
+    # the option did only the minimal work and do not name it)
+    m = WEB_WORK.search(text)
+    out["work"] = ((opts.get("work") or (m.group(1) if m else "minimal"))
+                   if prog == "/bin/web" else "")
     m = WEB_ROI.findall(text)
     if m:
         out["roi_requests"] = float(m[-1])

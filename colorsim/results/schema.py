@@ -56,7 +56,11 @@ BUSMON_COUNTERS = (
     # Modified copy answered, writes that removed a CPU's copy, and
     # (timing) their bus queueing
     "dma_read_lines", "dma_write_lines", "dma_hitm", "dma_invalidated",
-    "dma_wait_cycles")
+    "dma_wait_cycles",
+    # working-set windows (web --wset 1): how many, their distinct lines by
+    # kind summed, and the lines a full window left out
+    "wset_windows", "wset_user_data_lines", "wset_user_code_lines",
+    "wset_kernel_data_lines", "wset_kernel_code_lines", "wset_full_lines")
 # The kernel's region report (colorsim/run/console.py): roi, rq and wait.
 RQ_BUCKETS = ("0", "1", "2", "3_4", "5_8", "9_16", "17_32", "33_64",
               "65_128", "129_256", "257_512", "513_1024", "1025_2048",
@@ -103,7 +107,7 @@ RUN_FIELDS += tuple((f"{c}_per_{per}", F) for per in ("schedule", "kinst")
 RUN_FIELDS += (
     # the workload (runrows.timing_columns)
     ("timing", B), ("workload_program", S), ("workload_args", S),
-    ("accept", S), ("roi_requests", F), ("roi_messages", F),
+    ("accept", S), ("work", S), ("roi_requests", F), ("roi_messages", F),
     ("httpd", F), ("clients", F), ("requests", F), ("rooms", F),
     ("users", F), ("messages", F),
     # modelled time and the lockmeter (--timing runs)

@@ -48,6 +48,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define M5_RESETSTATS		0x40
 #define M5_DUMPSTATS		0x41
 #define M5_DUMPRESETSTATS	0x42
+#define M5_WORK_BEGIN		0x5a
+#define M5_WORK_END		0x5b
 
 #define MAX_RANGES	16
 #define TB_FREE		(1ull << 31)	/* in vcpu_tb_exec's userdata */
@@ -1063,6 +1065,94 @@ static void itlb_fetch(unsigned cpu, uint64_t va, uint64_t len,
 		tlb_walk(cpu, last, flags, 1);
 }
 
+/*
+ * Working sets (gem5's workbegin/workend m5 ops, which the testbed's web
+ * server issues around each request with --wset 1): between a CPU's
+ * begin and end, the distinct lines it touches, as user data, user code,
+ * kernel data and kernel code (code: with l1i=, from the TBs' fetch
+ * ranges).  Each CPU has an open-addressed set of line numbers with a
+ * generation per window, so opening a window clears nothing; it is
+ * allocated at the CPU's first window, and a window that fills half of it
+ * stops adding (wset_full_lines counts the lines left out).
+ */
+enum { WS_USER_DATA, WS_USER_CODE, WS_KERNEL_DATA, WS_KERNEL_CODE, WS_KINDS };
+#define WSET_SLOTS	(1u << 18)
+
+static const char *const wset_name[WS_KINDS] = {
+	"wset_user_data_lines", "wset_user_code_lines",
+	"wset_kernel_data_lines", "wset_kernel_code_lines",
+};
+
+static struct wset {
+	uint64_t *key;		/* (lineno << 2 | kind) + 1 */
+	uint32_t *gen;		/* the window that filled the slot; 0: never */
+	uint32_t window, used;
+	int open;
+	uint64_t windows, lines[WS_KINDS], full;
+} wset[MAX_CPUS];
+
+static void wset_begin(unsigned cpu)
+{
+	struct wset *w = &wset[cpu];
+
+	if (cpu >= MAX_CPUS)
+		return;
+	if (w->key == NULL) {
+		w->key = calloc(WSET_SLOTS, sizeof(*w->key));
+		w->gen = calloc(WSET_SLOTS, sizeof(*w->gen));
+		if (w->key == NULL || w->gen == NULL)
+			return;		/* no memory: no windows on this CPU */
+	}
+	w->window++;
+	w->used = 0;
+	w->open = 1;
+}
+
+static void wset_end(unsigned cpu)
+{
+	if (cpu < MAX_CPUS && wset[cpu].open)
+		wset[cpu].windows++;
+	if (cpu < MAX_CPUS)
+		wset[cpu].open = 0;
+}
+
+static void wset_add(unsigned cpu, uint64_t lineno, unsigned kind)
+{
+	struct wset *w = &wset[cpu];
+	uint64_t k = (lineno << 2 | kind) + 1;
+	uint32_t i = (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 49) & (WSET_SLOTS - 1);
+
+	for (;; i = (i + 1) & (WSET_SLOTS - 1)) {
+		if (w->gen[i] != w->window) {	/* free in this window */
+			if (w->used >= WSET_SLOTS / 2) {
+				w->full++;
+				return;
+			}
+			w->key[i] = k;
+			w->gen[i] = w->window;
+			w->used++;
+			w->lines[kind]++;
+			return;
+		}
+		if (w->key[i] == k)
+			return;
+	}
+}
+
+/* The lines of a TB's fetch ranges (packed as struct tbinfo's). */
+static void wset_code(unsigned cpu, const uint64_t *fetch, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t pa = fetch[i] & ((1ull << 40) - 1);
+		uint64_t len = (fetch[i] & ~(1ull << 63)) >> 40;
+		unsigned kind = (fetch[i] >> 63) ? WS_USER_CODE : WS_KERNEL_CODE;
+
+		for (uint64_t l = pa >> model.line_shift;
+		     len && l <= (pa + len - 1) >> model.line_shift; l++)
+			wset_add(cpu, l, kind);
+	}
+}
+
 static void vcpu_tb_exec(unsigned int vcpu, void *udata);
 static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata);
 static void vcpu_hlt(unsigned int vcpu, void *udata);
@@ -1408,6 +1498,8 @@ static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 		return;
 	}
 	tb_start(cpu, ti->packed);
+	if (wset[cpu].open)
+		wset_code(cpu, ti->fetch, ti->nfetch);
 	if (ti->again && ti->cpu == cpu) {
 		uint64_t f = ti->fetch[0];
 
@@ -1666,6 +1758,15 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	 * which arrives as R then W (CM_F_LOCKED, set at translation time). */
 	cm_access(&model, cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
 		  1u << shift, store, (unsigned)(uintptr_t)udata);
+	if (wset[cpu_of(vcpu)].open) {
+		uint64_t pa = qemu_plugin_hwaddr_phys_addr(hw);
+
+		for (uint64_t l = pa >> model.line_shift;
+		     l <= (pa + (1u << shift) - 1) >> model.line_shift; l++)
+			wset_add(cpu_of(vcpu), l,
+				 ((uintptr_t)udata & CM_F_USER) ? WS_USER_DATA
+								: WS_KERNEL_DATA);
+	}
 	if (store && shift == cfg.lock_shift && vaddr - cfg.lock < cfg.lock_span &&
 	    (vaddr - cfg.lock) % cfg.lock_stride == 0)
 		lock_store(cpu_of(vcpu),
@@ -2185,6 +2286,21 @@ static void machine_counters(FILE *f)
 
 }
 
+/* A CPU's working-set windows: how many, and their distinct lines
+ * summed, by kind (code only with l1i=); wset_full_lines: left out. */
+static void wset_counters(FILE *f, unsigned c)
+{
+	fprintf(f, "%u,%u,all,wset_windows,%" PRIu64 "\n", ndumps, c,
+		wset[c].windows);
+	for (unsigned k = 0; k < WS_KINDS; k++)
+		if (model.has_l1i || k == WS_USER_DATA || k == WS_KERNEL_DATA)
+			fprintf(f, "%u,%u,%s,%s,%" PRIu64 "\n", ndumps, c,
+				k < WS_KERNEL_DATA ? "user" : "kernel",
+				wset_name[k], wset[c].lines[k]);
+	fprintf(f, "%u,%u,all,wset_full_lines,%" PRIu64 "\n", ndumps, c,
+		wset[c].full);
+}
+
 /* The cards' DMA, machine-wide (cpu -1), with dma=1. */
 static void dma_counters(FILE *f)
 {
@@ -2219,6 +2335,8 @@ static void fill_counters_csv(FILE *f)
 		if (cfg.unit != 0)
 			fprintf(f, "%u,%u,user,work_units,%" PRIu64 "\n", ndumps,
 				c, work_units[c]);
+		if (wset[c].key != NULL)	/* the CPU had windows (--wset) */
+			wset_counters(f, c);
 		if (cfg.nsched != 0)
 			fprintf(f, "%u,%u,kernel,sched_insts,%" PRIu64 "\n", ndumps,
 				c, sched_insts[c]);
@@ -2489,6 +2607,10 @@ static void reset_stats(unsigned cpu)
 		/* a hold in progress counts from here */
 		synch[c].since = clock_floor(UINT32_MAX);
 	}
+	for (unsigned c = 0; c < MAX_CPUS; c++) {
+		wset[c].windows = wset[c].full = 0;
+		memset(wset[c].lines, 0, sizeof(wset[c].lines));
+	}
 	memset(work_units, 0, sizeof(work_units));
 	memset(sched_insts, 0, sizeof(sched_insts));
 	memset(sched_cycles, 0, sizeof(sched_cycles));
@@ -2528,6 +2650,12 @@ static void m5op(unsigned func, unsigned cpu)
 	case M5_DUMPRESETSTATS:
 		dump(cpu);
 		reset_stats(cpu);
+		break;
+	case M5_WORK_BEGIN:
+		wset_begin(cpu);
+		break;
+	case M5_WORK_END:
+		wset_end(cpu);
 		break;
 	case M5_EXIT:
 		/* The guest exits next through isa-debug-exit; we only note

@@ -81,6 +81,9 @@ void fput(struct file *f);
 int install_fd(struct file *file);
 long sys_close(long fd);
 int install_fd_at(struct file *file, int fd, int min);
+// logfile.c: /var/log files, written in memory
+bool is_log_path(const char *path);
+long log_open(const char *path);
 // locks.c: fcntl and flock locks (whole-file, exclusive)
 long fcntl_lock(struct file *f, long cmd, uint64_t uarg);
 long sys_flock(long fd, long op);

@@ -12,6 +12,8 @@
 #define M5OP_DUMP_STATS      0x41
 #define M5OP_DUMP_RESET_STATS 0x42
 #define M5OP_CHECKPOINT      0x43
+#define M5OP_WORK_BEGIN      0x5a   // a unit of work (a web request) starts here
+#define M5OP_WORK_END        0x5b
 // Not gem5's: 8-byte *stores* that only the QEMU bus monitor sees, from the
 // wire in modelled time (kernels/kernel/wire.c, engine/qemu-plugin/busmon.c):
 // "move the idle machine's modelled time up to the value", "a packet

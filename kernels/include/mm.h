@@ -26,13 +26,18 @@
 #define PTE_W  0x002UL
 #define PTE_U  0x004UL
 #define PTE_PS 0x080UL
+#define PTE_SHARED 0x200UL     // software bit: the page is a shm region's (shm.c)
 #define PTE_ADDR 0x000ffffffffff000UL
 
 #define NR_VMAS 96      // fits in the mm's page after the mm_struct
 
+struct shm_region;
+
 struct vm_area {
   uint64_t start, end;   // [start, end), page aligned; end == 0: free slot
   uint32_t prot;
+  uint32_t pgoff;        // shm: the region's page at start
+  struct shm_region *shm;  // MAP_SHARED | MAP_ANONYMOUS (holds a reference)
 };
 
 struct mm_struct {
@@ -74,6 +79,11 @@ long do_brk(uint64_t newbrk);
 long do_mmap(uint64_t addr, uint64_t len, int prot, int flags, int fd, uint64_t off);
 long do_munmap(uint64_t addr, uint64_t len);
 long do_mprotect(uint64_t addr, uint64_t len, int prot);
+// shm.c: shared anonymous memory
+struct shm_region *shm_create(uint64_t len);
+void shm_get(struct shm_region *r);
+void shm_put(struct shm_region *r);
+void *shm_page(struct shm_region *r, uint64_t i);
 int copy_from_user(void *dst, uint64_t src, size_t n);
 int copy_to_user(uint64_t dst, const void *src, size_t n);
 long strncpy_from_user(char *dst, uint64_t src, size_t n);

@@ -170,6 +170,8 @@ open_path(uint64_t upath, int flags)
   long r = strncpy_from_user(path, upath, sizeof path);
   if (r < 0)
     return r;
+  if ((flags & O_ACCMODE) != 0 && is_log_path(path))
+    return log_open(path);             // logs are written in memory
   if ((flags & O_ACCMODE) != 0)
     return -EROFS;                     // the image is read-only
   struct inode *ino = rootfs_lookup(path);

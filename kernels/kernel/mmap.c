@@ -59,6 +59,17 @@ mmdrop(struct mm_struct *mm)
   free_pages(mm, 0);
 }
 
+// Unmap an area and free its slot (and its reference to a shm region).
+static void
+drop_vma(struct mm_struct *mm, struct vm_area *v)
+{
+  unmap_range(mm->pgd, v->start, v->end);
+  if (v->shm)
+    shm_put(v->shm);
+  v->shm = NULL;
+  v->end = 0;
+}
+
 // Last thread gone (exit or exec): free the user pages now; the tables
 // and pgd go with the last mm_count reference.
 void
@@ -67,10 +78,8 @@ mmput(struct mm_struct *mm)
   if (__atomic_sub_fetch(&mm->mm_users, 1, __ATOMIC_SEQ_CST))
     return;
   for (int i = 0; i < NR_VMAS; i++)
-    if (mm->vma[i].end) {
-      unmap_range(mm->pgd, mm->vma[i].start, mm->vma[i].end);
-      mm->vma[i].end = 0;
-    }
+    if (mm->vma[i].end)
+      drop_vma(mm, &mm->vma[i]);
   mmdrop(mm);
 }
 
@@ -83,6 +92,9 @@ dup_mm(struct mm_struct *old)
     return NULL;
   uint64_t f = spin_lock_irqsave(&old->page_table_lock);
   memcpy(mm->vma, old->vma, NR_VMAS * sizeof mm->vma[0]);
+  for (int i = 0; i < NR_VMAS; i++)
+    if (mm->vma[i].end && mm->vma[i].shm)
+      shm_get(mm->vma[i].shm);     // the child's areas map the same region
   mm->start_brk = old->start_brk;
   mm->brk = old->brk;
   mm->mmap_base = old->mmap_base;
@@ -109,7 +121,7 @@ insert_vma(struct mm_struct *mm, uint64_t start, uint64_t end, uint32_t prot)
 {
   for (int i = 0; i < NR_VMAS; i++)
     if (!mm->vma[i].end) {
-      mm->vma[i] = (struct vm_area){start, end, prot};
+      mm->vma[i] = (struct vm_area){.start = start, .end = end, .prot = prot};
       return 0;
     }
   return -ENOMEM;
@@ -132,8 +144,20 @@ split_vma(struct mm_struct *mm, uint64_t addr)
   if (!v || v->start == addr)
     return 0;
   uint64_t end = v->end;
+  int r = insert_vma(mm, addr, end, v->prot);
+  if (r < 0)
+    return r;
+  struct vm_area *tail = NULL;  // the new slot (v still covers addr too)
+  for (int i = 0; i < NR_VMAS; i++)
+    if (mm->vma[i].end == end && mm->vma[i].start == addr)
+      tail = &mm->vma[i];
   v->end = addr;
-  return insert_vma(mm, addr, end, v->prot);
+  if (v->shm) {                 // both halves map the region
+    tail->shm = v->shm;
+    tail->pgoff = v->pgoff + (addr - v->start) / PAGE_SIZE;
+    shm_get(v->shm);
+  }
+  return 0;
 }
 
 // Demand paging: a zeroed page for a touch inside an area that allows it.
@@ -150,6 +174,12 @@ handle_mm_fault(struct mm_struct *mm, uint64_t addr, bool write)
   uint64_t *pte = pte_lookup(mm->pgd, va, false);
   if (pte && (*pte & PTE_P)) {     // another thread was first, or a TLB race
     r = (!write || (*pte & PTE_W)) ? 0 : -EFAULT;
+    goto out;
+  }
+  if (v->shm) {                    // the region's page, shared
+    void *page = shm_page(v->shm, v->pgoff + (va - v->start) / PAGE_SIZE);
+    r = page ? map_page(mm->pgd, va, page,
+                        PTE_SHARED | ((v->prot & PROT_WRITE) ? PTE_W : 0)) : -EFAULT;
     goto out;
   }
   void *page = alloc_pages(0);
@@ -258,16 +288,20 @@ out:
   return newbrk;
 }
 
-// Anonymous private mappings only (the file-backed kind comes with the
-// web server).  Without MAP_FIXED the area goes below the lowest earlier
-// one: a bump allocator, addresses are not reused.
+// Anonymous mappings, private or shared (shm.c); no file-backed ones.
+// Without MAP_FIXED the area goes below the lowest earlier one: a bump
+// allocator, addresses are not reused.
 long
 do_mmap(uint64_t addr, uint64_t len, int prot, int flags, int fd, uint64_t off)
 {
   struct mm_struct *mm = task_mm(current);
-  if (!(flags & MAP_ANONYMOUS) || !(flags & MAP_PRIVATE) || !len)
+  int share = flags & (MAP_SHARED | MAP_PRIVATE);
+  if (!(flags & MAP_ANONYMOUS) || (share != MAP_PRIVATE && share != MAP_SHARED) || !len)
     return -EINVAL;
   len = page_up(len);
+  struct shm_region *shm = NULL;
+  if (share == MAP_SHARED && !(shm = shm_create(len)))
+    return -ENOMEM;
   long r;
   uint64_t f = spin_lock_irqsave(&mm->page_table_lock);
   if (flags & MAP_FIXED) {
@@ -285,10 +319,15 @@ do_mmap(uint64_t addr, uint64_t len, int prot, int flags, int fd, uint64_t off)
     mm->mmap_base = addr;
   }
   r = insert_vma(mm, addr, addr + len, prot & 7);
-  if (r == 0)
+  if (r == 0) {
+    find_vma(mm, addr)->shm = shm;
+    shm = NULL;                    // the area holds the reference now
     r = addr;
+  }
 out:
   spin_unlock_irqrestore(&mm->page_table_lock, f);
+  if (shm)
+    shm_put(shm);
   return r;
 }
 
@@ -305,10 +344,8 @@ do_munmap(uint64_t addr, uint64_t len)
     r = split_vma(mm, end);
   for (int i = 0; !r && i < NR_VMAS; i++) {
     struct vm_area *v = &mm->vma[i];
-    if (v->end && v->start >= addr && v->end <= end) {
-      unmap_range(mm->pgd, v->start, v->end);
-      v->end = 0;
-    }
+    if (v->end && v->start >= addr && v->end <= end)
+      drop_vma(mm, v);
   }
   spin_unlock_irqrestore(&mm->page_table_lock, f);
   flush_tlb();     // other CPUs running this mm: see README (no shootdown)

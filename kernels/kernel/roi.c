@@ -81,6 +81,10 @@ roi_user_op(long op)
 {
   static spinlock_t roi_lock = SPIN_LOCK_UNLOCKED;
   long r = 0;
+  if (op == M5OP_WORK_BEGIN || op == M5OP_WORK_END) {
+    m5_op(op);                         // the monitor's working-set windows
+    return 0;
+  }
   uint64_t f = spin_lock_irqsave(&roi_lock);
   if (phase == WARMUP)
     r = -16;                           // -EBUSY: the built-in ROI owns it

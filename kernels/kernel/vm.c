@@ -69,14 +69,16 @@ map_page(uint64_t *pgd, uint64_t va, void *page, uint64_t flags)
   return 0;
 }
 
-// Free the pages mapped in [start, end); the tables stay.
+// Free the pages mapped in [start, end) (a shared page stays its
+// region's); the tables stay.
 void
 unmap_range(uint64_t *pgd, uint64_t start, uint64_t end)
 {
   for (uint64_t va = start; va < end; va += PAGE_SIZE) {
     uint64_t *pte = pte_lookup(pgd, va, false);
     if (pte && (*pte & PTE_P)) {
-      free_pages(PTR(*pte & PTE_ADDR), 0);
+      if (!(*pte & PTE_SHARED))
+        free_pages(PTR(*pte & PTE_ADDR), 0);
       *pte = 0;
     }
   }
@@ -91,7 +93,8 @@ free_level(uint64_t *table, int level)
       continue;
     if (level > 0)
       free_level(PTR(table[i] & PTE_ADDR), level - 1);
-    free_pages(PTR(table[i] & PTE_ADDR), 0);
+    if (level > 0 || !(table[i] & PTE_SHARED))
+      free_pages(PTR(table[i] & PTE_ADDR), 0);
     table[i] = 0;
   }
 }
@@ -108,7 +111,8 @@ free_user_tables(uint64_t *pgd)
   }
 }
 
-// fork: copy every present user page (no copy-on-write).
+// fork: copy every present user page (no copy-on-write); a shared page is
+// mapped again, not copied.
 static int
 copy_level(uint64_t *dst_pgd, uint64_t *table, int level, uint64_t va)
 {
@@ -118,6 +122,11 @@ copy_level(uint64_t *dst_pgd, uint64_t *table, int level, uint64_t va)
     uint64_t v = va | ((uint64_t)i << (12 + 9 * level));
     if (level > 0) {
       if (copy_level(dst_pgd, PTR(table[i] & PTE_ADDR), level - 1, v) < 0)
+        return -1;
+      continue;
+    }
+    if (table[i] & PTE_SHARED) {
+      if (map_page(dst_pgd, v, PTR(table[i] & PTE_ADDR), table[i] & (PTE_W | PTE_SHARED)) < 0)
         return -1;
       continue;
     }

@@ -25,6 +25,8 @@
 #define M5_EXIT 0x21
 #define M5_RESET_STATS 0x40
 #define M5_DUMP_STATS 0x41
+#define M5_WORK_BEGIN 0x5a
+#define M5_WORK_END 0x5b
 
 /* Real Linux 2.4 in the suite (kernels/linux24/) has no such call: its
  * init (workloads/linux24/l24web.c) sets COLORSIM_M5_PAGE, and the op is
@@ -70,6 +72,12 @@ static inline long m5_op(int op)
 static inline long m5_reset_stats(void) { return m5_op(M5_RESET_STATS); }
 static inline long m5_dump_stats(void) { return m5_op(M5_DUMP_STATS); }
 static inline long m5_exit(void) { return m5_op(M5_EXIT); }
+/* A unit of work begins (1) or ends (0): the bus monitor's working-set
+ * window on this CPU.  The testbed only (no /dev/mem fallback). */
+static inline long m5_work(int begin)
+{
+  return syscall(SYS_colorsim_m5, begin ? M5_WORK_BEGIN : M5_WORK_END);
+}
 
 /* The caller's next children are client tasks: on the testbed with client
  * CPUs (colorsim run --client-cpus) they run there, outside the measured

@@ -1,11 +1,14 @@
 /* memtest: brk grows and shrinks the heap; anonymous mmap gives zeroed
- * memory that munmap takes away; large malloc works. */
+ * memory that munmap takes away; large malloc works; a shared anonymous
+ * mapping is the same memory in a forked child (Apache's scoreboard), also
+ * after part of it is unmapped, and its pages outlive the child. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "check.h"
 
@@ -43,6 +46,44 @@ int main(void)
     sum += big[i];
   CHECK("memtest", sum == 256);
   free(big);
+
+  /* shared: the children write, the parent reads */
+  size_t slen = 4 * 4096;
+  volatile unsigned *sh = mmap(NULL, slen, PROT_READ | PROT_WRITE,
+                               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  CHECK("memtest", sh != MAP_FAILED && sh[0] == 0 && sh[slen / 4 - 1] == 0);
+  sh[1] = 7;                                         /* touched before fork */
+  for (unsigned k = 0; k < 3; k++) {
+    pid_t pid = fork();
+    CHECK("memtest", pid >= 0);
+    if (pid == 0) {
+      CHECK("memtest", sh[1] == 7 + k);                 /* sees the parent's */
+      sh[1] = 8 + k;
+      sh[1024 * (k + 1)] = 100 + k;                    /* a page the parent never touched */
+      _exit(0);
+    }
+    int st;
+    CHECK("memtest", waitpid(pid, &st, 0) == pid && st == 0);
+    CHECK("memtest", sh[1] == 8 + k && sh[1024 * (k + 1)] == 100 + k);
+  }
+  volatile unsigned *priv = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK("memtest", priv != MAP_FAILED);
+  priv[0] = 1;
+  if (fork() == 0) {                                   /* private stays private */
+    priv[0] = 2;
+    _exit(0);
+  }
+  wait(NULL);
+  CHECK("memtest", priv[0] == 1);
+  CHECK("memtest", munmap((void *)(sh + 1024), 4096) == 0);   /* split the area */
+  if (fork() == 0) {
+    sh[3 * 1024] = 42;                                 /* the tail, shared still */
+    _exit(0);
+  }
+  wait(NULL);
+  CHECK("memtest", sh[3 * 1024] == 42 && sh[2 * 1024] == 101);
+  CHECK("memtest", munmap((void *)sh, slen) == 0);
   printf("memtest: ok\n");
   return 0;
 }

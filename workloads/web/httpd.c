@@ -4,8 +4,12 @@
  * used, accept, release it, read the request, stat and open the file,
  * write the header with the first piece of the file, the rest in 32 KiB
  * writes, close the file, and close the connection the lingering way
- * (shutdown, read to end of file, close).  1.3 mmaps the file; our kernel
- * maps no files, so the file is read() into a buffer: one more copy. */
+ * (shutdown, read to end of file, close).  With WORK_APACHE (the default)
+ * each step also does what 1.3's core does around it (apache.c): the
+ * child's scoreboard slot and timeouts, the request in a pool, its
+ * headers in tables, the response header from a table, the access log
+ * line.  1.3 mmaps the file; our kernel maps no files, so the file is
+ * read() into a buffer: one more copy. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,8 +22,13 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include "apache.h"
 #include "fileset.h"
 #include "httpd.h"
+#include "m5roi.h"
 #include "net.h"
 
 #define SEGMENT (32 * 1024)     /* Apache 1.3's MMAP_SEGMENT_SIZE */
@@ -88,17 +97,52 @@ static void unlock_accept(const struct httpd_config *c)
     flock_accept_op(c, LOCK_UN, "accept flock release");
 }
 
-/* One request: 1 = served and the client wants the connection kept,
- * 0 = served (or end of file), -1 = quit. */
-static int serve(const struct httpd_config *cfg, int c)
+/* The header and the first segment of the file in one writev, as 1.3
+ * does, then the rest in SEGMENT writes; each further segment resets the
+ * send timeout in the scoreboard slot if there is one (1.3's
+ * ap_reset_timeout).  The file's bytes sent. */
+static long send_file(int c, int fd, const char *head, int hl, struct score_slot *slot)
+{
+  long got = read(fd, segment, SEGMENT), sent;
+  if (got < 0)
+    fail("reading the file");
+  struct iovec iov[2] = {{(void *)head, hl}, {segment, got}};
+  long w = writev(c, iov, 2);
+  if (w < hl)
+    fail("writev");
+  sent = w - hl;
+  if (sent < got && write_all(c, segment + sent, got - sent) < 0)
+    fail("write");
+  long total = got;
+  while ((got = read(fd, segment, SEGMENT)) > 0) {
+    if (slot)
+      score_timeout(slot, 300);
+    if (write_all(c, segment, got) < 0)
+      fail("write");
+    total += got;
+  }
+  return total;
+}
+
+/* The next request's header into request[]: 1, or 0 at end of file, or
+ * -1 for the controller's QUIT. */
+static int read_request(int c)
 {
   long hdr, n = read_header(c, request, sizeof request, &hdr);
   if (n == 0)
     return 0;
   if (n < 0)
     fail("reading a request");
-  if (!strncmp(request, "QUIT", 4))
-    return -1;
+  return strncmp(request, "QUIT", 4) ? 1 : -1;
+}
+
+/* One request: 1 = served and the client wants the connection kept,
+ * 0 = served (or end of file), -1 = quit. */
+static int serve(const struct httpd_config *cfg, int c)
+{
+  int got = read_request(c);
+  if (got <= 0)
+    return got;
   char path[128], full[256];
   if (sscanf(request, "GET %127s HTTP/1.", path) != 1 || fileset_lookup(path) < 0) {
     errno = EINVAL;
@@ -115,22 +159,54 @@ static int serve(const struct httpd_config *cfg, int c)
                     "HTTP/1.0 200 OK\r\nServer: colorsim-httpd\r\n"
                     "Content-Length: %ld\r\nContent-Type: text/html\r\n%s\r\n",
                     (long)st.st_size, keep ? "Connection: keep-alive\r\n" : "");
-  /* header and the first segment in one writev, as 1.3 does */
-  long got = read(fd, segment, SEGMENT), sent = 0;
-  if (got < 0)
-    fail("reading the file");
-  struct iovec iov[2] = {{head, hl}, {segment, got}};
-  long w = writev(c, iov, 2);
-  if (w < hl)
-    fail("writev");
-  sent = w - hl;
-  if (sent < got && write_all(c, segment + sent, got - sent) < 0)
-    fail("write");
-  while ((got = read(fd, segment, SEGMENT)) > 0)
-    if (write_all(c, segment, got) < 0)
-      fail("write");
+  send_file(c, fd, head, hl, NULL);
   close(fd);
   return keep;
+}
+
+/* The same request the way 1.3's core serves it (apache.c), with the
+ * scoreboard's status and timeouts where 1.3 sets them. */
+static struct pool request_pool;
+
+static int serve_apache(const struct httpd_config *cfg, int c, const char *host)
+{
+  struct score_slot *slot = &cfg->scoreboard[cfg->child];
+  score_timeout(slot, 300);                  /* ap_hard_timeout("read request") */
+  int got = read_request(c);
+  score_timeout(slot, 0);                    /* ap_kill_timeout */
+  if (got <= 0)
+    return got;
+  score_status(slot, SERVER_BUSY_WRITE);
+  pool_clear(&request_pool);
+  struct request r;
+  if (request_parse(&r, &request_pool, request, cfg->root) < 0 ||
+      fileset_lookup(r.uri) < 0) {
+    errno = EINVAL;
+    fail(request);
+  }
+  int fd;
+  if (stat(r.filename, &r.finfo) < 0 || (fd = open(r.filename, O_RDONLY)) < 0)
+    fail(r.filename);
+  char head[1024];
+  int hl = response_header(&r, head, sizeof head);
+  score_timeout(slot, 300);                  /* ap_hard_timeout("send") */
+  r.bytes_sent = send_file(c, fd, head, hl, slot);
+  score_timeout(slot, 0);                    /* ap_kill_timeout */
+  close(fd);
+  score_status(slot, SERVER_BUSY_LOG);
+  access_log(cfg->log_fd, &r, host);
+  slot->access_count++;                      /* 1.3's count of this child's requests */
+  slot->my_access_count++;
+  slot->bytes_served += r.bytes_sent;
+  slot->my_bytes_served += r.bytes_sent;
+  return r.keepalive;
+}
+
+/* The peer's address as 1.3 keeps it (conn->remote_ip). */
+static void peer_name(const struct sockaddr_in *sa, char *host, size_t cap)
+{
+  unsigned long a = ntohl(sa->sin_addr.s_addr);
+  snprintf(host, cap, "%lu.%lu.%lu.%lu", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
 }
 
 static void lingering_close(int c)
@@ -169,20 +245,47 @@ void httpd_child(const struct httpd_config *cfg_in)
       fail("ready");
     close(cfg->ready_fd);
   }
+  int apache = cfg->work == WORK_APACHE;
+  struct score_slot *slot = apache ? &cfg->scoreboard[cfg->child] : NULL;
+  if (apache)
+    pool_init(&request_pool);
   for (;;) {
+    if (apache)
+      score_status(slot, SERVER_READY);
     lock_accept(cfg);
     int c;
-    while ((c = accept(cfg->listen_fd, NULL, NULL)) < 0)
+    struct sockaddr_in peer, me;
+    socklen_t plen = sizeof peer, mlen = sizeof me;
+    while ((c = accept(cfg->listen_fd, apache ? (struct sockaddr *)&peer : NULL,
+                       apache ? &plen : NULL)) < 0)
       if (errno != EINTR && errno != ECONNABORTED)
         fail("accept");
     unlock_accept(cfg);
+    if (cfg->wset)                           /* the monitor's window opens */
+      m5_work(1);
+    char host[32] = "-";
+    if (apache) {                            /* 1.3's new_connection */
+      int one = 1;
+      score_status(slot, SERVER_BUSY_READ);
+      getsockname(c, (struct sockaddr *)&me, &mlen);
+      setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      peer_name(&peer, host, sizeof host);
+      slot->conn_count = 0;
+    }
     int r;
-    while ((r = serve(cfg, c)) == 1)
-      ;
+    while ((r = apache ? serve_apache(cfg, c, host) : serve(cfg, c)) == 1)
+      if (apache)
+        score_status(slot, SERVER_BUSY_KEEPALIVE);
     if (r < 0) {
       close(c);
       _exit(0);
     }
+    if (apache)
+      score_timeout(slot, 30);               /* MAX_SECS_TO_LINGER's timeout */
     lingering_close(c);
+    if (apache)
+      score_timeout(slot, 0);
+    if (cfg->wset)
+      m5_work(0);
   }
 }

@@ -32,8 +32,24 @@ enum accept_mode { ACCEPT_NONE, ACCEPT_PIPE, ACCEPT_SYSVSEM, ACCEPT_FCNTL,
  * image has it; 1.3's is logs/accept.lock). */
 #define ACCEPT_LOCK_FILE "/etc/accept.lock"
 
+/* WORK_APACHE's access log (the kernel keeps /var/log in memory). */
+#define ACCESS_LOG "/var/log/access_log"
+
+/* The server's per-request work: WORK_APACHE, Apache 1.3's core path
+ * (apache.h: pool, tables, scoreboard, response header, access log), or
+ * WORK_MINIMAL, only what serving needs (parse the request line, stat,
+ * open, send). */
+enum request_work { WORK_APACHE, WORK_MINIMAL };
+
+struct score_slot;
+
 struct httpd_config {
   int listen_fd;
+  enum request_work work;
+  struct score_slot *scoreboard;  /* WORK_APACHE: one slot per child */
+  long child;                  /* this child's slot */
+  int log_fd;                  /* WORK_APACHE: the access log (inherited) */
+  int wset;                    /* mark each connection as a unit of work */
   enum accept_mode accept;
   int lock_rd, lock_wr;        /* ACCEPT_PIPE */
   int semid;                   /* ACCEPT_SYSVSEM */

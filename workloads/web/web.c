@@ -3,13 +3,17 @@
  * "Web"):
  *
  *   web [--httpd N] [--clients N] [--requests R] [--warmup W] [--measure M]
- *       [--accept none|pipe|sysvsem|fcntl|flock] [--keepalive K] [--seed S]
- *       [--port P] [--root DIR]
+ *       [--accept none|pipe|sysvsem|fcntl|flock] [--work apache|minimal]
+ *       [--keepalive K] [--seed S] [--port P] [--root DIR] [--wset 0|1]
  *
  * N server processes (default 256), each serving one connection at a time,
  * serialised around accept as --accept says (httpd.h); N clients (default
  * 256), each making R requests (default 20) with no think time, K per
- * connection (default 1: HTTP/1.0, no keep-alive).  The region of interest
+ * connection (default 1: HTTP/1.0, no keep-alive).  --work says what a
+ * server does per request besides serving the file (httpd.h): apache
+ * (default), Apache 1.3's core work, with its access log ACCESS_LOG.
+ * --wset 1 marks each connection, from accept to close, as a unit of work
+ * for the bus monitor's working-set windows (m5_work).  The region of interest
  * starts after W completed requests (default a quarter of all) and ends
  * after M more (default half of all), before the clients start to finish,
  * so the loop stays closed while it is measured; the "roi" line gives the
@@ -20,17 +24,21 @@
  * On the testbed with client CPUs the controller and the clients run there,
  * outside the measured machine (colorsim_client, m5roi.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sem.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "apache.h"
 #include "client.h"
 #include "httpd.h"
 #include "m5roi.h"
@@ -81,11 +89,35 @@ static double now(void)
   return tv.tv_sec + tv.tv_usec / 1e6;
 }
 
+/* What the servers' scoreboard slots counted (requests and bytes, 1.3's
+ * access_count and bytes_served) and the access log's size.  A server
+ * counts a request after its log line, so after the last response it may
+ * still be counting: wait for the slots to reach the clients' count, a
+ * bounded while. */
+static void report_scoreboard(const struct httpd_config *hc, long httpd, long reqs)
+{
+  long n = 0, bytes = 0;
+  for (int tries = 0; tries < 100000; tries++) {
+    n = bytes = 0;
+    for (long i = 0; i < httpd; i++) {
+      n += (long)hc->scoreboard[i].access_count;
+      bytes += (long)hc->scoreboard[i].bytes_served;
+    }
+    if (n >= reqs)
+      break;
+    sched_yield();
+  }
+  struct stat st;
+  long logged = hc->log_fd >= 0 && fstat(hc->log_fd, &st) == 0 ? (long)st.st_size : -1;
+  printf("web: scoreboard %ld requests %ld bytes; access log %ld bytes\n", n, bytes, logged);
+}
+
 int main(int argc, char **argv)
 {
   long httpd = 256, clients = 256, requests = 20, warmup = -1, measure = -1;
   long keepalive = 1, seed = 1, port = 8080;
-  struct httpd_config hc = {.accept = ACCEPT_NONE, .root = "", .lock_fd = -1};
+  struct httpd_config hc = {.accept = ACCEPT_NONE, .root = "", .lock_fd = -1,
+                            .work = WORK_APACHE, .log_fd = -1};
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--httpd")) httpd = arg(argv, &i, argc);
     else if (!strcmp(argv[i], "--clients")) clients = arg(argv, &i, argc);
@@ -94,9 +126,18 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--measure")) measure = arg(argv, &i, argc);
     else if (!strcmp(argv[i], "--keepalive")) keepalive = arg(argv, &i, argc);
     else if (!strcmp(argv[i], "--seed")) seed = arg(argv, &i, argc);
+    else if (!strcmp(argv[i], "--wset")) hc.wset = arg(argv, &i, argc) != 0;
     else if (!strcmp(argv[i], "--port")) port = arg(argv, &i, argc);
     else if (!strcmp(argv[i], "--root") && i + 1 < argc) hc.root = argv[++i];
-    else if (!strcmp(argv[i], "--accept") && i + 1 < argc) {
+    else if (!strcmp(argv[i], "--work") && i + 1 < argc) {
+      const char *m = argv[++i];
+      if (!strcmp(m, "apache")) hc.work = WORK_APACHE;
+      else if (!strcmp(m, "minimal")) hc.work = WORK_MINIMAL;
+      else {
+        errno = EINVAL;
+        die("--work must be apache or minimal");
+      }
+    } else if (!strcmp(argv[i], "--accept") && i + 1 < argc) {
       const char *m = argv[++i];
       if (!strcmp(m, "none")) hc.accept = ACCEPT_NONE;
       else if (!strcmp(m, "pipe")) hc.accept = ACCEPT_PIPE;
@@ -125,16 +166,28 @@ int main(int argc, char **argv)
     die("need httpd, clients, requests, keepalive, measure >= 1 and warmup + measure <= clients * requests");
   }
   printf("web: %ld httpd, %ld clients x %ld requests, keep-alive %ld, accept %s, "
-         "seed %ld; measure requests %ld..%ld\n", httpd, clients, requests, keepalive,
+         "work %s, seed %ld; measure requests %ld..%ld\n", httpd, clients, requests,
+         keepalive,
          hc.accept == ACCEPT_PIPE ? "pipe lock"
          : hc.accept == ACCEPT_SYSVSEM ? "sysvsem (wake-one semop)"
          : hc.accept == ACCEPT_FCNTL ? "fcntl lock (wake-all)"
          : hc.accept == ACCEPT_FLOCK ? "flock (wake-all)"
-         : "none (kernel wake-one)", seed,
+         : "none (kernel wake-one)", hc.work == WORK_APACHE ? "apache" : "minimal", seed,
          warmup, warmup + measure);
   fflush(stdout);
 
   hc.listen_fd = tcp_listen(port, clients + httpd);
+  if (hc.work == WORK_APACHE) {
+    /* 1.3's parent sets up the scoreboard and opens the logs before it
+     * forks the children, which inherit both (on a host, the log goes
+     * to /dev/null: the image's /var/log is the testbed's). */
+    if (!(hc.scoreboard = scoreboard_make(httpd)))
+      die("scoreboard");
+    hc.log_fd = open(hc.root[0] ? "/dev/null" : ACCESS_LOG,
+                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (hc.log_fd < 0)             /* a system without the directory */
+      printf("web: no access log (%s: %s)\n", ACCESS_LOG, strerror(errno));
+  }
   if (hc.accept == ACCEPT_SYSVSEM) {
     hc.semid = semget(IPC_PRIVATE, 1, 0600);
     if (hc.semid < 0 || semctl(hc.semid, 0, SETVAL, 1) < 0)
@@ -165,6 +218,7 @@ int main(int argc, char **argv)
   if (server_launcher == 0) {
     close(ready[0]);
     for (long i = 0; i < httpd; i++) {
+      hc.child = i;                  /* its scoreboard slot */
       pid_t p = fork();
       if (p < 0)
         die("fork httpd");
@@ -352,6 +406,8 @@ int main(int argc, char **argv)
     errno = EPROTO;
     die(failed);
   }
+  if (hc.work == WORK_APACHE)
+    report_scoreboard(&hc, httpd, reqs);
   printf("web: roi %ld requests (completed %ld..%ld) in %.6f s\n", done_end - done_begin,
          done_begin, done_end, t1 - t0);
   printf("web: ok (%ld requests, %ld bytes, every byte verified; %ld servers %s)\n",
