@@ -36,6 +36,9 @@ MACHINE = "ppro4"
 # Figure 6's 512 KiB point at 1024 httpd (configs/experiments.toml [fig6])
 POINT = {"l2": "512KiB", "httpd": 1024, "clients": 256, "requests": 8, "seed": 1}
 
+# What else crosses the bus and the caches in every row: the defaults
+COMPETITION = ("the server cards' DMA (machines.toml [network] dma) and Apache's "
+               "per-request work (web --work apache)")
 # row -> (what it says, accept mode, clients per httpd instead of --clients)
 ROWS = {
     "none": ("none: the kernel wakes one accept()er (1.3.19's default)", "none", False),
@@ -112,6 +115,7 @@ def render(got_rows, p: dict) -> str:
     lines = [f"{what}: {MACHINE}, 4 CPUs, L2 {p['l2']}, {p['httpd']} httpd, "
              f"{p['clients'] * p['requests']} requests in all (each row's "
              f"clients share them), 3 client CPUs (one drives the wire), "
+             f"{COMPETITION}, "
              f"--timing, seed {p['seed']}. Run queue: the tasks on the run "
              f"queue at the kernel's samples in the region (mean and largest); "
              f"httpd waiting for a request: the mean number asleep in accept(), "
@@ -148,7 +152,8 @@ def render_l2(got_rows, p: dict) -> str:
     f6 = paper["fig6"]["improvement"]
     lines = [f"The same point at the paper's three L2 sizes ({p['httpd']} httpd, "
              f"{p['clients']} clients of {p['requests']} requests, --timing, seed "
-             f"{p['seed']}), without serialization and with the fcntl lock, beside "
+             f"{p['seed']}; {COMPETITION}), without serialization and with the "
+             f"fcntl lock, beside "
              f"the paper's Table 2 and Figure 6 (configs/paper_results.toml).",
              "", L2_HEADER]
     for (l2, row), got in got_rows:
