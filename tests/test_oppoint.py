@@ -88,7 +88,12 @@ def test_the_doc_has_a_row_for_every_serialization_and_says_what_fills_the_queue
     by = {r[0]: r for r in rows}
     queue = lambda row: [float(x) for x in by[ROWS[row][0]][2].split("/")]
     # the recorded finding: the wake-all locks put (nearly) every httpd on
-    # the queue, the kernel's wake-one accept about a third of them
+    # the queue; the kernel's wake-one accept, with the server behind its
+    # clients, more than the clients' count but fewer, though at its
+    # largest every httpd (the doc's prose says so)
     for herd in ("fcntl", "flock"):
         assert min(queue(herd)) > 0.95 * POINT["httpd"]
-    assert max(queue("none")) < 0.5 * POINT["httpd"]
+    for k in (0, 1):                    # vanilla, c32
+        assert POINT["clients"] < queue("none")[k] < queue("fcntl")[k]
+    largest = [float(x) for x in by[ROWS["none"][0]][3].split("/")]
+    assert largest == [POINT["httpd"]] * 2
