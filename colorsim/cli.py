@@ -446,9 +446,12 @@ def build_parser():
     sub.add_parser("machines", help="list machines").set_defaults(func=cmd_machines)
 
     b = sub.add_parser("build", help="build the plugin and kernel variants")
-    b.add_argument("--machine", default="ppro4")
-    b.add_argument("--l2")
-    b.add_argument("--kernel", nargs="+", default=["vanilla", "c32"])
+    b.add_argument("--machine", default="ppro4",
+                   help="machine description (configs/machines.toml; default ppro4)")
+    b.add_argument("--l2", help="L2 size per CPU, e.g. 512KiB (default: the machine's; "
+                                "the kernels' colors depend on it)")
+    b.add_argument("--kernel", nargs="+", default=["vanilla", "c32"],
+                   help="kernel variants to build (default vanilla c32)")
     b.add_argument("--resources", type=Path, metavar="FILE",
                    help="also write the built kernels and image as a gem5 "
                         "resources JSON (GEM5_RESOURCE_JSON=FILE)")
@@ -467,24 +470,28 @@ def build_parser():
     p = sub.add_parser("plot", help="a figure of runs (offsets)")
     psub = p.add_subparsers(dest="figure", required=True, parser_class=_Parser)
     po = psub.add_parser("offsets", help="bus transactions per page offset")
-    po.add_argument("runs", nargs="+", type=Path)
-    po.add_argument("--view", choices=["chunk", "line"], default="chunk")
-    po.add_argument("-o", "--output", type=Path)
+    po.add_argument("runs", nargs="+", type=Path, help="run directories")
+    po.add_argument("--view", choices=["chunk", "line"], default="chunk",
+                    help="chunk: 8-byte buckets as the bus tracer saw them; line: summed per cache line (default chunk)")
+    po.add_argument("-o", "--output", type=Path, help="image file (default: beside the runs)")
     po.set_defaults(func=cmd_plot)
 
     s = sub.add_parser("summary", help="offset peaks of runs")
-    s.add_argument("runs", nargs="+", type=Path)
-    s.add_argument("--view", choices=["chunk", "line"], default="chunk")
+    s.add_argument("runs", nargs="+", type=Path, help="run directories")
+    s.add_argument("--view", choices=["chunk", "line"], default="chunk",
+                   help="chunk: 8-byte buckets as the bus tracer saw them; line: summed per cache line (default chunk)")
     s.set_defaults(func=cmd_summary)
 
     t = sub.add_parser("table", help="tidy results table of runs (CSV)")
-    t.add_argument("runs", nargs="+", type=Path)
-    t.add_argument("--what", choices=["offsets", "counters", "summary"], default="counters")
+    t.add_argument("runs", nargs="+", type=Path, help="run directories")
+    t.add_argument("--what", choices=["offsets", "counters", "summary"], default="counters",
+                   help="offsets: bus transactions per page offset; counters: every "
+                        "counter; summary: one row per run (default counters)")
     t.add_argument("-o", "--output", type=Path, help="CSV file (default: stdout)")
     t.set_defaults(func=cmd_table)
 
     v = sub.add_parser("verify", help="check runs against their manifests")
-    v.add_argument("runs", nargs="+", type=Path)
+    v.add_argument("runs", nargs="+", type=Path, help="run directories")
     v.set_defaults(func=cmd_verify)
 
     f = sub.add_parser("figure1", help="vanilla vs colored offsets + plot")

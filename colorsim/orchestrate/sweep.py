@@ -570,7 +570,9 @@ def add_parser(subparsers):
                    help="the experiment's small grid of the same shape")
     p.add_argument("--jobs", type=_jobs, default=None,
                    help="runs at a time (default: every core)")
-    p.add_argument("--executor", choices=EXECUTORS, default="local")
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="where the points run: local (this machine's cores, the "
+                        "default), dask or slurm (docs/sweeps-and-catalog.md)")
     p.add_argument("--retries", type=nonnegative_int, default=2,
                    help="extra attempts for a run whose process crashed "
                         "(default 2)")

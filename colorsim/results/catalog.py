@@ -45,6 +45,7 @@ from pathlib import Path
 
 from colorsim.errors import ConfigError, ResultsError
 from colorsim.argtypes import directory
+from colorsim.units import format_size
 from colorsim.results import runrows
 from colorsim.results.runrows import (CATALOG, TIMING_COLUMNS, find_run_dirs,
                                       run_rows)
@@ -506,6 +507,9 @@ def parse_where(items) -> dict:
 
 # n_rq_len_mean: the run queue the scheduler walked (the kernel's samples),
 # beside the task or httpd count that was asked for
+# Columns `runs` and `show` print in the units of the other commands
+SIZE_COLUMNS = ("l2_size",)
+OFFSET_COLUMNS = ("peak_offset", "colored_lo", "colored_hi")
 RUN_COLUMNS = ["run", "machine", "cpus", "l2_size", "kernel", "tasks",
                "n_rq_len_mean", "seed", "roi", "engine", "peak_offset", "colored_lines_sum",
                "rqloop_l2_miss_ratio", "schedule_calls", "verified"]
@@ -540,7 +544,30 @@ def cmd_runs(a):
         return
     with pd.option_context("display.width", 250, "display.max_columns", 40,
                            "display.max_rows", 100000):
-        print(df[cols].to_string(index=False))
+        print(for_display(df[cols]).to_string(index=False))
+
+
+def for_display(df):
+    """The catalog's units as the other commands print them: sizes in
+    KiB/MiB, page offsets in hex, whole-number counters without a decimal
+    point (the tables keep bytes, integers and floats)."""
+    out = df.copy()
+    for c in out.columns:
+        v = out[c]
+        if c in SIZE_COLUMNS:
+            out[c] = [format_size(int(x)) if x == x and x is not None else "-" for x in v]
+        elif c in OFFSET_COLUMNS:
+            out[c] = [f"{int(x):#05x}" if x == x and x is not None else "-" for x in v]
+        elif v.dtype.kind == "f" and v.notna().any() and \
+                v.dropna().apply(float.is_integer).all():
+            out[c] = [f"{int(x)}" if x == x else "-" for x in v]
+    return out
+
+
+def format_stat(value) -> str:
+    """A stats-dump value: whole numbers in full, others to 6 digits."""
+    f = float(value)
+    return f"{int(f)}" if f.is_integer() and abs(f) < 2 ** 63 else f"{f:g}"
 
 
 def cmd_show(a):
@@ -553,7 +580,8 @@ def cmd_show(a):
               "l2_assoc", "line", "kernel", "colors", "tasks", "seed",
               "warmup", "roi", "burst", "source_commit", "source_dirty",
               "verified", "recorded"):
-        print(f"  {k:22} {row[k]}")
+        v = row[k]
+        print(f"  {k:22} {format_size(int(v)) if k in SIZE_COLUMNS and v == v else v}")
     print("key statistics (region of interest):")
     for k in ("peak_offset", "peak_count", "colored_lines_sum",
               "other_lines_sum", "total", "rqloop_l2_miss_ratio",
@@ -564,7 +592,7 @@ def cmd_show(a):
               "roi_messages", "sched_share_basis", "sched_share_pct", "lock_held_pct",
               "lock_spin_pct") + (TIMING_COLUMNS if row.get("timing") else ()):
         v = row.get(k)
-        if k == "peak_offset" and v is not None and v == v:
+        if k in OFFSET_COLUMNS and v is not None and v == v:
             v = f"{int(v):#05x}"
         elif isinstance(v, float) and not math.isnan(v) and "ratio" in k:
             v = f"{v:.2%}"
@@ -584,7 +612,7 @@ def cmd_show(a):
         block = st[st["dump"] == d]
         print(f"---------- dump {d}: {len(block)} stats ----------")
         for name, value in zip(block["name"], block["value"]):
-            print(f"{name:60} {value:g}")
+            print(f"{name:60} {format_stat(value)}")
 
 
 def add_parsers(subparsers):
@@ -595,19 +623,22 @@ def add_parsers(subparsers):
                             parser_class=subparsers._parser_class)
     r = csub.add_parser("rebuild", help="rebuild runs/catalog from the run "
                                         "directories")
-    r.add_argument("--runs", type=directory, default=None)
+    r.add_argument("--runs", type=directory, default=None,
+                   help="runs folder holding the catalog (default runs/)")
     r.set_defaults(func=cmd_catalog)
 
     p = subparsers.add_parser("runs", help="list and filter catalogued runs")
     p.add_argument("--where", action="append", metavar="KEY=VALUE",
                    help="keep runs whose column KEY equals VALUE (repeatable)")
     p.add_argument("--columns", help="comma-separated columns to print")
-    p.add_argument("--runs", type=directory, default=None)
+    p.add_argument("--runs", type=directory, default=None,
+                   help="runs folder holding the catalog (default runs/)")
     p.set_defaults(func=cmd_runs)
 
     s = subparsers.add_parser("show", help="one run's key stats and every "
                                            "stats dump")
     s.add_argument("run", help="run id (prefix), name or path")
-    s.add_argument("--runs", type=directory, default=None)
+    s.add_argument("--runs", type=directory, default=None,
+                   help="runs folder holding the catalog (default runs/)")
     s.set_defaults(func=cmd_show)
     return csub
