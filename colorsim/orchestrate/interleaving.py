@@ -25,9 +25,9 @@ import dataclasses
 import json
 from pathlib import Path
 
-from colorsim.argtypes import directory
 from colorsim.errors import ConfigError
-from colorsim.orchestrate.sensitivity import emit_table, kernel_rows
+from colorsim.orchestrate.sensitivity import (add_table_run_options, emit_table,
+                                             kernel_rows)
 
 KERNELS = ("vanilla", "c32")
 MACHINE = "piii8"
@@ -154,10 +154,7 @@ def add_parser(sub):
     t = sub.add_parser("interleaving-sensitivity",
                        help="the web results with QEMU's slicing and the "
                        "clients' speed changed")
-    t.add_argument("--run", action="store_true", help="make missing runs first")
-    t.add_argument("--force", action="store_true", help="redo the runs")
-    t.add_argument("--out", type=directory,
-                   help="run directory (default runs/interleaving)")
+    add_table_run_options(t, "interleaving")
     for k, v in POINT.items():
         if k != "seed":
             t.add_argument(f"--{k.replace('_', '-')}", type=int, default=v,

@@ -27,9 +27,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from colorsim.argtypes import directory
 from colorsim.errors import ConfigError
-from colorsim.orchestrate.sensitivity import emit_table, kernel_rows
+from colorsim.orchestrate.sensitivity import (add_table_run_options, emit_table,
+                                             kernel_rows)
 
 KERNELS = ("vanilla", "c32")
 MACHINE = "ppro4"
@@ -196,10 +196,7 @@ def add_parser(sub):
     from colorsim.report.markdown import add_block_options
     t = sub.add_parser("operating-point",
                        help="the run queue under each accept serialization")
-    t.add_argument("--run", action="store_true", help="make missing runs first")
-    t.add_argument("--force", action="store_true", help="redo the runs")
-    t.add_argument("--out", type=directory,
-                   help="run directory (default runs/oppoint)")
+    add_table_run_options(t, "oppoint")
     t.add_argument("--l2", default=POINT["l2"], help="L2 size (default 512KiB)")
     for k in ("httpd", "clients", "requests", "seed"):
         t.add_argument(f"--{k}", type=int, default=POINT[k],

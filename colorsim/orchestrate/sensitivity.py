@@ -101,6 +101,15 @@ def kernel_rows(keys, spec_of, summarize, out: Path, run: bool, force: bool,
             yield key, got
 
 
+def add_table_run_options(t, default_out: str) -> None:
+    """A generated table's options for its runs: --run, --force and --out
+    (default ``runs/<default_out>``)."""
+    t.add_argument("--run", action="store_true", help="make missing runs first")
+    t.add_argument("--force", action="store_true", help="redo the runs")
+    t.add_argument("--out", type=directory,
+                   help=f"run directory (default runs/{default_out})")
+
+
 def emit_table(a, block: str, how: str, rows_of, render) -> None:
     """A generated table's last step: gather its rows (``rows_of(missing)``),
     refuse --write/--check when a run is missing, then write, check or
@@ -234,9 +243,7 @@ def add_parser(sub):
     from colorsim.report.markdown import add_block_options
     t = sub.add_parser("timing-sensitivity", help="c32's gain and lock "
                        "contention with each timing cost switched off in turn")
-    t.add_argument("--run", action="store_true", help="make missing runs first")
-    t.add_argument("--force", action="store_true", help="redo the runs")
-    t.add_argument("--out", type=directory, help="run directory (default runs/timing)")
+    add_table_run_options(t, "timing")
     t.add_argument("--machine", help="ppro4 (512 KiB) or piii8 (8 CPUs) only "
                    "(default both)")
     t.add_argument("--costs", help="comma-separated costs to switch off, "

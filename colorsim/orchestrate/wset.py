@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from colorsim.argtypes import directory
-from colorsim.orchestrate.sensitivity import emit_table, kernel_rows
+from colorsim.orchestrate.sensitivity import (add_table_run_options, emit_table,
+                                             kernel_rows)
 
 MACHINE, KERNEL = "ppro4", "c32"
 REQUESTS = 200                  # the region holds the middle half
@@ -96,9 +96,6 @@ def add_parser(sub):
     from colorsim.report.markdown import add_block_options
     t = sub.add_parser("working-set",
                        help="the web server's working set per request")
-    t.add_argument("--run", action="store_true", help="make missing runs first")
-    t.add_argument("--force", action="store_true", help="redo the runs")
-    t.add_argument("--out", type=directory,
-                   help="run directory (default runs/wset)")
+    add_table_run_options(t, "wset")
     add_block_options(t, "wset")
     t.set_defaults(func=cmd_working_set)

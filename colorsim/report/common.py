@@ -261,11 +261,14 @@ def queue_spread(runs: pd.DataFrame, by: list):
     return spread(runs[runs[QUEUE].notna()], by, QUEUE)
 
 
-def fmt_queue(q, where) -> str:
-    """'1023 [1020-1024]' for the rows of ``q`` that ``where`` selects."""
+def fmt_queue(q, where, with_spread=True) -> str:
+    """'1023 [1020-1024]' (or with_spread False, '1023') for the rows of
+    ``q`` that ``where`` selects; '-' for none."""
     r = q[where(q)] if q is not None else None
     if r is None or not len(r):
         return "-"
+    if not with_spread:
+        return f"{r['mean'].iloc[0]:.0f}"
     return fmt_spread(r["mean"].iloc[0], r["min"].iloc[0], r["max"].iloc[0], 0)
 
 
@@ -320,7 +323,7 @@ def _miss_figure(plt, s, axis, keys, key_name, paper_tab, title, xlabel, out,
     ax.set_xticks(range(len(keys)))
     q = queue_spread(d.runs, [axis]) if d is not None else None
     ax.set_xticklabels([key_name(x) + ("" if q is None else "\nq " + fmt_queue(
-        q, lambda r: r[axis] == x).split(" ")[0]) for x in keys],
+        q, lambda r: r[axis] == x, with_spread=False)) for x in keys],
         fontsize=7 if q is not None and len(keys) > 4 else None)
     if q is not None:
         xlabel += " (q: the run queue's mean length)"

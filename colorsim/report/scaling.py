@@ -40,9 +40,10 @@ def fig6(d: ExpData, out: Path, paper: dict) -> list:
                     capsize=2, lw=0.8)
         if q is not None:       # the run queue each bar's runs walked
             for xi, l2, top in zip(x, sizes, r["max"]):
-                qq = fmt_queue(q, lambda v: (v["l2_size"] == l2) & (v["tasks"] == t))
+                qq = fmt_queue(q, lambda v: (v["l2_size"] == l2) & (v["tasks"] == t),
+                               with_spread=False)
                 if qq != "-":
-                    ax.annotate(f"q {qq.split(' ')[0]}", (xi, max(top, 0) if top == top else 0),
+                    ax.annotate(f"q {qq}", (xi, max(top, 0) if top == top else 0),
                                 textcoords="offset points", xytext=(0, 2), ha="center",
                                 fontsize=6)
     imp = p.get("improvement", {})
