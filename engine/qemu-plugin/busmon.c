@@ -1076,7 +1076,8 @@ static void itlb_fetch(unsigned cpu, uint64_t va, uint64_t len,
  * stops adding (wset_full_lines counts the lines left out).
  */
 enum { WS_USER_DATA, WS_USER_CODE, WS_KERNEL_DATA, WS_KERNEL_CODE, WS_KINDS };
-#define WSET_SLOTS	(1u << 18)
+#define WSET_BITS	18
+#define WSET_SLOTS	(1u << WSET_BITS)
 
 static const char *const wset_name[WS_KINDS] = {
 	"wset_user_data_lines", "wset_user_code_lines",
@@ -1095,13 +1096,16 @@ static void wset_begin(unsigned cpu)
 {
 	struct wset *w = &wset[cpu];
 
-	if (cpu >= MAX_CPUS)
-		return;
 	if (w->key == NULL) {
 		w->key = calloc(WSET_SLOTS, sizeof(*w->key));
 		w->gen = calloc(WSET_SLOTS, sizeof(*w->gen));
-		if (w->key == NULL || w->gen == NULL)
-			return;		/* no memory: no windows on this CPU */
+		if (w->key == NULL || w->gen == NULL) {
+			free(w->key);	/* no memory: no windows on this CPU */
+			free(w->gen);
+			w->key = NULL;
+			w->gen = NULL;
+			return;
+		}
 	}
 	w->window++;
 	w->used = 0;
@@ -1110,17 +1114,15 @@ static void wset_begin(unsigned cpu)
 
 static void wset_end(unsigned cpu)
 {
-	if (cpu < MAX_CPUS && wset[cpu].open)
-		wset[cpu].windows++;
-	if (cpu < MAX_CPUS)
-		wset[cpu].open = 0;
+	wset[cpu].windows += wset[cpu].open;
+	wset[cpu].open = 0;
 }
 
 static void wset_add(unsigned cpu, uint64_t lineno, unsigned kind)
 {
 	struct wset *w = &wset[cpu];
 	uint64_t k = (lineno << 2 | kind) + 1;
-	uint32_t i = (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 49) & (WSET_SLOTS - 1);
+	uint32_t i = (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> (64 - WSET_BITS));
 
 	for (;; i = (i + 1) & (WSET_SLOTS - 1)) {
 		if (w->gen[i] != w->window) {	/* free in this window */

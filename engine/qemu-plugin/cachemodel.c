@@ -985,17 +985,21 @@ void cm_dma(struct cm_model *m, uint64_t paddr, unsigned size, int write,
 	uint64_t last = (paddr + (size ? size : 1) - 1) >> m->line_shift;
 
 	for (uint64_t ln = first; ln <= last; ln++) {
-		unsigned modified, held = dma_holders(m, ln, &modified);
 		uint64_t addr = ln << m->line_shift;
-		int hitm;
+		unsigned modified = 0, held = 0;
+		int hitm, shared;
 
+		/* Which bus holds it matters only to two buses' timing; looked
+		 * up before the snoop changes the copies. */
+		if (m->timing && m->nbuses > 1)
+			held = dma_holders(m, ln, &modified);
 		/* m->ncpus is no CPU: every CPU is snooped. */
-		snoop(m, m->ncpus, ln, write ? CM_RFO : CM_READ, &hitm);
+		shared = snoop(m, m->ncpus, ln, write ? CM_RFO : CM_READ, &hitm);
 		m->snoop_cross = 0;
 		m->dma.lines[write]++;
 		m->dma.hist[write][(addr & (CM_PAGE_SIZE - 1)) / CM_CHUNK]++;
 		m->dma.hitm += !write && hitm;
-		m->dma.invalidated += write && held != 0;
+		m->dma.invalidated += write && shared;
 		if (!m->timing)
 			continue;
 		if (m->nbuses == 1)
