@@ -59,7 +59,10 @@ def test_table4_agrees_with_the_report():
 
 
 def test_fig6_agrees_with_the_report():
+    # the README's row gives each L2 size's best httpd count
     out = run("fig6_web_gain.py")
-    line = [l.split() for l in out.splitlines() if l.split()[:2] == ["512KiB", "512"]][0]
-    mean, lo, hi = (float(x) for x in line[2:5])
-    assert f"512KiB {mean:+.1f} % [{lo:+.0f}..{hi:+.0f}] at 512" in readme_row("Figure 6:")
+    lines = [l.split() for l in out.splitlines() if l.split()[:1] == ["512KiB"]]
+    best = max(lines, key=lambda l: float(l[2]))
+    mean, lo, hi = (float(x) for x in best[2:5])
+    assert (f"512KiB {mean:+.1f} % [{lo:+.0f}..{hi:+.0f}] at {best[1]}"
+            in readme_row("Figure 6:"))
