@@ -511,13 +511,14 @@ def build_parser():
     from colorsim.orchestrate import timing
     from colorsim.orchestrate import sensitivity
     from colorsim.orchestrate import interleaving
-    from colorsim.orchestrate import oppoint
+    from colorsim.orchestrate import chatregime, oppoint
     from colorsim.orchestrate import wset
     sweep.add_parser(sub)
     timing.add_parser(sub)
     sensitivity.add_parser(sub)
     interleaving.add_parser(sub)
     oppoint.add_parser(sub)
+    chatregime.add_parser(sub)
     wset.add_parser(sub)
     from colorsim.results import record
     record.add_parser(catalog.add_parsers(sub))

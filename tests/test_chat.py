@@ -140,6 +140,10 @@ def test_colorsim_run_chat(built, tmp_path):
     rows = [l.split(",") for l in (run / "counters.csv").read_text().splitlines()[1:]]
     c = {r[3]: float(r[4]) for r in rows if r[1] == "-1"}
     assert abs(c["rq_samples"] - c["schedule_calls"]) <= 4 and c["rq_len_mean"] > 1
+    # chat_s's and chat_c's threads block on SysV semaphores and sockets,
+    # never on a futex (2.4 had none)
+    assert c["wait_samples"] > 0 and c["wait_sem_mean"] > 0, c
+    assert c["wait_futex_mean"] == 0, c
 
 
 SKIPPED = """

@@ -107,7 +107,7 @@ BAD_PROGRAMS = [
     (["--workload", "web", "--args=--colour,red"], "unknown option '--colour'"),
     (["--workload", "web", "--args=--seed"], "--seed needs a value"),
     (["--workload", "web", "--httpd", "8", "--args=--httpd,9"], "--httpd is given twice"),
-    (["--workload", "chat", "--rooms", "0"], "--rooms must be between 1 and 1000"),
+    (["--workload", "chat", "--rooms", "0"], "--rooms must be between 1 and 120"),
     (["--workload", "chat", "--users", "1"], "--users must be between 2"),
     (["--workload", "chat", "--rooms", "100", "--users", "20"], "2000 connections"),
     (["--workload", "chat", "--messages", "3000000000"], "between 1 and 1000000"),

@@ -28,6 +28,7 @@ INT_MAX = 2**31 - 1         # chat.c keeps its sizes in ints
 
 REQUESTS_MAX = c_define(WORKLOADS_SRC / "web" / "client.h", "REQUESTS_MAX")
 MESSAGES_MAX = c_define(WORKLOADS_SRC / "chat" / "chat.h", "MESSAGES_MAX")
+ROOMS_MAX = c_define(WORKLOADS_SRC / "chat" / "chat.h", "ROOMS_MAX")
 PORT_MAX = 65535            # both pass the port through htons()
 CHAT_CONNECTIONS_MAX = 1000  # chat.c: rooms x users
 CHAT_DEFAULTS = {"--rooms": 30, "--users": 20, "--messages": 300}  # chat.c
@@ -90,7 +91,7 @@ WEB_OPTIONS = {
     "--root": ("word", None, None),
 }
 CHAT_OPTIONS = {
-    "--rooms": ("int", 1, CHAT_CONNECTIONS_MAX),
+    "--rooms": ("int", 1, ROOMS_MAX),
     "--users": ("int", 2, CHAT_CONNECTIONS_MAX),
     "--messages": ("int", 1, MESSAGES_MAX),
     "--port": ("int", 1, PORT_MAX),

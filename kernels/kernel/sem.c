@@ -16,8 +16,8 @@
 // operation subtracts its value from the record; at exit the record is
 // added back, clamped to 0..SEMVMX, and sleepers are re-tried.
 //
-// One spinlock guards every set (2.4 locks per set; the testbed's few
-// sets make one lock enough).
+// One spinlock guards every set, as in 2.4, whose ipc_lock() takes the one
+// sem_ids.ary spinlock whichever set it looks up (ipc/util.h).
 #include "errno.h"
 #include "kernel.h"
 #include "mm.h"

@@ -61,6 +61,11 @@ int main(int argc, char **argv)
     printf("chat: FAIL --messages %d is more than %d\n", cfg.messages, MESSAGES_MAX);
     return 1;
   }
+  if (cfg.rooms > ROOMS_MAX) {
+    printf("chat: FAIL --rooms %d is more than %d (a semaphore set per room)\n", cfg.rooms,
+           ROOMS_MAX);
+    return 1;
+  }
   if (cfg.users < 2 || (long)cfg.rooms * cfg.users > 1000) {
     printf("chat: FAIL need 2 or more users and at most 1000 connections\n");
     return 1;

@@ -32,9 +32,20 @@ static inline unsigned char msg_byte(int room, int user, int seq, int i)
 }
 
 /* Threads on stacks carved from one mapping: the kernel keeps 96 areas
- * per address space, and musl would map each stack (and its guard). */
+ * per address space, and musl would map each stack (and its guard).  Each
+ * thread is a task of its own, as chat's clone() threads were on 2.4. */
 void *stack_pool(long n);
 int start_thread(void *(*fn)(void *), void *arg, void *stack);
+
+/* chat_s and chat_c block on SysV semaphores, never on futexes: a set of
+ * n, each set to value (-1 when semget fails), and one semop (0: wait for
+ * zero) that exits the process when it fails.  chat_s keeps one set per
+ * room (a semaphore per user), so the rooms are at most 2.4's SEMMNI (128
+ * sets) less the sets for start and end (colorsim's describe/programs.py
+ * reads this line). */
+#define ROOMS_MAX 120
+int sem_set(int n, int value);
+void sem_change(int semid, int num, int op);
 
 /* server.c: accept rooms x users connections, serve, exit 0 when every
  * connection has closed (1 on any error).  Runs in its own process. */

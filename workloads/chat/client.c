@@ -7,10 +7,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sem.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,7 +39,7 @@ struct cuser {
   int fd, room, user;
   const struct chat_config *cfg;
   int *next_seq;                 /* per sender of the room */
-  sem_t *start, *done;
+  int sems;                      /* the start (0) and end (1) semaphores */
   long received;
 };
 
@@ -55,7 +55,7 @@ static void *sender(void *arg)
 {
   struct cuser *u = arg;
   struct chat_msg m;
-  sem_wait(u->start);
+  sem_change(u->sems, 0, -1);
   for (int s = 0; s < u->cfg->messages; s++) {
     m.room = u->room;
     m.user = u->user;
@@ -65,7 +65,7 @@ static void *sender(void *arg)
     if (send(u->fd, &m, MSG_SIZE, 0) != MSG_SIZE)
       fail(u, "send");
   }
-  sem_post(u->done);
+  sem_change(u->sems, 1, -1);
   return NULL;
 }
 
@@ -74,7 +74,7 @@ static void *receiver(void *arg)
   struct cuser *u = arg;
   struct chat_msg m;
   long want = (long)(u->cfg->users - 1) * u->cfg->messages;
-  sem_wait(u->start);
+  sem_change(u->sems, 0, -1);
   for (; u->received < want; u->received++) {
     if (recv(u->fd, &m, MSG_SIZE, MSG_WAITALL) != MSG_SIZE)
       fail(u, "short message");
@@ -97,7 +97,7 @@ static void *receiver(void *arg)
       roi_t1 = now();
     }
   }
-  sem_post(u->done);
+  sem_change(u->sems, 1, -1);
   return NULL;
 }
 
@@ -143,9 +143,14 @@ int chat_clients(const struct chat_config *cfg)
   int n = cfg->rooms * cfg->users;
   struct cuser *us = calloc(n, sizeof *us);
   int *seqs = calloc((long)n * cfg->users, sizeof *seqs);
-  sem_t start, done;
-  sem_init(&start, 0, 0);
-  sem_init(&done, 0, 0);
+  /* chat_c's: one semaphore starts every thread at once, one counts
+   * them down to zero as they finish */
+  int sems = sem_set(2, 0);
+  union { int val; } threads = {.val = 2 * n};
+  if (sems < 0 || semctl(sems, 1, SETVAL, threads) < 0) {
+    printf("chat: FAIL semget\n");
+    return 1;
+  }
   stack_pool(2L * n);
   for (int k = 0; k < n; k++) {
     struct cuser *u = &us[k];
@@ -153,8 +158,7 @@ int chat_clients(const struct chat_config *cfg)
     u->user = k % cfg->users;
     u->cfg = cfg;
     u->next_seq = &seqs[(long)k * cfg->users];
-    u->start = &start;
-    u->done = &done;
+    u->sems = sems;
     struct chat_msg hello = {.room = u->room, .user = u->user, .seq = -1};
     if ((u->fd = dial(cfg->port)) < 0 || send(u->fd, &hello, MSG_SIZE, 0) != MSG_SIZE)
       fail(u, "connect");
@@ -180,10 +184,9 @@ int chat_clients(const struct chat_config *cfg)
     m5_reset_stats();
   double t0 = now();
   stamp[0] = t0;
-  for (int k = 0; k < 2 * n; k++)
-    sem_post(&start);
-  for (int k = 0; k < 2 * n; k++)
-    sem_wait(&done);
+  sem_change(sems, 0, 2 * n);
+  sem_change(sems, 1, 0);        /* wait for zero */
+  semctl(sems, 0, IPC_RMID);
   if (!roi_from)
     m5_dump_stats();
   double t1 = now();
