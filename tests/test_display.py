@@ -39,3 +39,19 @@ def test_display_leaves_fractions_and_missing_values_readable():
     assert list(out["n_insts"]) == ["330944000", "-"]
     assert format_stat(3.30944e+08) == "330944000"
     assert format_stat(0.25) == "0.25"
+
+
+def test_show_reads_a_run_directory_without_a_catalog(capsys, tmp_path, monkeypatch):
+    """`show PATH` of a run directory needs no catalog: its row and its
+    stats dumps come from the directory itself (here a recorded gem5 run,
+    from a folder with no runs/ at all)."""
+    from colorsim import ROOT
+    from colorsim.cli import main as cli_main
+    run = sorted((ROOT / "recorded" / "gem5").glob("ppro4-*"))[0]
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["show", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert f"run {run.name}" in out and "l2_size                1MiB" in out
+    assert "stats dumps: " in out and "---------- dump 0:" in out
+    assert re.search(r"\.numInsts +[0-9]+\n", out)         # gem5's own stats, whole
+    assert cli_main(["show", str(tmp_path)]) == 2      # not a run: the catalog's error

@@ -570,17 +570,37 @@ def format_stat(value) -> str:
     return f"{int(f)}" if f.is_integer() and abs(f) < 2 ** 63 else f"{f:g}"
 
 
+def _run_directory(key: str):
+    """A run directory named on the command line, read on its own (no
+    catalog needed): its catalog row and its stats dumps, or None when
+    ``key`` is not a run directory."""
+    import pandas as pd
+    from colorsim.results.rundata import load_run
+    from colorsim.results.runrows import run_rows
+    path = Path(key)
+    if not (path / "config.json").is_file():
+        return None
+    rows = run_rows(load_run(path.resolve()), path.resolve().parent)
+    row = pd.Series(rows["runs"])
+    row["path"] = str(path)
+    return row, rows["stats"]
+
+
 def cmd_show(a):
     import math
-    cat = Catalog(a.runs)
-    row = cat.find(a.run)
+    direct = _run_directory(a.run) if a.runs is None else None
+    if direct:
+        row, st = direct
+    else:
+        cat = Catalog(a.runs)
+        row = cat.find(a.run)
     print(f"run {row['run']}  ({row['path']})")
     print(f"  id {row['run_id']}")
     for k in ("engine", "engine_version", "machine", "cpus", "l2_size",
               "l2_assoc", "line", "kernel", "colors", "tasks", "seed",
               "warmup", "roi", "burst", "source_commit", "source_dirty",
               "verified", "recorded"):
-        v = row[k]
+        v = row.get(k)
         print(f"  {k:22} {format_size(int(v)) if k in SIZE_COLUMNS and v == v else v}")
     print("key statistics (region of interest):")
     for k in ("peak_offset", "peak_count", "colored_lines_sum",
@@ -597,6 +617,9 @@ def cmd_show(a):
         elif isinstance(v, float) and not math.isnan(v) and "ratio" in k:
             v = f"{v:.2%}"
         print(f"  {k:32} {v}")
+    if direct:
+        _print_dumps(st)
+        return
     if row["recorded"]:
         print(f"stats dumps: a recorded run; its stats.txt is in its folder, "
               f"{row['path']}")
@@ -605,8 +628,11 @@ def cmd_show(a):
         print(f"stats dumps: not kept (a recorded catalog keeps each run's row; "
               f"its sweep point runs it again: {cat.root / CATALOG / MARK})")
         return
-    st = cat.stats(row["run_id"])
-    dumps = sorted(st["dump"].unique())
+    _print_dumps(cat.stats(row["run_id"]))
+
+
+def _print_dumps(st):
+    dumps = sorted(st["dump"].unique()) if len(st) else []
     print(f"stats dumps: {len(dumps)}")
     for d in dumps:
         block = st[st["dump"] == d]
@@ -637,7 +663,8 @@ def add_parsers(subparsers):
 
     s = subparsers.add_parser("show", help="one run's key stats and every "
                                            "stats dump")
-    s.add_argument("run", help="run id (prefix), name or path")
+    s.add_argument("run", help="run id (prefix), name or path; a run "
+                               "directory's path needs no catalog")
     s.add_argument("--runs", type=directory, default=None,
                    help="runs folder holding the catalog (default runs/)")
     s.set_defaults(func=cmd_show)
