@@ -86,3 +86,24 @@ def test_a_wrong_plot_fails_the_comparison(tmp_path):
                   HotLines(0x20, 32, 0x20, 0x420), "Figure 1, fixed data",
                   paper_peak=0x30, footer="fixed data | seeds 1, 2")
     assert compare_images(str(base), str(png), tol=TOL) is not None
+
+
+def test_the_zoom_shades_every_line_the_walk_reads():
+    """A kernel whose walk reads two lines per task (Linux 2.4.37 on x86_64)
+    has both shaded and named in Figure 1's zoom, not only the first."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+    from colorsim.report.plots import HotLines, OffsetPanel, _zoom_panel
+    hist = pd.Series({0x40: 10, 0x60: 12, 0x100: 3})
+    for per_task, label in ((2, "vanilla's scheduler-hot lines (0x040, 0x060)"),
+                            (1, "vanilla's scheduler-hot line (0x040)")):
+        fig, ax = plt.subplots()
+        _zoom_panel(ax, [OffsetPanel("vanilla", "C0", [hist])],
+                    HotLines(0x40, 32, 0x40, 0x440, per_task=per_task))
+        assert label in ax.get_legend_handles_labels()[1]
+        gold = [p for p in ax.patches if p.get_facecolor()[:3] ==
+                matplotlib.colors.to_rgb("gold")]
+        assert len(gold) == per_task
+        plt.close(fig)

@@ -437,11 +437,34 @@ def test_linux24_table_renders_both_kernels_and_the_fields():
     f = {"fields": [("has_cpu", {"offset": 0x30, "size": 4}, "cpus_runnable",
                      {"offset": 0x58, "size": 8})],
          "peak": 0x78, "peak_field": "run_list", "testbed_first": "has_cpu",
-         "linux_first": "run_list"}
+         "linux_first": "run_list",
+         "walk_lines": [(0x40, ["counter", "policy"], 0.485),
+                        (0x60, ["cpus_runnable", "run_list"], 0.488)]}
     text = lt.render(rows, f)
     assert "| 512 KiB | 0x078 / 0x030 / 0x030 | -50.0 % / -50.0 % / -33.3 % |" in text
     assert "| `has_cpu` | 0x030, 4 B | `cpus_runnable` | 0x058, 8 B |" in text
     assert "0x078, in `run_list`" in text
+    # every line the walk reads is named, with vanilla's share there
+    assert ("0x040 (`counter`, `policy`): 48.5 %; 0x060 (`cpus_runnable`, "
+            "`run_list`): 48.8 %." in text)
+
+
+def test_readme_linux24_table_is_the_recorded_runs(tmp_path):
+    """The README's real-Linux table is what the command computes from the
+    runs it was made from, kept in recorded/linux24 (the six testbed and six
+    Linux runs): a block no run gives fails without a Linux tree.  (The slow
+    test below makes the runs afresh from the user's tree.)"""
+    import shutil
+    from colorsim import ROOT
+    runs = tmp_path / "r"
+    shutil.copytree(ROOT / "recorded" / "linux24", runs,
+                    ignore=shutil.ignore_patterns("README.md"))
+    assert len([d for d in runs.iterdir() if (d / "config.json").is_file()]) == 12
+    p = _cli("catalog", "rebuild", "--runs", runs, env={"LINUX24_SRC": None})
+    assert p.returncode == 0, p.stderr
+    p = _cli("linux24-table", "--runs", runs, "--check", ROOT / "README.md",
+             env={"LINUX24_SRC": None})
+    assert p.returncode == 0, p.stderr
 
 
 @pytest.mark.slow
@@ -519,7 +542,9 @@ def test_a_timing_run_boots_the_modelled_time_image():
 @pytest.mark.requires_linux24
 def test_linux24_timing_meters_runqueue_lock_repeatably(tmp_path):
     """Two --timing runs of linux24:c32: the lockmeter sees 2.4's own
-    runqueue_lock taken and contended, and the runs repeat byte for byte."""
+    runqueue_lock taken and contended, and the runs repeat byte for byte,
+    their consoles too (init prints nothing once it has asked QEMU to stop,
+    which happens a host-dependent moment later)."""
     import json
     from colorsim.run import runner
     from colorsim.describe.runspec import RunSpec, Workload
@@ -536,7 +561,8 @@ def test_linux24_timing_meters_runqueue_lock_repeatably(tmp_path):
     lock = bm["locks"][0]
     assert lock["acquisitions"] > 100 and 0 < lock["contended"] < lock["acquisitions"]
     assert lock["hold_cycles"] > 0 and lock["hold_overlaps"] == 0
-    for f in ("stats.txt", "counters.csv", "bus_offsets.csv", "busmon.json"):
+    for f in ("stats.txt", "counters.csv", "bus_offsets.csv", "busmon.json",
+              "console.log"):
         a, b = ((r / f).read_bytes() for r in runs)
         if f == "busmon.json":      # it names its own output folder
             a, b = (x.replace(f"/.{r.name}.partial".encode(), b"/R")

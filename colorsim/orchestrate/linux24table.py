@@ -87,22 +87,39 @@ def table_rows(cat) -> list:
 def field_rows(cat) -> dict:
     """The walk's fields at their offsets in both kernels, and the field
     under Linux's measured vanilla peak (the paper's 512 KiB L2)."""
-    from colorsim.results.rundata import load_run
+    from colorsim.results.rundata import load_run, offset_histogram
     i = headline.L2S.index("512KiB")
     linux = headline.pick_runs(cat, NAMES, TASKS, how="linux24-table")[i]
     testbed = headline.pick_runs(cat, headline.KERNELS, headline.TASKS,
                                  how="linux24-table")[i]
     # the catalog's paths are relative to its runs folder
-    lay_l = load_run(Path(cat.root) / linux["linux24-vanilla"]["path"]).layout
+    run_l = load_run(Path(cat.root) / linux["linux24-vanilla"]["path"])
+    lay_l = run_l.layout
     lay_t = load_run(Path(cat.root) / testbed["vanilla"]["path"]).layout
     fl, ft = lay_l["task_struct"]["fields"], lay_t["task_struct"]["fields"]
     peak = int(linux["linux24-vanilla"]["peak_offset"])
     under = [n for n in lay_l["scheduler_hot"]["fields_read_per_task"]
              if fl[n]["offset"] <= peak < fl[n]["offset"] + fl[n]["size"]]
+    # every line the walk reads per task, the fields in it, and vanilla's
+    # share of all transactions there (the chunks a fill of it missed on)
+    line = lay_l["variant"]["line"]
+    read = lay_l["scheduler_hot"]["fields_read_per_task"]
+    h = offset_histogram(run_l, "line")
+    total = float(h.sum()) or 1.0
+    first = lay_l["scheduler_hot"]["line_offset"]
+    lines = [first + k * line for k in range(lay_l["scheduler_hot"].get("lines_per_task", 1))]
+    walk_lines = [(lo, [n for n in _by_offset(read, fl) if lo <= fl[n]["offset"] < lo + line],
+                   float(h.get(lo, 0)) / total) for lo in lines]
     return {"fields": [(old, ft.get(old), new, fl.get(new)) for old, new in FIELDS],
+            "walk_lines": walk_lines,
             "peak": peak, "peak_field": under[0] if under else None,
             "testbed_first": lay_t["scheduler_hot"]["first_touched"],
             "linux_first": lay_l["scheduler_hot"]["first_touched"]}
+
+
+def _by_offset(names, fields) -> list:
+    """Field names in the order of their offsets."""
+    return sorted(names, key=lambda n: fields[n]["offset"])
 
 
 def _pct(x, sign=False) -> str:
@@ -131,10 +148,14 @@ def render(rows, fields) -> str:
             "| 2.4.37 (x86_64) | offset, size |", "|---|---|---|---|"]
     for old, fo, new, fn in fields["fields"]:
         out.append(f"| `{old}` | {_at(fo)} | `{new}` | {_at(fn)} |")
+    lines = "; ".join(f"{lo:#05x} ({', '.join(f'`{n}`' for n in names)}): "
+                      f"{100 * share:.1f} %" for lo, names, share in fields["walk_lines"])
     out += ["", f"Linux 2.4.37's vanilla peak (512 KiB): {fields['peak']:#05x}, "
             f"in `{fields['peak_field'] or 'no field the walk reads'}`; the first "
             f"field each walk step touches: `{fields['testbed_first']}` (2.4.4), "
-            f"`{fields['linux_first']}` (2.4.37)."]
+            f"`{fields['linux_first']}` (2.4.37). The lines 2.4.37's walk reads on "
+            f"every task, with vanilla's share of all transactions (512 KiB): "
+            f"{lines}."]
     return "\n".join(out) + "\n"
 
 

@@ -58,6 +58,7 @@ class HotLines:
     line: int
     span_lo: int
     span_hi: int
+    per_task: int = 1          # lines the walk reads per task (Linux on x86_64: 2)
 
 
 def _page_panel(ax, panel, ymax, view, paper_peak):
@@ -113,9 +114,12 @@ def _zoom_panel(ax, panels, hot: HotLines):
                color=p.color, linewidth=0, zorder=3, yerr=yerr,
                error_kw=dict(lw=0.6, capsize=0, ecolor="0.3"),
                label=f"{p.label}: {colored.sum():,.0f} in the colored span")
-    ax.axvspan(hot.line_offset, hot.line_offset + hot.line, color="gold",
-               alpha=0.35, lw=0, zorder=1,
-               label=f"vanilla's scheduler-hot line ({hot.line_offset:#05x})")
+    hot_lines = [hot.line_offset + k * hot.line for k in range(hot.per_task)]
+    for k, lo in enumerate(hot_lines):        # every line the walk reads per task
+        ax.axvspan(lo, lo + hot.line, color="gold", alpha=0.35, lw=0, zorder=1,
+                   label=None if k else
+                   f"vanilla's scheduler-hot line{'s' if len(hot_lines) > 1 else ''} "
+                   f"({', '.join(f'{x:#05x}' for x in hot_lines)})")
     ax.axvspan(hot.span_lo, hot.span_hi, color="grey", alpha=0.10, lw=0,
                zorder=0, label=f"where colored hot lines land "
                                f"({hot.span_lo:#05x}-{hot.span_hi - 1:#05x})")
@@ -175,7 +179,8 @@ def plot_offsets(runs, out: Path, view: str = "chunk", title: str = None,
     title = title or (f"Memory-bus transactions per page offset - "
                       f"{cfg['machine']['name']}, "
                       f"{cfg['workload']['roi_ticks']}-tick region of interest")
-    return figure1(panels, out, HotLines(h0["line_offset"], h0["line"], lo, hi),
+    return figure1(panels, out, HotLines(h0["line_offset"], h0["line"], lo, hi,
+                                         h0["per_task"]),
                    title, view=view, paper_peak=paper_peak)
 
 

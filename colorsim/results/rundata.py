@@ -192,7 +192,7 @@ def hot_offsets(layout: dict) -> dict:
     lines = [hot["line_offset"] + k * step for k in range(v["colors"] + per_task - 1)]
     return {"first_touched": hot["first_touched_offset"],
             "line_offset": hot["line_offset"], "line": step,
-            "lines": lines}
+            "lines": lines, "per_task": per_task}
 
 
 def colored_span(layouts) -> tuple:
