@@ -10,6 +10,7 @@ functional tests.
 """
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -49,15 +50,20 @@ def qemu_base():
 
 
 def boot(kernel, init, cpus=2, extra="", timeout=90):
-    """Boot init; (QEMU exit status, console text)."""
+    """Boot init; (QEMU exit status, console text).  As the engine does,
+    QEMU runs in the kernel's directory with file names relative to it:
+    the guest sees the kernel's and the image's paths on its command lines,
+    and a checkout elsewhere would otherwise boot a different guest."""
+    kernel = Path(kernel)
     cmd = qemu_base() + ["-display", "none", "-nodefaults",
            "-machine", "pc", "-m", "256M", "-smp", str(cpus),
            "-accel", "tcg,thread=single", "-icount", "shift=3,sleep=off",
            "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
-           "-serial", "stdio", "-kernel", str(kernel), "-initrd", str(IMAGE),
+           "-serial", "stdio", "-kernel", kernel.name,
+           "-initrd", os.path.relpath(IMAGE, kernel.parent),
            "-append", f"init={init} lapic_hz=1000000000 {extra}".strip()]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                       errors="replace")
+                       errors="replace", cwd=kernel.parent)
     return p.returncode, p.stdout.replace("\r", "")
 
 

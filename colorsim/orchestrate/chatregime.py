@@ -73,7 +73,7 @@ def rows(point: dict, out: Path, run: bool, force: bool, missing=None):
 
 HEADER = ("| CPUs | run queue, mean (vanilla / c32) | walk L2 miss, vanilla / c32 "
           "| the paper's (Table 7) | lock contention | the paper's (Table 8) "
-          "| lock hold, mean us | the paper's | vanilla msg/s | c32's gain "
+          "| lock hold, mean µs | the paper's | vanilla msg/s | c32's gain "
           "| vanilla's tasks, and where they slept | host s |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|---|")
 
