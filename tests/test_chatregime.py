@@ -2,28 +2,17 @@
 paper's 2400 threads per CPU count, vanilla and c32, written from runs and
 checked against them."""
 
-import re
-import subprocess
-import sys
-
 from colorsim import ROOT
 from colorsim.orchestrate.chatregime import POINT, THREADS, spec_for
 from tests.test_cache_model import needs_qemu
+from tests.test_oppoint import _cli
+from tests.test_oppoint import _rows as _block_rows
 
 DOC = ROOT / "docs" / "operating-point.md"
 
 
 def _rows(text: str) -> list:
-    block = re.search(r"<!-- chat-regime:begin -->(.*?)<!-- chat-regime:end -->", text,
-                      re.S).group(1)
-    cells = [[c.strip() for c in line.strip().strip("|").split("|")]
-             for line in block.splitlines() if line.startswith("| ")]
-    return cells[1:]
-
-
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "colorsim", *map(str, args)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    return _block_rows(text, "chat-regime")
 
 
 def test_each_row_is_the_paper_s_thread_count_at_its_cpus():
