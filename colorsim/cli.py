@@ -503,7 +503,7 @@ def build_parser():
     f.set_defaults(func=cmd_figure1)
     compare.add_parser(sub)
     crosscheck.add_parser(sub)
-    from colorsim.results import catalog
+    from colorsim.results import catalog, show
     from colorsim.report import command as figures
     from colorsim.orchestrate import headline
     from colorsim.orchestrate import linux24table
@@ -522,6 +522,7 @@ def build_parser():
     wset.add_parser(sub)
     from colorsim.results import record
     record.add_parser(catalog.add_parsers(sub))
+    show.add_parsers(sub)
     figures.add_parser(sub)
     figures.add_shapes_parser(sub)
     headline.add_parser(sub)

@@ -8,7 +8,8 @@ import pandas as pd
 
 from colorsim import ROOT
 from colorsim.cli import main as cli_main
-from colorsim.results.catalog import Catalog, for_display, format_stat
+from colorsim.results.catalog import Catalog
+from colorsim.results.show import for_display, format_stat
 
 RECORDED = ROOT / "recorded" / "paper"
 

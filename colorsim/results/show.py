@@ -1,0 +1,160 @@
+"""The catalog as people read it: ``runs`` lists runs, ``show`` prints one
+run's key statistics and every stats dump, in the units the other commands
+use (sizes in KiB/MiB, page offsets in hex, whole counts without an
+exponent); a run directory's path needs no catalog."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from colorsim.argtypes import directory
+from colorsim.errors import ConfigError
+from colorsim.results.catalog import (CATALOG, MARK, Catalog,
+                                      is_recorded, parse_where)
+from colorsim.results.runrows import TIMING_COLUMNS
+from colorsim.units import format_size
+
+# n_rq_len_mean: the run queue the scheduler walked (the kernel's samples),
+# beside the task or httpd count that was asked for
+# Columns `runs` and `show` print in the units of the other commands
+SIZE_COLUMNS = ("l2_size",)
+OFFSET_COLUMNS = ("peak_offset", "colored_lo", "colored_hi")
+RUN_COLUMNS = ["run", "machine", "cpus", "l2_size", "kernel", "tasks",
+               "n_rq_len_mean", "seed", "roi", "engine", "peak_offset", "colored_lines_sum",
+               "rqloop_l2_miss_ratio", "schedule_calls", "verified"]
+# where a recorded run came from, printed when any is listed
+PROVENANCE_COLUMNS = ["path", "engine_version", "source_commit",
+                      "source_dirty"]
+
+
+def cmd_runs(a):
+    import pandas as pd
+    cat = Catalog(a.runs)
+    df = cat.runs(recorded=True, **parse_where(a.where))
+    cols = [c for c in RUN_COLUMNS if c in df.columns]
+    if df["recorded"].fillna(False).astype(bool).any():
+        cols += ["recorded"] + PROVENANCE_COLUMNS
+    if a.columns:
+        cols = a.columns.split(",")
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            raise ConfigError(f"--columns: no column {missing[0]!r}")
+    if df.empty:
+        print("(no runs match)")
+        return
+    with pd.option_context("display.width", 250, "display.max_columns", 40,
+                           "display.max_rows", 100000):
+        print(for_display(df[cols]).to_string(index=False))
+
+
+def for_display(df):
+    """The catalog's units as the other commands print them: sizes in
+    KiB/MiB, page offsets in hex, whole-number counters without a decimal
+    point (the tables keep bytes, integers and floats)."""
+    out = df.copy()
+    for c in out.columns:
+        v = out[c]
+        if c in SIZE_COLUMNS:
+            out[c] = [format_size(int(x)) if x == x and x is not None else "-" for x in v]
+        elif c in OFFSET_COLUMNS:
+            out[c] = [f"{int(x):#05x}" if x == x and x is not None else "-" for x in v]
+        elif v.dtype.kind == "f" and v.notna().any() and \
+                v.dropna().apply(float.is_integer).all():
+            out[c] = [f"{int(x)}" if x == x else "-" for x in v]
+    return out
+
+
+def format_stat(value) -> str:
+    """A stats-dump value: whole numbers in full, others to 6 digits."""
+    f = float(value)
+    return f"{int(f)}" if f.is_integer() and abs(f) < 2 ** 63 else f"{f:g}"
+
+
+def _run_directory(key: str):
+    """A run directory named on the command line, read on its own (no
+    catalog needed): its catalog row and its stats dumps, or None when
+    ``key`` is not a run directory."""
+    import pandas as pd
+    from colorsim.results.rundata import load_run
+    from colorsim.results.runrows import run_rows
+    path = Path(key)
+    if not (path / "config.json").is_file():
+        return None
+    rows = run_rows(load_run(path.resolve()), path.resolve().parent)
+    row = pd.Series(rows["runs"])
+    row["path"] = str(path)
+    return row, rows["stats"]
+
+
+def cmd_show(a):
+    import math
+    direct = _run_directory(a.run) if a.runs is None else None
+    if direct:
+        row, st = direct
+    else:
+        cat = Catalog(a.runs)
+        row = cat.find(a.run)
+    print(f"run {row['run']}  ({row['path']})")
+    print(f"  id {row['run_id']}")
+    for k in ("engine", "engine_version", "machine", "cpus", "l2_size",
+              "l2_assoc", "line", "kernel", "colors", "tasks", "seed",
+              "warmup", "roi", "burst", "source_commit", "source_dirty",
+              "verified", "recorded"):
+        v = row.get(k)
+        print(f"  {k:22} {format_size(int(v)) if k in SIZE_COLUMNS and v == v else v}")
+    print("key statistics (region of interest):")
+    for k in ("peak_offset", "peak_count", "colored_lines_sum",
+              "other_lines_sum", "total", "rqloop_l2_miss_ratio",
+              "l2_miss_ratio", "schedule_calls", "kinst",
+              "colored_lines_sum_per_schedule", "total_per_schedule",
+              "n_rq_len_mean", "n_rq_len_max",
+              "timing", "workload_program", "workload_args", "accept", "work", "roi_requests",
+              "roi_messages", "sched_share_basis", "sched_share_pct", "lock_held_pct",
+              "lock_spin_pct") + (TIMING_COLUMNS if row.get("timing") else ()):
+        v = row.get(k)
+        if k in OFFSET_COLUMNS and v is not None and v == v:
+            v = f"{int(v):#05x}"
+        elif isinstance(v, float) and not math.isnan(v) and "ratio" in k:
+            v = f"{v:.2%}"
+        print(f"  {k:32} {v}")
+    if direct:
+        _print_dumps(st)
+        return
+    if row["recorded"]:
+        print(f"stats dumps: a recorded run; its stats.txt is in its folder, "
+              f"{row['path']}")
+        return
+    if is_recorded(cat.root):
+        print(f"stats dumps: not kept (a recorded catalog keeps each run's row; "
+              f"its sweep point runs it again: {cat.root / CATALOG / MARK})")
+        return
+    _print_dumps(cat.stats(row["run_id"]))
+
+
+def _print_dumps(st):
+    dumps = sorted(st["dump"].unique()) if len(st) else []
+    print(f"stats dumps: {len(dumps)}")
+    for d in dumps:
+        block = st[st["dump"] == d]
+        print(f"---------- dump {d}: {len(block)} stats ----------")
+        for name, value in zip(block["name"], block["value"]):
+            print(f"{name:60} {format_stat(value)}")
+
+
+def add_parsers(subparsers):
+    """Register ``runs`` and ``show``."""
+    p = subparsers.add_parser("runs", help="list and filter catalogued runs")
+    p.add_argument("--where", action="append", metavar="KEY=VALUE",
+                   help="keep runs whose column KEY equals VALUE (repeatable)")
+    p.add_argument("--columns", help="comma-separated columns to print")
+    p.add_argument("--runs", type=directory, default=None,
+                   help="runs folder holding the catalog (default runs/)")
+    p.set_defaults(func=cmd_runs)
+
+    s = subparsers.add_parser("show", help="one run's key stats and every "
+                                           "stats dump")
+    s.add_argument("run", help="run id (prefix), name or path; a run "
+                               "directory's path needs no catalog")
+    s.add_argument("--runs", type=directory, default=None,
+                   help="runs folder holding the catalog (default runs/)")
+    s.set_defaults(func=cmd_show)
