@@ -211,3 +211,15 @@ def test_runs_whose_servers_idled_are_named_in_the_context():
     assert "client CPUs" not in text                  # no column: not said
     runs["client_busy_fraction"] = [0.5, 0.6, 1.0]
     assert "client CPUs busy 70 %" in context(runs)   # every kernel's runs
+
+
+def test_a_herd_context_says_no_task_sleeps_rather_than_naming_a_channel():
+    """Behind a wake-all accept lock every httpd is runnable: the context
+    says under 1 % sleep, not "0 % of tasks asleep in" some channel."""
+    import pandas as pd
+    from colorsim.report.shapes import context
+    runs = pd.DataFrame({"kernel": ["vanilla"] * 2, "n_wait_tasks_mean": [1030.0] * 2,
+                         "n_wait_wait4_mean": [1.0] * 2, "n_wait_accept_mean": [0.0] * 2})
+    assert "under 1 % of tasks asleep anywhere" in context(runs)
+    runs["n_wait_accept_mean"] = 700.0
+    assert "68 % of tasks asleep in accept" in context(runs)

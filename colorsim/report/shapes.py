@@ -74,7 +74,10 @@ def context(df: pd.DataFrame) -> str:
     asleep = {k: x for k, x in asleep.items() if x == x and x > 0}
     if tasks == tasks and tasks and asleep:
         chan = max(sorted(asleep), key=asleep.get)
-        parts.append(f"{asleep[chan] / tasks * 100:.0f} % of tasks asleep in {chan}")
+        share = asleep[chan] / tasks * 100
+        # a herd keeps every httpd runnable: no channel holds a whole percent
+        parts.append(f"{share:.0f} % of tasks asleep in {chan}" if share >= 0.5
+                     else "under 1 % of tasks asleep anywhere")
     sched = _mean(v, "sched_share_pct")
     if sched == sched:
         parts.append(f"schedule() {sched:.1f} % of cycles")
