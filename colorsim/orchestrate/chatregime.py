@@ -132,9 +132,8 @@ def cmd_chat_regime(a):
         for c in cpus:                  # before any run
             spec_for(k, c, point)
     check_block_files(a, "chat-regime")
-    out = a.out or Path("runs") / "chat-regime"
     emit_table(a, "chat-regime", "chat-regime",
-               lambda missing: rows(point, out, a.run, a.force, missing),
+               lambda missing: rows(point, a.out, a.run, a.force, missing),
                lambda got: render(got, point))
     return 0
 

@@ -142,9 +142,8 @@ def cmd_interleaving_sensitivity(a):
     for k in KERNELS:                   # refuse a point the runner refuses,
         spec_for(k, None, point)        # before any run
     check_block_files(a, "interleaving")
-    out = a.out or Path("runs") / "interleaving"
     emit_table(a, "interleaving", "interleaving-sensitivity",
-               lambda missing: rows(point, out, a.run, a.force, missing),
+               lambda missing: rows(point, a.out, a.run, a.force, missing),
                lambda got: render(got, point))
     return 0
 

@@ -87,7 +87,7 @@ def table_rows(cat) -> list:
 def field_rows(cat) -> dict:
     """The walk's fields at their offsets in both kernels, and the field
     under Linux's measured vanilla peak (the paper's 512 KiB L2)."""
-    from colorsim.results.rundata import load_run, offset_histogram
+    from colorsim.results.rundata import hot_offsets, load_run, offset_histogram
     i = headline.L2S.index("512KiB")
     linux = headline.pick_runs(cat, NAMES, TASKS, how="linux24-table")[i]
     testbed = headline.pick_runs(cat, headline.KERNELS, headline.TASKS,
@@ -97,29 +97,22 @@ def field_rows(cat) -> dict:
     lay_l = run_l.layout
     lay_t = load_run(Path(cat.root) / testbed["vanilla"]["path"]).layout
     fl, ft = lay_l["task_struct"]["fields"], lay_t["task_struct"]["fields"]
+    read = sorted(lay_l["scheduler_hot"]["fields_read_per_task"],
+                  key=lambda n: fl[n]["offset"])
     peak = int(linux["linux24-vanilla"]["peak_offset"])
-    under = [n for n in lay_l["scheduler_hot"]["fields_read_per_task"]
-             if fl[n]["offset"] <= peak < fl[n]["offset"] + fl[n]["size"]]
+    under = [n for n in read if fl[n]["offset"] <= peak < fl[n]["offset"] + fl[n]["size"]]
     # every line the walk reads per task, the fields in it, and vanilla's
-    # share of all transactions there (the chunks a fill of it missed on)
-    line = lay_l["variant"]["line"]
-    read = lay_l["scheduler_hot"]["fields_read_per_task"]
+    # share of all transactions there (each transaction at its line's base)
+    hot = hot_offsets(lay_l)
     h = offset_histogram(run_l, "line")
     total = float(h.sum()) or 1.0
-    first = lay_l["scheduler_hot"]["line_offset"]
-    lines = [first + k * line for k in range(lay_l["scheduler_hot"].get("lines_per_task", 1))]
-    walk_lines = [(lo, [n for n in _by_offset(read, fl) if lo <= fl[n]["offset"] < lo + line],
-                   float(h.get(lo, 0)) / total) for lo in lines]
+    walk_lines = [(lo, [n for n in read if lo <= fl[n]["offset"] < lo + hot["line"]],
+                   float(h.get(lo, 0)) / total) for lo in hot["lines"][:hot["per_task"]]]
     return {"fields": [(old, ft.get(old), new, fl.get(new)) for old, new in FIELDS],
             "walk_lines": walk_lines,
             "peak": peak, "peak_field": under[0] if under else None,
             "testbed_first": lay_t["scheduler_hot"]["first_touched"],
             "linux_first": lay_l["scheduler_hot"]["first_touched"]}
-
-
-def _by_offset(names, fields) -> list:
-    """Field names in the order of their offsets."""
-    return sorted(names, key=lambda n: fields[n]["offset"])
 
 
 def _pct(x, sign=False) -> str:

@@ -182,12 +182,11 @@ def cmd_operating_point(a):
             spec_for(k, row, point)
     check_block_files(a, "oppoint")
     check_block_files(a, "oppoint-l2")
-    out = a.out or Path("runs") / "oppoint"
     emit_table(a, "oppoint", "operating-point",
-               lambda missing: rows(point, out, a.run, a.force, missing),
+               lambda missing: rows(point, a.out, a.run, a.force, missing),
                lambda got: render(got, point))
     emit_table(a, "oppoint-l2", "operating-point",
-               lambda missing: l2_rows(point, out, a.run, a.force, missing),
+               lambda missing: l2_rows(point, a.out, a.run, a.force, missing),
                lambda got: render_l2(got, point))
     return 0
 

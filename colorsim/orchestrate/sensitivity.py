@@ -106,7 +106,7 @@ def add_table_run_options(t, default_out: str) -> None:
     (default ``runs/<default_out>``)."""
     t.add_argument("--run", action="store_true", help="make missing runs first")
     t.add_argument("--force", action="store_true", help="redo the runs")
-    t.add_argument("--out", type=directory,
+    t.add_argument("--out", type=directory, default=Path("runs") / default_out,
                    help=f"run directory (default runs/{default_out})")
 
 

@@ -84,9 +84,8 @@ def cmd_working_set(a):
     for work in ROWS:                   # refuse what the runner refuses,
         spec_for(KERNEL, work)          # before any run
     check_block_files(a, "wset")
-    out = a.out or Path("runs") / "wset"
     emit_table(a, "wset", "working-set",
-               lambda missing: kernel_rows(ROWS, spec_for, summary, out, a.run,
+               lambda missing: kernel_rows(ROWS, spec_for, summary, a.out, a.run,
                                            a.force, missing, (KERNEL,)),
                render)
     return 0

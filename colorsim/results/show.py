@@ -14,11 +14,11 @@ from colorsim.results.catalog import (CATALOG, MARK, Catalog,
 from colorsim.results.runrows import TIMING_COLUMNS
 from colorsim.units import format_size
 
-# n_rq_len_mean: the run queue the scheduler walked (the kernel's samples),
-# beside the task or httpd count that was asked for
 # Columns `runs` and `show` print in the units of the other commands
 SIZE_COLUMNS = ("l2_size",)
 OFFSET_COLUMNS = ("peak_offset", "colored_lo", "colored_hi")
+# n_rq_len_mean: the run queue the scheduler walked (the kernel's samples),
+# beside the task or httpd count that was asked for
 RUN_COLUMNS = ["run", "machine", "cpus", "l2_size", "kernel", "tasks",
                "n_rq_len_mean", "seed", "roi", "engine", "peak_offset", "colored_lines_sum",
                "rqloop_l2_miss_ratio", "schedule_calls", "verified"]
@@ -54,14 +54,23 @@ def for_display(df):
     out = df.copy()
     for c in out.columns:
         v = out[c]
-        if c in SIZE_COLUMNS:
-            out[c] = [format_size(int(x)) if x == x and x is not None else "-" for x in v]
-        elif c in OFFSET_COLUMNS:
-            out[c] = [f"{int(x):#05x}" if x == x and x is not None else "-" for x in v]
+        if c in SIZE_COLUMNS or c in OFFSET_COLUMNS:
+            out[c] = [_in_units(c, x) for x in v]
         elif v.dtype.kind == "f" and v.notna().any() and \
                 v.dropna().apply(float.is_integer).all():
             out[c] = [f"{int(x)}" if x == x else "-" for x in v]
     return out
+
+
+def _in_units(col, x, missing="-"):
+    """A size column's value in KiB/MiB, an offset column's in hex
+    (``missing`` for none, or the value itself when ``missing`` is None);
+    any other value as it is."""
+    if col not in SIZE_COLUMNS and col not in OFFSET_COLUMNS:
+        return x
+    if x is None or x != x:
+        return x if missing is None else missing
+    return format_size(int(x)) if col in SIZE_COLUMNS else f"{int(x):#05x}"
 
 
 def format_stat(value) -> str:
@@ -80,7 +89,8 @@ def _run_directory(key: str):
     path = Path(key)
     if not (path / "config.json").is_file():
         return None
-    rows = run_rows(load_run(path.resolve()), path.resolve().parent)
+    full = path.resolve()
+    rows = run_rows(load_run(full), full.parent)
     row = pd.Series(rows["runs"])
     row["path"] = str(path)
     return row, rows["stats"]
@@ -89,7 +99,7 @@ def _run_directory(key: str):
 def cmd_show(a):
     import math
     direct = _run_directory(a.run) if a.runs is None else None
-    if direct:
+    if direct is not None:
         row, st = direct
     else:
         cat = Catalog(a.runs)
@@ -100,8 +110,7 @@ def cmd_show(a):
               "l2_assoc", "line", "kernel", "colors", "tasks", "seed",
               "warmup", "roi", "burst", "source_commit", "source_dirty",
               "verified", "recorded"):
-        v = row.get(k)
-        print(f"  {k:22} {format_size(int(v)) if k in SIZE_COLUMNS and v == v else v}")
+        print(f"  {k:22} {_in_units(k, row.get(k), missing=None)}")
     print("key statistics (region of interest):")
     for k in ("peak_offset", "peak_count", "colored_lines_sum",
               "other_lines_sum", "total", "rqloop_l2_miss_ratio",
@@ -111,13 +120,11 @@ def cmd_show(a):
               "timing", "workload_program", "workload_args", "accept", "work", "roi_requests",
               "roi_messages", "sched_share_basis", "sched_share_pct", "lock_held_pct",
               "lock_spin_pct") + (TIMING_COLUMNS if row.get("timing") else ()):
-        v = row.get(k)
-        if k in OFFSET_COLUMNS and v is not None and v == v:
-            v = f"{int(v):#05x}"
-        elif isinstance(v, float) and not math.isnan(v) and "ratio" in k:
+        v = _in_units(k, row.get(k), missing=None)
+        if isinstance(v, float) and not math.isnan(v) and "ratio" in k:
             v = f"{v:.2%}"
         print(f"  {k:32} {v}")
-    if direct:
+    if direct is not None:
         _print_dumps(st)
         return
     if row["recorded"]:
