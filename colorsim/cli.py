@@ -130,6 +130,11 @@ def add_run_options(p, kernel_required=True):
                    help="the server's network cards move frames by DMA on "
                         "its bus (default: the machine's [network] dma); "
                         "off is a what-if")
+    g.add_argument("--client-model", choices=("on", "off"), default=None,
+                   help="with --timing: the client CPUs' instructions cost "
+                        "the modelled time of the machine's [clients] PCs "
+                        "(default: on where the machine has that table); off: "
+                        "clients as fast as QEMU's round robin makes them")
     p.add_argument("--burst", type=_positive_int, default=None,
                    help=f"built-in workload: iterations of each task's compute loop "
                         f"between two sleeps (default {Workload.burst}); every burst "
@@ -173,6 +178,8 @@ def spec_from_args(a, kernel=None) -> RunSpec:
             machine = machine.without_costs(off)
         if getattr(a, "nic_dma", None) is not None:
             machine = machine.with_nic_dma(a.nic_dma == "on")
+        if getattr(a, "client_model", None) is not None:
+            machine = machine.with_clients(a.client_model == "on")
         variant = parse_variant(kernel or a.kernel, machine)
         program = parse_workload(a.workload)
         check_options_apply(a, program)
@@ -510,13 +517,14 @@ def build_parser():
     from colorsim.orchestrate import sweep
     from colorsim.orchestrate import timing
     from colorsim.orchestrate import sensitivity
-    from colorsim.orchestrate import interleaving
+    from colorsim.orchestrate import convergence, interleaving
     from colorsim.orchestrate import chatregime, oppoint
     from colorsim.orchestrate import wset
     sweep.add_parser(sub)
     timing.add_parser(sub)
     sensitivity.add_parser(sub)
     interleaving.add_parser(sub)
+    convergence.add_parser(sub)
     oppoint.add_parser(sub)
     chatregime.add_parser(sub)
     wset.add_parser(sub)

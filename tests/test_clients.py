@@ -240,10 +240,12 @@ def machine_counters(run):
             if l.split(",")[1] == "-1" and l.split(",")[0] == "0"}
 
 
-def timed_one_client(out, lat_ns, requests=40, hold=False):
+def timed_one_client(out, lat_ns, requests=40, hold=False, model=False):
     """One client, one httpd on one server CPU, under --timing, over a wire
     of ppro4's bandwidth and ``lat_ns`` of latency: the server idles while
-    each packet crosses the wire.  ``hold``: [x.timing] hold_for_clients."""
+    each packet crosses the wire.  ``hold``: [x.timing] hold_for_clients;
+    ``model``: the machine's client model (off: clients as fast as the
+    round robin runs them)."""
     import dataclasses
     from colorsim.describe.machine import get_machine
     from colorsim.describe.runspec import RunSpec, Workload
@@ -252,10 +254,12 @@ def timed_one_client(out, lat_ns, requests=40, hold=False):
     m = get_machine("ppro4").with_cpus(1)
     m = dataclasses.replace(m, network=dataclasses.replace(m.network, latency_ns=lat_ns),
                             timing=dataclasses.replace(m.timing, hold_for_clients=hold))
+    m = m.with_clients(model)
     w = Workload(program="/bin/web", client_cpus=3,
                  args=f"--httpd,1,--clients,1,--requests,{requests}")
     spec = RunSpec(m, parse_variant("vanilla", m), w, timing=True, timeout_s=300)
-    run = runner.run(spec, name=f"lat{lat_ns}" + ("-hold" if hold else ""), out=out,
+    run = runner.run(spec, name=f"lat{lat_ns}" + ("-hold" if hold else "")
+                     + ("-model" if model else ""), out=out,
                      progress=lambda *_: None)
     return run, machine_counters(run)
 
@@ -324,6 +328,14 @@ def test_servers_wait_for_busy_clients(built, tmp_path):  # noqa: F811
             for k, g in (("free", free), ("held", held))}
     assert busy["free"] > 0.1 and busy["held"] < busy["free"] / 20, busy
     assert free["client_held_server_turns"] == 0 < held["client_held_server_turns"]
+    # the client model (28 PCs) answers nearly as fast, from modelled time:
+    # its clock, not the round robin, sets when the reply leaves
+    model_run, model = timed_one_client(tmp_path, 0, model=True)
+    assert roi_requests((model_run / "console.log").read_text()) == n
+    busy["model"] = (model["client_busy_cycles"] / model["client_cpus"]
+                     / model["elapsed_cycles"])
+    assert busy["model"] < busy["free"] / 5, busy
+    assert model["client_lag_server_turns"] > 0 == model["client_held_server_turns"]
     assert abs(held["client_insts"] - free["client_insts"]) < 0.05 * free["client_insts"]
     cfg = json.loads((held_run / "config.json").read_text())
     assert cfg["timing"]["hold_for_clients"] is True

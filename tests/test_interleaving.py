@@ -32,10 +32,13 @@ def test_each_row_changes_only_what_it_names():
     base = machine_for(None)
     assert base.emulation.rr_slice_min == base.emulation.rr_slice_max == 0
     assert base.timing.hold_for_clients is False
+    assert base.clients is not None          # the client model is the default
     for change, (_, emu, tim) in CHANGES.items():
         m = machine_for(change)
         for f in ("icount_shift", "rr_slice_min", "rr_slice_max"):
             assert getattr(m.emulation, f) == emu.get(f, getattr(base.emulation, f))
+        tim = dict(tim)
+        assert (m.clients is None) == (tim.pop("clients", True) is False)
         assert m.timing == base.timing.__class__(
             **{**base.timing.__dict__, **tim})
         assert m.processor == base.processor and m.caches == base.caches
@@ -77,9 +80,10 @@ def test_the_table_is_written_from_runs(tmp_path):
     assert p.returncode == 0, p.stderr
     rows = _doc_rows(doc.read_text())
     assert [r[0] for r in rows] == [label for label, _, _ in CHANGES.values()]
-    held = [r for r in rows if r[0].startswith("servers wait")]
-    free = rows[0]
+    held = [r for r in rows if "servers wait" in r[0]]
+    free = next(r for r in rows if r[0].startswith("no client model:"))
     # the held clients are busy for less of the region than the free ones
+    assert held
     for r in held:
         assert float(r[7].split("/")[1]) < float(free[7].split("/")[1]), (r, free)
     assert _cli("interleaving-sensitivity", *small, "--check", doc).returncode == 0

@@ -372,6 +372,10 @@ def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     (["quantum=2000000000"], "busmon: bad value in 'quantum=2000000000'"),
     (["clienthold=1"], "busmon: clienthold= needs timing="),
     (["clienthold=2"], "busmon: bad value in 'clienthold=2'"),
+    (["clients=100:2000"], "busmon: clients= needs timing= and measured="),
+    (["clients=0:2000"], "busmon: bad value in 'clients=0:2000'"),
+    (["clients=100"], "busmon: bad value in 'clients=100'"),
+    (["clients=100:x"], "busmon: bad value in 'clients=100:x'"),
 ])
 def test_timing_option_errors(args, message, tmp_path):
     import subprocess

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from colorsim import ROOT
 from colorsim.errors import ConfigError, read_user_text
+from colorsim.describe.clients import Clients, clients_from_table
 from colorsim.describe.tomlcheck import check_keys, duplicate, duplicate_message
 from colorsim.units import format_size, is_pow2, parse_freq, parse_size, parse_time_ns
 
@@ -372,6 +373,14 @@ class Machine:
     cache_policy: CachePolicy = CachePolicy()
     timing: Timing = None      # [x.timing]; not part of to_dict (see RunSpec)
     network: Network = None    # [x.network]; not part of to_dict (see RunSpec)
+    clients: Clients = None    # [x.clients]; not part of to_dict (see RunSpec)
+
+    def with_clients(self, on: bool) -> "Machine":
+        """The same machine with its client model, or (off) with clients
+        as fast as QEMU's round robin makes them (``--client-model off``)."""
+        if on and self.clients is None:
+            raise ConfigError(f"machine {self.name} has no [clients] table")
+        return self if on else dataclasses.replace(self, clients=None)
 
     def with_nic_dma(self, on: bool) -> "Machine":
         """The same machine with its cards' DMA on or off (a what-if:
@@ -418,6 +427,7 @@ class Machine:
         # run records it under its own key (RunSpec.to_dict).
         del d["timing"]
         del d["network"]
+        del d["clients"]
         d["emulation"] = self.emulation.to_dict()
         return d
 
@@ -461,6 +471,7 @@ MACHINE_SCHEMA = {
     "emulation": _values("icount_shift", "rr_slice_min", "rr_slice_max"),
     "timing": _values(*TIMING_FIELDS, *TIMING_EXTRA, "fetch"),
     "network": _values("cards", "bandwidth", "latency", "dma"),
+    "clients": _values("pcs", "clock", "cpi", "skew_us"),
 }
 
 
@@ -499,6 +510,8 @@ def machine_from_table(name: str, t: dict) -> Machine:
                               parse_bandwidth(n["bandwidth"]),
                               int(parse_time_ns(n["latency"])),
                               n.get("dma", False))
+        clients = (clients_from_table(t["clients"]) if "clients" in t
+                   else None)
     except KeyError as e:
         raise ConfigError(f"machine {name}: missing {e.args[0]!r}") from None
     except (TypeError, AttributeError):
@@ -509,7 +522,7 @@ def machine_from_table(name: str, t: dict) -> Machine:
         raise ConfigError(msg if msg.startswith(f"machine {name}")
                           else f"machine {name}: {msg}") from None
     return Machine(name, t.get("description", name), proc, caches, mem, emu,
-                   choices, proc.cpus, policy, timing, network)
+                   choices, proc.cpus, policy, timing, network, clients)
 
 
 _SECTION = re.compile(r"^\s*\[+\s*([A-Za-z0-9_-]+)")

@@ -267,6 +267,18 @@ class RunSpec:
                 and self.machine.network is not None)
 
     @property
+    def client_model(self):
+        """The client PCs' model (describe/clients.py) a timed run with the
+        wire gives its client CPUs, or None: clients as fast as QEMU's
+        round robin makes them, or the hold (timing.hold_for_clients)."""
+        m = self.machine
+        if not (self.timing and self.wire) or m.clients is None:
+            return None
+        if m.timing.hold_for_clients:
+            return None
+        return m.clients
+
+    @property
     def nic_dma(self) -> bool:
         """Whether the server's cards' DMA is booked on its bus."""
         return self.wire and self.machine.network.dma
@@ -302,6 +314,8 @@ class RunSpec:
             d["timing"] = dataclasses.asdict(self.machine.timing)  # as before
             if not d["timing"]["hold_for_clients"]:   # runs made before
                 del d["timing"]["hold_for_clients"]   # it existed
+        if self.client_model is not None:   # runs without it keep their ids
+            d["clients"] = dataclasses.asdict(self.client_model)
         return d
 
     def settings_digest(self) -> str:

@@ -6,8 +6,9 @@ clients of 8 requests on 6 client CPUs, with --timing), vanilla and c32
 with the machine as configs/machines.toml describes it, again with the next
 allocation-history seed (chance), and then with one simulation setting
 changed per row: QEMU's round-robin slices capped or given a floor
-([x.emulation] rr_slice_max, rr_slice_min) and the server made to wait
-while a client CPU has work ([x.timing] hold_for_clients).  None of them
+([x.emulation] rr_slice_max, rr_slice_min), the client model dropped
+([x.clients]: clients as fast as the round robin runs them) and the server
+made to wait while a client CPU has work ([x.timing] hold_for_clients).  None of them
 is a cost of the machine; a result that moves with them by more than the
 chance row does is one the emulation, not the modelled machine, decides.
 Per row: requests per modelled second of both kernels, c32's gain, the
@@ -37,16 +38,21 @@ POINT = {"cpus": 8, "httpd": 256, "clients": 256, "requests": 8,
          "client_cpus": 6, "seed": 1}
 
 CHANCE = "seed"
-# change -> (what the row's second column says, emulation fields, timing fields)
+RR = {"clients": False}           # clients as QEMU's round robin runs them
+HOLD = {"clients": False, "hold_for_clients": True}
+# change -> (what the row's second column says, emulation fields, timing
+# fields; "clients": False drops the machine's client model)
 CHANGES = {
     None: ("as configured", {}, {}),
     CHANCE: ("as configured, the next seed (chance)", {}, {}),
     "max250": ("slices at most 250 instructions", {"rr_slice_max": 250}, {}),
     "min1000": ("slices at least 1000 instructions", {"rr_slice_min": 1000}, {}),
     "min2000": ("slices at least 2000 instructions", {"rr_slice_min": 2000}, {}),
-    "hold": ("servers wait for busy clients", {}, {"hold_for_clients": True}),
-    "hold+min1000": ("servers wait for busy clients, slices at least 1000",
-                     {"rr_slice_min": 1000}, {"hold_for_clients": True}),
+    "rr": ("no client model: clients as fast as the round robin runs them",
+           {}, RR),
+    "rr+min1000": ("no client model, slices at least 1000",
+                   {"rr_slice_min": 1000}, RR),
+    "hold": ("no client model, servers wait for busy clients", {}, HOLD),
 }
 
 
@@ -55,6 +61,8 @@ def machine_for(change, cpus=POINT["cpus"]):
     from colorsim.describe.machine import get_machine
     m = get_machine(MACHINE).with_cpus(cpus)
     _, emu, tim = CHANGES[change]
+    tim = dict(tim)
+    m = m.with_clients(tim.pop("clients", m.clients is not None))
     return dataclasses.replace(
         m, emulation=dataclasses.replace(m.emulation, **emu),
         timing=dataclasses.replace(m.timing, **tim))
@@ -63,18 +71,22 @@ def machine_for(change, cpus=POINT["cpus"]):
 def spec_for(kernel, change, point=POINT):
     """The timing run of one kernel for one row (the chance row's is the
     next seed)."""
+    seed = point["seed"] + 1 if change == CHANCE else point["seed"]
+    return web_spec(machine_for(change, point["cpus"]), kernel, point, seed)
+
+
+def web_spec(machine, kernel, point, seed):
+    """The web point's timing run on ``machine`` with this kernel and seed."""
     from colorsim.describe.experiments import PROGRAMS, workload_args
     from colorsim.describe.runspec import RunSpec, Workload
     from colorsim.describe.variants import parse_variant
     p = point
-    m = machine_for(change, p["cpus"])
     w = Workload(tasks=p["httpd"], program=PROGRAMS["web"],
                  args=workload_args("web", p["httpd"],
                                     {"clients": p["clients"],
                                      "requests": p["requests"]}),
-                 client_cpus=p["client_cpus"],
-                 seed=p["seed"] + 1 if change == CHANCE else p["seed"])
-    return RunSpec(m, parse_variant(kernel, m), w, timing=True)
+                 client_cpus=p["client_cpus"], seed=seed)
+    return RunSpec(machine, parse_variant(kernel, machine), w, timing=True)
 
 
 def summary(path: Path) -> dict:

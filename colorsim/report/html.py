@@ -29,12 +29,19 @@ img { max-width: 100%; border: 1px solid #ddd; }
 """
 
 
+def _missing(it) -> str:
+    """"80 of 96 points missing" for a figure whose sweep is not done, or
+    ""."""
+    n, done = it.counts.get("points", 0), it.counts.get("done", 0)
+    return f"{n - done} of {n} points missing" if done < n else ""
+
+
 def _state(it) -> str:
     """A figure's state in the summary: not swept, what it lacks, or
     complete."""
     if not it.counts.get("done"):
         return "not swept" + (f"; lacks {', '.join(it.lacks)}" if it.lacks else "")
-    return ", ".join(it.lacks) or "nothing"
+    return ", ".join(filter(None, [_missing(it), *it.lacks])) or "nothing"
 
 
 def _table(df, caption: str) -> str:
@@ -194,9 +201,9 @@ def write_report(items, out: Path, cat, exps, used=None) -> Path:
             if it.lacks:
                 parts.append(f"<p class=\"lacks\">Lacks: "
                              f"{html.escape(', '.join(it.lacks))}</p>")
-        elif it.lacks:
-            parts.append(f"<p class=\"lacks\">Lacks: {html.escape(', '.join(it.lacks))}"
-                         "</p>")
+        elif it.lacks or _missing(it):
+            lacks = ", ".join(filter(None, [_missing(it), *it.lacks]))
+            parts.append(f"<p class=\"lacks\">Lacks: {html.escape(lacks)}</p>")
         else:
             parts.append("<p class=\"ok\">Lacks nothing the suite can measure "
                          "today.</p>")

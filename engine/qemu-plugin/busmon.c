@@ -95,6 +95,10 @@ static struct config {
 	uint64_t unit;			/* PC whose executions are units of work */
 	uint64_t quantum;		/* cycles a CPU may lead the floor; 0: off */
 	int clienthold;			/* server CPUs wait while a client works */
+	uint64_t clientcost;		/* clients=: thousandths of a cycle per
+					 * client instruction; 0: no client clocks */
+	uint64_t clientskew;		/* clients=: most cycles a client and a
+					 * server clock may be apart */
 	uint64_t dma;			/* dma=GAP: book the cards' DMA (cm_dma),
 					 * a frame's lines GAP cycles apart */
 	int argc;
@@ -449,20 +453,114 @@ static void client_settle(unsigned vcpu, uint64_t now)
 	client_since[vcpu] = now;
 }
 
+/*
+ * Clients in modelled time (clients=COST:SKEW, with timing= and measured=).
+ * Each client CPU but the wire's (the last vCPU, kernels/kernel/wire.c)
+ * gets a clock of its own, in the server's core cycles: every instruction
+ * it runs outside the free= ranges costs COST thousandths of a cycle (the
+ * client model, `[x.clients]` in configs/machines.toml: how long the
+ * client PCs it stands for take for that work), and a client that wakes
+ * from `hlt` starts at the machine's time (it idled until then).  The
+ * kernel stamps the client's packets with this clock (modeled_time reads
+ * PUBLISH_NOW, which a client's free TB sets to it), so a reply leaves when
+ * the client model says, not when QEMU's round robin got round to it.  Two
+ * holds keep the clocks within SKEW of each other, as the quantum does:
+ *  - a server CPU more than SKEW ahead of a busy client's clock ends its
+ *    turn after each TB (the client's packets could still arrive in its
+ *    past), unless it is exempt as for the quantum (waiting for a metered
+ *    lock, or holding one another CPU waits for);
+ *  - a client CPU more than SKEW ahead of the slowest running server CPU
+ *    ends its turn after each TB.
+ * The slowest of all is never held, so the run always moves on.  The exits
+ * are at guest-determined instructions (runs repeat); they add no guest
+ * instructions.
+ */
+static const void *time_handle;	/* QEMU's time control: ends turns */
+static uint64_t cclk[MAX_CPUS];		/* a client CPU's clock */
+static uint64_t cfrac[MAX_CPUS];	/* thousandths of a cycle still owed */
+static uint64_t client_lb = UINT64_MAX;	/* lower bound: slowest busy client */
+static uint64_t client_lag_turns;	/* server turns ended for a client */
+static uint64_t client_lead_turns;	/* client turns ended for the servers */
+
+static int is_wire_vcpu(unsigned vcpu)
+{
+	return wire_cpu[vcpu] ||
+	       (cfg.clientcost != 0 && vcpu + 1 == (unsigned)cfg.smp_vcpus);
+}
+
+/* The slowest busy client clock (UINT64_MAX: none busy). */
+static uint64_t client_floor(void)
+{
+	uint64_t f = UINT64_MAX;
+
+	for (unsigned v = cfg.measured; v < (unsigned)cfg.smp_vcpus &&
+	     v < MAX_CPUS; v++)
+		if (client_busy[v] && !is_wire_vcpu(v) && cclk[v] < f)
+			f = cclk[v];
+	return f;
+}
+
+/* Is a busy client's clock more than the skew behind `now`? */
+static int client_lags(uint64_t now)
+{
+	if (client_lb == UINT64_MAX || now <= client_lb + cfg.clientskew)
+		return 0;
+	client_lb = client_floor();
+	return client_lb != UINT64_MAX && now > client_lb + cfg.clientskew;
+}
+
+/* A clocked client's TB: wake-up catch-up, the TB's cost, the hold. */
+static void client_clock_tb(unsigned vcpu, uint64_t packed, int woke)
+{
+	uint64_t floor;
+
+	if (woke) {
+		uint64_t now = machine_now();
+
+		if (now > cclk[vcpu])
+			cclk[vcpu] = now;
+		if (cclk[vcpu] < client_lb)
+			client_lb = cclk[vcpu];	/* it rejoins the clients */
+	}
+	if (!(packed & TB_FREE)) {
+		cfrac[vcpu] += ((packed & (TB_SCHED - 1)) + (packed >> 32)) *
+			       cfg.clientcost;
+		cclk[vcpu] += cfrac[vcpu] / 1000;
+		cfrac[vcpu] %= 1000;
+	}
+	floor = clock_floor(UINT32_MAX);
+	if (floor != UINT64_MAX && cclk[vcpu] > floor + cfg.clientskew) {
+		client_lead_turns++;
+		qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
+	}
+}
+
 /* A TB on an ignored vCPU (a client CPU): it is not halted, and a free TB
- * (the kernel's modeled_time) gets the machine's time. */
+ * (the kernel's modeled_time) gets the machine's time, or with clients=
+ * the client's own clock. */
 static void client_tb(unsigned vcpu, uint64_t packed)
 {
-	if (vcpu >= MAX_CPUS || !wire_cpu[vcpu])
+	int woke = 0, clocked;
+
+	if (vcpu >= MAX_CPUS) {
 		client_insts += (packed & (TB_SCHED - 1)) + (packed >> 32);
-	if (vcpu < MAX_CPUS) {
-		if (!client_busy[vcpu] && cfg.timing)
-			client_since[vcpu] = machine_now();
-		client_busy[vcpu] = 1;
-		client_seen[vcpu] = 1;
+		return;
 	}
+	clocked = cfg.clientcost != 0 && !is_wire_vcpu(vcpu);
+	if (!wire_cpu[vcpu])
+		client_insts += (packed & (TB_SCHED - 1)) + (packed >> 32);
+	if (!client_busy[vcpu]) {
+		woke = 1;
+		if (cfg.timing)
+			client_since[vcpu] = machine_now();
+	}
+	client_busy[vcpu] = 1;
+	client_seen[vcpu] = 1;
+	if (clocked)
+		client_clock_tb(vcpu, packed, woke);
 	if ((packed & TB_FREE) && cfg.publish != 0 && cfg.timing)
-		publish_word(cfg.publish + 8 * PUBLISH_NOW, machine_now());
+		publish_word(cfg.publish + 8 * PUBLISH_NOW,
+			     clocked ? cclk[vcpu] : machine_now());
 }
 
 static void idle_catch_up(unsigned cpu)
@@ -580,7 +678,6 @@ static void publish_clocks(unsigned cpu)
  * it was held: modelled time it stood waiting).  max_skew (above) also
  * takes the lead found at every check here.
  */
-static const void *time_handle;
 struct synchold {
 	uint64_t holds, turns, cycles;
 	uint64_t since;			/* the floor when this hold began */
@@ -605,8 +702,8 @@ static void sync_check(unsigned cpu)
 	struct synchold *s = &synch[cpu];
 	uint64_t now = model.cpu[cpu].now, floor;
 
-	if (now <= floor_lb + cfg.quantum && !s->held)
-		return;			/* within the quantum of a lower bound */
+	if (cfg.quantum == 0 || (now <= floor_lb + cfg.quantum && !s->held))
+		goto clients;		/* within the quantum of a lower bound */
 	floor = clock_floor(UINT32_MAX);
 	floor_lb = floor != UINT64_MAX ? floor : now;
 	if (floor != UINT64_MAX && now > floor && now - floor > max_skew)
@@ -626,6 +723,12 @@ static void sync_check(unsigned cpu)
 		s->held = 0;
 		if (floor_lb > s->since)
 			s->cycles += floor_lb - s->since;
+	}
+clients:			/* clients=: wait for a client that lags */
+	if (cfg.clientcost != 0 && client_lags(now) &&
+	    !model.cpu[cpu].parked && !holds_awaited_lock(cpu)) {
+		client_lag_turns++;
+		qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
 	}
 }
 
@@ -1482,7 +1585,7 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 		return;
 	}
 	tb_start(cpu, (uintptr_t)udata);
-	if (cfg.quantum != 0)
+	if (cfg.quantum != 0 || cfg.clientcost != 0)
 		sync_check(cpu);
 	if (cfg.clienthold && cfg.measured != 0)
 		hold_for_clients();
@@ -1533,7 +1636,7 @@ static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 		ti->epoch = model.cpu[cpu].l1i_epoch;
 	}
 fetched:
-	if (cfg.quantum != 0)
+	if (cfg.quantum != 0 || cfg.clientcost != 0)
 		sync_check(cpu);
 	if (cfg.clienthold && cfg.measured != 0)
 		hold_for_clients();
@@ -2156,6 +2259,17 @@ static void stats_clients(FILE *f)
 	stat_count(f, client_holds, "Server CPU turns ended after one TB "
 		   "while a client CPU had work (clienthold=)",
 		   "system.clients.heldServerTurns");
+	if (cfg.clientcost == 0)
+		return;
+	stat_count(f, cfg.clientcost, "Thousandths of a cycle a client "
+		   "instruction costs (clients=)", "system.clients.instCostMilli");
+	stat_count(f, cfg.clientskew, "Most cycles a client and a server "
+		   "clock may be apart (clients=)", "system.clients.skewCycles");
+	stat_count(f, client_lag_turns, "Server CPU turns ended after one TB "
+		   "because a client's clock lagged", "system.clients.lagServerTurns");
+	stat_count(f, client_lead_turns, "Client CPU turns ended after one TB "
+		   "because its clock led the servers'",
+		   "system.clients.leadClientTurns");
 }
 
 /* The quantum and what holding CPUs to it cost (sync_check). */
@@ -2278,6 +2392,8 @@ static void machine_counters(FILE *f)
 		{ "client_busy_cycles", client_busy_cycles, true },
 		{ "client_insts", client_insts, true },
 		{ "client_held_server_turns", client_holds, true },
+		{ "client_lag_server_turns", client_lag_turns, true },
+		{ "client_lead_client_turns", client_lead_turns, true },
 		{ "bus_max_lag_cycles", model.bs.max_lag, false },
 	};
 
@@ -2529,6 +2645,16 @@ static void fill_json(FILE *f)
 		json_sync(f, "held_cycles", offsetof(struct synchold, cycles));
 		fprintf(f, "},\n");
 	}
+	if (cfg.clientcost != 0) {
+		fprintf(f, "  \"clients\": {\"inst_cost_milli\": %" PRIu64
+			", \"skew_cycles\": %" PRIu64 ", \"clocks\": [",
+			cfg.clientcost, cfg.clientskew);
+		for (unsigned v = cfg.measured; v < (unsigned)cfg.smp_vcpus &&
+		     v < MAX_CPUS; v++)
+			fprintf(f, "%s%" PRIu64, v > cfg.measured ? ", " : "",
+				cclk[v]);
+		fprintf(f, "]},\n");
+	}
 	fprintf(f, "  \"offset_bucket_bytes\": %u,\n", CM_CHUNK);
 	fprintf(f, "  \"args\": [");
 	for (int i = 0; i < cfg.argc; i++) {
@@ -2598,6 +2724,7 @@ static void reset_stats(unsigned cpu)
 	memset(client_cycles, 0, sizeof(client_cycles));
 	client_insts = 0;
 	client_holds = 0;
+	client_lag_turns = client_lead_turns = 0;
 	if (cfg.timing) {		/* a busy client counts from here */
 		uint64_t now = machine_now();
 
@@ -2834,6 +2961,16 @@ static int parse_option(const char *arg)
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
 			goto bad;
 		cfg.t.cross_bus = v;
+	} else if (KEY("clients")) {
+		char *end;
+
+		if (parse_u64(val, &v, &end, 0) < 0 || *end != ':' ||
+		    v == 0 || v > 1000000)
+			goto bad;
+		cfg.clientcost = v;
+		if (parse_u64(end + 1, &v, NULL, 1) < 0 || v > 1000000000)
+			goto bad;
+		cfg.clientskew = v;
 	} else if (KEY("clienthold")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1)
 			goto bad;
@@ -2884,7 +3021,7 @@ static int parse_option(const char *arg)
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, measured, user, rqloop, sched, m5base, "
 			"publish, timing, busdepth, buscpus, crossbus, locked, storebuf, "
-			"dtlb, dtlblarge, itlb, itlblarge, overlap, quantum, clienthold, dma, lock, lockbytes, "
+			"dtlb, dtlblarge, itlb, itlblarge, overlap, quantum, clients, clienthold, dma, lock, lockbytes, "
 			"free, unit)\n", arg);
 		return -1;
 	}
@@ -3022,9 +3159,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		cm_free(&model);
 		return -1;
 	}
-	if ((cfg.quantum != 0 || cfg.clienthold) &&
+	if (cfg.clientcost != 0 && (!cfg.timing || cfg.measured == 0 ||
+				    cfg.clienthold)) {
+		fprintf(stderr, "busmon: clients= needs timing= and measured= "
+			"(it gives the client CPUs modelled clocks), and not "
+			"clienthold=\n");
+		cm_free(&model);
+		return -1;
+	}
+	if ((cfg.quantum != 0 || cfg.clienthold || cfg.clientcost != 0) &&
 	    (time_handle = qemu_plugin_request_time_control()) == NULL) {
-		fprintf(stderr, "busmon: quantum= and clienthold= need QEMU's "
+		fprintf(stderr, "busmon: quantum=, clients= and clienthold= need QEMU's "
 			"time control, which another plugin holds\n");
 		cm_free(&model);
 		return -1;

@@ -221,6 +221,10 @@ class QemuEngine:
             args.append(f"sched={lo:#x}-{hi:#x}")
         if spec.timing:
             args.extend(spec.machine.timing.plugin_args())
+            if spec.client_model is not None:    # the wire's CPU aside
+                args.append(spec.client_model.plugin_arg(
+                    spec.machine.processor.clock_hz,
+                    spec.workload.client_cpus - 1))
             sym = layout["symbols"]
             args.append(self.lock_arg(spec, layout))
             if (layout.get("lockmeter") or {}).get("bytes", 4) != 4:

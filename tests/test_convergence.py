@@ -1,0 +1,69 @@
+"""The convergence table: Figure 9's 8-CPU point with every modelled clock
+held within Q of the slowest (busmon's quantum for the servers, the client
+model's skew for the clients), four Q from coarse to fine, three seeds."""
+
+import re
+import subprocess
+import sys
+
+from colorsim import ROOT
+from colorsim.orchestrate.convergence import (QS_US, ROWS, SEEDS, agrees,
+                                              machine_for, render, spec_for)
+
+DOC = ROOT / "engine" / "qemu-plugin" / "README.md"
+BLOCK = re.compile(r"<!-- convergence:begin -->(.*?)<!-- convergence:end -->", re.S)
+
+
+def test_each_row_holds_every_clock_within_its_q():
+    base = machine_for(None)
+    assert list(QS_US) == sorted(QS_US, reverse=True) and len(QS_US) == 4
+    for q in QS_US:
+        m = machine_for(q)
+        hz = m.processor.clock_hz
+        assert m.timing.quantum == hz * q // 10**6
+        assert m.clients.skew_us == q
+        # nothing else moves
+        assert m.caches == base.caches and m.emulation == base.emulation
+        assert m.timing.mem == base.timing.mem
+        assert m.clients.pcs == base.clients.pcs
+    names = {spec_for(k, q, s).default_name()
+             for k in ("vanilla", "c32") for q in ROWS for s in SEEDS}
+    assert len(names) == 2 * len(ROWS) * len(SEEDS)
+
+
+def _row(vanilla, c32):
+    mk = lambda xs: [{"req_s": x, "contention": 0.5, "host_s": 10, "mips": 5.0}
+                     for x in xs]
+    return {"vanilla": mk(vanilla), "c32": mk(c32)}
+
+
+def test_agreement_is_within_the_seed_spread():
+    a = _row([100, 100, 100], [150, 160, 155])      # gains 50, 60, 55 %
+    near = _row([100, 100, 100], [158, 162, 160])   # 58..62: mean 5 away, a's range 10
+    far = _row([100, 100, 100], [200, 201, 202])    # 100..102 %
+    assert agrees(a, near) and agrees(near, a)
+    assert not agrees(a, far)
+    text = render([(None, a), (100, a), (20, far)], {"cpus": 1, "httpd": 1,
+                  "clients": 1, "requests": 1, "client_cpus": 2, "seed": 1})
+    lines = [l for l in text.splitlines() if l.startswith("| ")][1:]
+    assert lines[0].startswith("| as configured |") and "| — |" in lines[0]
+    assert "| no |" in lines[1] and "| — |" in lines[2]
+    assert "+55.0 [+50.0..+60.0] %" in lines[0]
+
+
+def test_the_doc_has_a_row_for_every_q():
+    rows = [l.split("|")[1].strip() for l in BLOCK.search(DOC.read_text()).group(1).splitlines()
+            if l.startswith("| ")][1:]
+    assert rows == ["as configured"] + [f"{q} µs" for q in QS_US]
+
+
+def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
+    doc = tmp_path / "doc.md"
+    text = "A.\n<!-- convergence:begin -->\nold\n<!-- convergence:end -->\n"
+    doc.write_text(text)
+    (tmp_path / "empty").mkdir()
+    p = subprocess.run([sys.executable, "-m", "colorsim", "convergence", "--out",
+                        str(tmp_path / "empty"), "--write", str(doc)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 2 and "runs of the table are missing" in p.stderr, p.stderr
+    assert doc.read_text() == text
