@@ -79,6 +79,23 @@ def format_stat(value) -> str:
     return f"{int(f)}" if f.is_integer() and abs(f) < 2 ** 63 else f"{f:g}"
 
 
+def _key_value(k, v) -> str:
+    """A key statistic as people read it: a size or offset in its unit,
+    a ratio in per cent, a whole number without a fraction, others to
+    four significant digits."""
+    import math
+    v = _in_units(k, v, missing=None)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if math.isnan(v):
+        return "-"
+    if "ratio" in k:
+        return f"{v:.2%}"
+    if float(v).is_integer() and abs(v) < 2 ** 63:
+        return f"{int(v)}"
+    return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.1f}"
+
+
 def _run_directory(key: str):
     """A run directory named on the command line, read on its own (no
     catalog needed): its catalog row and its stats dumps, or None when
@@ -120,10 +137,7 @@ def cmd_show(a):
               "timing", "workload_program", "workload_args", "accept", "work", "roi_requests",
               "roi_messages", "sched_share_basis", "sched_share_pct", "lock_held_pct",
               "lock_spin_pct") + (TIMING_COLUMNS if row.get("timing") else ()):
-        v = _in_units(k, row.get(k), missing=None)
-        if isinstance(v, float) and not math.isnan(v) and "ratio" in k:
-            v = f"{v:.2%}"
-        print(f"  {k:32} {v}")
+        print(f"  {k:32} {_key_value(k, row.get(k))}")
     if direct is not None:
         _print_dumps(st)
         return
