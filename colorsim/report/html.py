@@ -36,12 +36,42 @@ def _missing(it) -> str:
     return f"{n - done} of {n} points missing" if done < n else ""
 
 
+def _mixed(it) -> str:
+    """"points from 2 engine builds" for a figure whose runs mix builds,
+    or ""."""
+    from colorsim.report.common import engine_builds
+    n = len(engine_builds(it.runs))
+    return f"points from {n} engine builds" if n > 1 else ""
+
+
 def _state(it) -> str:
     """A figure's state in the summary: not swept, what it lacks, or
     complete."""
     if not it.counts.get("done"):
         return "not swept" + (f"; lacks {', '.join(it.lacks)}" if it.lacks else "")
-    return ", ".join(filter(None, [_missing(it), *it.lacks])) or "nothing"
+    return ", ".join(filter(None, [_missing(it), _mixed(it), *it.lacks])) or "nothing"
+
+
+def _runs_html(it, out: Path, root: Path) -> str:
+    """The runs behind a figure, each linked to its folder, under the
+    engine builds they came from."""
+    from colorsim.report.common import engine_builds
+    if not it.runs:
+        return ""
+    by = {}
+    for name, build in it.runs:
+        by.setdefault(build, []).append(name)
+    parts = [f"<details><summary>The {len(it.runs)} runs behind it, from "
+             f"{len(engine_builds(it.runs))} engine build(s)</summary>"]
+    for build in sorted(by):
+        parts.append(f"<p class=\"status\">{html.escape(build)}: "
+                     f"{len(by[build])} runs</p><ul>")
+        for name in sorted(by[build]):
+            href = os.path.relpath(root / name, out).replace(os.sep, "/")
+            parts.append(f"<li><a href=\"{html.escape(href)}/\">"
+                         f"{html.escape(name)}</a></li>")
+        parts.append("</ul>")
+    return "".join(parts) + "</details>"
 
 
 def _table(df, caption: str) -> str:
@@ -201,14 +231,15 @@ def write_report(items, out: Path, cat, exps, used=None) -> Path:
             if it.lacks:
                 parts.append(f"<p class=\"lacks\">Lacks: "
                              f"{html.escape(', '.join(it.lacks))}</p>")
-        elif it.lacks or _missing(it):
-            lacks = ", ".join(filter(None, [_missing(it), *it.lacks]))
+        elif it.lacks or _missing(it) or _mixed(it):
+            lacks = ", ".join(filter(None, [_missing(it), _mixed(it), *it.lacks]))
             parts.append(f"<p class=\"lacks\">Lacks: {html.escape(lacks)}</p>")
         else:
             parts.append("<p class=\"ok\">Lacks nothing the suite can measure "
                          "today.</p>")
         for n in it.notes:
             parts.append(f"<p class=\"status\">{html.escape(n)}</p>")
+        parts.append(_runs_html(it, out, cat.root))
         if it.paper:
             parts.append(f"<p class=\"paper\">Paper: {html.escape(it.paper)}</p>")
         for img in it.images:

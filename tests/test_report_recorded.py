@@ -1,0 +1,53 @@
+"""The report from the recorded paper-scale catalog stands alone: it is
+drawn from recorded/paper without any run of this machine, exits 0 though
+the catalog holds only some experiments, says how much of each sweep is
+missing, and lists under every figure the runs behind it and the engine
+builds they came from, flagging a figure whose points mix builds."""
+
+import re
+import subprocess
+import sys
+
+from colorsim import ROOT
+from colorsim.report.common import Item, engine_builds
+from colorsim.report.html import _mixed, _state
+
+
+def test_a_figure_mixing_builds_is_flagged():
+    one = [("a", "qemu 1; plugin x; commit 1"), ("b", "qemu 1; plugin x; commit 2")]
+    two = one + [("c", "qemu 1; plugin y; commit 2")]
+    assert engine_builds(one) == {"qemu 1; plugin x": 2}     # commits alone do not
+    it = Item("fig9", "t", "fig9", counts={"points": 3, "done": 3}, runs=one)
+    assert _state(it) == "nothing" and _mixed(it) == ""
+    it.runs = two
+    assert _state(it) == "points from 2 engine builds"
+    it.counts = {"points": 4, "done": 3}
+    assert _state(it) == "1 of 4 points missing, points from 2 engine builds"
+
+
+def test_the_recorded_report_stands_alone(tmp_path):
+    out = tmp_path / "figures"
+    p = subprocess.run([sys.executable, "-m", "colorsim", "figures", "all",
+                        "--runs", str(ROOT / "recorded" / "paper"), "--out", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    html = (out / "report.html").read_text()
+    sections = dict(re.findall(r'<section id="([^"]+)">(.*?)</section>', html, re.S))
+    assert "table2" in sections and "table2.png" in sections["table2"]
+    drawn = 0
+    for sid, sec in sections.items():
+        if "Not swept" in sec or sid == "unmeasured":
+            continue
+        m = re.search(r"The (\d+) runs behind it, from (\d+) engine build", sec)
+        assert m, sid
+        runs = re.findall(r'<li><a href="[^"]+/">([^<]+)</a></li>', sec)
+        assert len(runs) == int(m.group(1)) > 0, sid
+        mixed = int(m.group(2)) > 1
+        assert (f"points from {m.group(2)} engine builds" in sec) == mixed, sid
+        assert mixed or "engine builds" not in sec.split("<details>")[0], sid
+        drawn += 1
+    assert drawn >= 10
+    # an incomplete sweep is never "lacks nothing"
+    for sid, sec in sections.items():
+        if re.search(r"\d+ of \d+ points missing", sec):
+            assert "Lacks nothing" not in sec, sid
