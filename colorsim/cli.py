@@ -535,7 +535,25 @@ def build_parser():
     figures.add_shapes_parser(sub)
     headline.add_parser(sub)
     linux24table.add_parser(sub)
+    sub.help = "the command (each has --help)"
+    _describe(sub)
     return ap
+
+
+def _describe(sub) -> None:
+    """Every command's --help starts with a description: its one-line
+    help as a sentence, where it has none of its own; sub-command choices
+    get a help line too."""
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        if parser.description is None and helps.get(name):
+            h = helps[name]
+            parser.description = h[0].upper() + h[1:] + "."
+        for a in parser._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                if a.help is None:
+                    a.help = "one of: " + ", ".join(a.choices)
+                _describe(a)
 
 
 def _raise_interrupted(signum, frame):

@@ -71,3 +71,20 @@ def test_every_option_and_argument_says_what_it_is():
                 bare.append(f"{' '.join(path)} {'/'.join(a.option_strings) or a.dest}")
     walk(build_parser(), [])
     assert not bare, bare
+
+
+def test_every_command_has_a_description_and_every_option_help():
+    import argparse
+
+    from colorsim.cli import build_parser
+
+    def walk(parser, path):
+        for a in parser._actions:
+            if isinstance(a, argparse._HelpAction):
+                continue
+            assert a.help, f"{path}: {a.option_strings or a.dest} has no help"
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sp in a.choices.items():
+                    assert sp.description, f"{path} {name}: no description"
+                    walk(sp, f"{path} {name}")
+    walk(build_parser(), "colorsim")
