@@ -1,5 +1,5 @@
 """The analysis layer (analysis/): each script runs on the recorded catalog
-with pandas alone and prints what the README's paper-scale table, made by
+with pandas alone and prints what the paper-scale results table (docs/results.md), made by
 colorsim's own report code, says for the same runs."""
 
 import re
@@ -22,7 +22,7 @@ def run(script, *args):
 
 
 def readme_row(title_start):
-    rows = [l for l in (ROOT / "README.md").read_text().splitlines()
+    rows = [l for l in (ROOT / "docs" / "results.md").read_text().splitlines()
             if l.startswith(f"| {title_start}") and "[paper," in l]
     assert rows, title_start
     return rows[0]                      # the result's row (a table may follow)
@@ -59,7 +59,7 @@ def test_table4_agrees_with_the_report():
 
 
 def test_fig6_agrees_with_the_report():
-    # the README's row gives each L2 size's best httpd count
+    # the results page's row gives each L2 size's best httpd count
     out = run("fig6_web_gain.py")
     lines = [l.split() for l in out.splitlines() if l.split()[:1] == ["512KiB"]]
     best = max(lines, key=lambda l: float(l[2]))

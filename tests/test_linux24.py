@@ -450,7 +450,7 @@ def test_linux24_table_renders_both_kernels_and_the_fields():
 
 
 def test_readme_linux24_table_is_the_recorded_runs(tmp_path):
-    """The README's real-Linux table is what the command computes from the
+    """The real-Linux table (docs/results.md) is what the command computes from the
     runs it was made from, kept in recorded/linux24 (the six testbed and six
     Linux runs): a block no run gives fails without a Linux tree.  (The slow
     test below makes the runs afresh from the user's tree.)"""
@@ -462,7 +462,7 @@ def test_readme_linux24_table_is_the_recorded_runs(tmp_path):
     assert len([d for d in runs.iterdir() if (d / "config.json").is_file()]) == 12
     p = _cli("catalog", "rebuild", "--runs", runs, env={"LINUX24_SRC": None})
     assert p.returncode == 0, p.stderr
-    p = _cli("linux24-table", "--runs", runs, "--check", ROOT / "README.md",
+    p = _cli("linux24-table", "--runs", runs, "--check", ROOT / "docs" / "results.md",
              env={"LINUX24_SRC": None})
     assert p.returncode == 0, p.stderr
 
@@ -470,13 +470,13 @@ def test_readme_linux24_table_is_the_recorded_runs(tmp_path):
 @pytest.mark.slow
 @pytest.mark.requires_linux24
 def test_readme_linux24_table_is_the_catalogs(tmp_path):
-    """The README's real-Linux table is what the command computes from
+    """The real-Linux table (docs/results.md) is what the command computes from
     fresh runs (the six testbed and six Linux runs)."""
     from colorsim import ROOT
     p = _cli("linux24-table", "--run", "--runs", tmp_path / "r")
     assert p.returncode == 0, p.stderr[-2000:]
     p = _cli("linux24-table", "--runs", tmp_path / "r", "--check",
-             ROOT / "README.md")
+             ROOT / "docs" / "results.md")
     assert p.returncode == 0, p.stderr
 
 

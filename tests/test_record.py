@@ -1,7 +1,7 @@
 """Recorded catalogs: paper-scale points and runs kept in the repository
 (colorsim/results/record.py), added to from runs folders of other days,
 never rebuilt into an empty catalog, written whole or not at all; and the
-README's paper-scale table is generated from the recorded one."""
+paper-scale results table (docs/results.md) is generated from the recorded one."""
 
 import json
 import shutil
@@ -193,13 +193,13 @@ def test_merge_replaces_keeps_and_drops_by_the_grid():
     # ("a", 3) is gone: the grid no longer holds it
 
 
-def test_readme_paper_scale_table_is_the_recorded_catalogs(monkeypatch):
-    """The README's paper-scale block is what `shapes --runs recorded/paper`
+def test_the_paper_scale_table_is_the_recorded_catalogs(monkeypatch):
+    """docs/results.md's paper-scale block is what `shapes --runs recorded/paper`
     prints: generated from the recorded rows, never typed."""
     monkeypatch.delenv("COLORSIM_EXPERIMENTS", raising=False)   # the suite's
     from colorsim.report import shapes
     from colorsim.report.markdown import markers
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "results.md").read_text()
     begin, end = markers("shapes-paper")
     inside = text[text.index(begin) + len(begin):text.index(end)]
     assert inside.strip() == shapes.block(Catalog(rec.PAPER)).strip()

@@ -207,7 +207,7 @@ def test_a_timed_point_is_another_run_than_a_counted_one():
 
 
 def test_shapes_table_from_the_timed_catalog(swept, tmp_path):
-    """The README's paper-beside-ours table is a function of the catalog:
+    """The results page's paper-beside-ours table is a function of the catalog:
     Figure 6's gain is the same-seed ratio of the catalog's throughputs,
     and --write / --check keep a Markdown block in step with it."""
     from colorsim.report import shapes

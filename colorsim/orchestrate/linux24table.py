@@ -1,4 +1,4 @@
-"""``python3 -m colorsim linux24-table``: the README's real-Linux table, generated.
+"""``python3 -m colorsim linux24-table``: the real-Linux table of docs/results.md, generated.
 
 Real Linux 2.4.37 (built from the user's tree, ``LINUX24_SRC``) beside the
 testbed kernel and the paper, on the paper's 4-way Pentium Pro at the three
@@ -176,7 +176,7 @@ def cmd_linux24_table(a):
 
 
 def add_parser(sub):
-    p = sub.add_parser("linux24-table", help="the README's real Linux 2.4 table, from "
+    p = sub.add_parser("linux24-table", help="the real Linux 2.4 table (docs/results.md), from "
                        "the catalog")
     p.add_argument("--runs", type=directory, default=None,
                    help="runs folder with its catalog (default runs/linux24)")

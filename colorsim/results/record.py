@@ -5,7 +5,7 @@ an hour per point), more than one sitting and more than a scratch machine
 keeps.  ``colorsim catalog record NAME --runs DIR`` copies the catalog rows of
 DIR's paper-scale points (the ``points`` and ``runs`` tables, each run with
 its full configuration and the suite's commit it was made at) into
-``recorded/paper/catalog/``, so the README's paper-scale table is generated
+``recorded/paper/catalog/``, so the paper-scale results table (docs/results.md) is generated
 from, and checked against, rows anyone can read, and points swept on
 different days add up:
 
