@@ -27,7 +27,8 @@ from colorsim.orchestrate import crosscheck
 from colorsim.errors import ConfigError, Interrupted, ResultsError, RunError
 from colorsim.describe.machine import TIMING_SWITCHES, get_machine, read_machines
 from colorsim.run.rundir import check_out_dir, check_run_name, partial_dir
-from colorsim.describe.runspec import RunSpec, Workload, parse_workload
+from colorsim.describe.runspec import (CLIENT_CPUS_DEFAULT, RunSpec, Workload,
+                                       parse_workload)
 from colorsim.argtypes import directory
 from colorsim.argtypes import positive_int as _positive_int
 from colorsim.argtypes import positive_seconds as _positive_seconds
@@ -124,8 +125,9 @@ def add_run_options(p, kernel_required=True):
     g.add_argument("--args", default="", help="more program arguments, comma-separated")
     g.add_argument("--client-cpus", type=nonnegative_int, default=None,
                    help="extra CPUs outside the measured machine where the "
-                        "program's clients run (web: default 2; 0 puts them on "
-                        "the server's CPUs)")
+                        "program's clients run (web: default "
+                        f"{CLIENT_CPUS_DEFAULT['/bin/web']}, the last of them "
+                        "driving the wire; 0 puts them on the server's CPUs)")
     g.add_argument("--nic-dma", choices=("on", "off"), default=None,
                    help="the server's network cards move frames by DMA on "
                         "its bus (default: the machine's [network] dma); "
