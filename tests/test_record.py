@@ -203,3 +203,37 @@ def test_the_paper_scale_table_is_the_recorded_catalogs(monkeypatch):
     begin, end = markers("shapes-paper")
     inside = text[text.index(begin) + len(begin):text.index(end)]
     assert inside.strip() == shapes.block(Catalog(rec.PAPER)).strip()
+
+
+def test_points_from_two_engine_builds_are_refused_unless_asked():
+    """A figure's points come from one engine build: the recorded points of
+    an experiment must not mix QEMU patch sets or plugin builds."""
+    points = pd.DataFrame([{"experiment": "fig9", "status": "done", "run_id": r}
+                           for r in ("a", "b", "c")]
+                          + [{"experiment": "fig6", "status": "done", "run_id": "d"}])
+    runs = pd.DataFrame([
+        {"run_id": "a", "engine_version": "q1", "plugin_sha256": "x" * 64},
+        {"run_id": "b", "engine_version": "q1", "plugin_sha256": "x" * 64},
+        {"run_id": "c", "engine_version": "q1", "plugin_sha256": "y" * 64},
+        {"run_id": "d", "engine_version": "q2", "plugin_sha256": "y" * 64}])
+    mixed = rec.mixed_builds(points, runs, {"fig9", "fig6"})
+    assert list(mixed) == ["fig9"] and len(mixed["fig9"]) == 2
+    assert rec.mixed_builds(points, runs.assign(plugin_sha256="x"), {"fig9"}) == {}
+
+
+def test_a_record_that_would_mix_builds_writes_nothing(swept, tmp_path, monkeypatch):
+    """The refusal comes before anything is written, and --mix-builds
+    records anyway."""
+    root, _ = swept
+    to = tmp_path / "rec"
+    rec.record(root, to)
+    before = _ids(to)
+    seen = []
+    monkeypatch.setattr(rec, "mixed_builds", lambda pts, runs, exps: (
+        seen.append(set(exps)) or {"small": ["q1; plugin x", "q1; plugin y"]}))
+    with pytest.raises(ConfigError, match="small's recorded points would come "
+                       "from 2 engine builds"):
+        rec.record(root, to)
+    assert seen == [{"small"}] and _ids(to) == before
+    rec.record(root, to, mix_builds=True)
+    assert len(seen) == 1 and _ids(to) == before

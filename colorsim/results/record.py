@@ -74,6 +74,23 @@ def merge_points(old, new):
         ["experiment", "scale", "point"]).reset_index(drop=True)
 
 
+def mixed_builds(points, runs, experiments) -> dict:
+    """{experiment: [engine build, ...]} for each of ``experiments`` whose
+    done points' runs come from more than one engine build (the engine's
+    version, for QEMU its patch set, and the bus-monitor plugin's SHA-256)."""
+    done = points[(points["status"] == "done")
+                  & points["experiment"].isin(list(experiments))]
+    rows = done[["experiment", "run_id"]].merge(runs, on="run_id", how="inner")
+    out = {}
+    for exp, g in rows.groupby("experiment"):
+        builds = sorted({f"{v or 'unknown'}; plugin {str(p or 'unknown')[:12]}"
+                         for v, p in zip(g.get("engine_version", [None] * len(g)),
+                                         g.get("plugin_sha256", [None] * len(g)))})
+        if len(builds) > 1:
+            out[exp] = builds
+    return out
+
+
 def summed_offsets(offsets, run_ids):
     """The offsets rows of ``run_ids``, summed over the CPUs."""
     df = offsets[offsets["run_id"].isin(run_ids)]
@@ -121,12 +138,17 @@ def strip_paths(df, runs_dir: Path):
     return df
 
 
-def record(runs_dir, to=None, notice=None, experiments=None) -> dict:
+def record(runs_dir, to=None, notice=None, experiments=None,
+           mix_builds=False) -> dict:
     """Add ``runs_dir``'s paper-scale points of ``experiments`` (names; None:
     every experiment it swept) and their verified runs to the recorded
     catalog ``to`` (default recorded/paper); returns its summary, with
     ``skipped``: the points of those experiments that are not done (a
-    missing, failed, damaged or unverified run), each with its reason."""
+    missing, failed, damaged or unverified run), each with its reason.
+    A figure's points come from one engine build: an experiment whose
+    recorded points would mix builds (a point kept from an earlier record
+    beside new ones) is refused, before anything is written, unless
+    ``mix_builds``."""
     import pandas as pd
     from colorsim.run.rundir import runs_root
     to = Path(to) if to else PAPER
@@ -167,6 +189,13 @@ def record(runs_dir, to=None, notice=None, experiments=None) -> dict:
     done = set(points.loc[points["status"] == "done", "run_id"])
     runs = runs[runs["run_id"].isin(done)].sort_values("run_id").reset_index(drop=True)
     runs = strip_paths(runs, runs_dir)
+    mixed = {} if mix_builds else mixed_builds(points, runs, set(new["experiment"]))
+    if mixed:
+        exp, builds = sorted(mixed.items())[0]
+        raise ConfigError(f"{exp}'s recorded points would come from "
+                          f"{len(builds)} engine builds ({' | '.join(builds)}): "
+                          f"sweep its points again in one build, or record "
+                          f"with --mix-builds")
     offs = pd.concat([summed_offsets(cat.table("offsets"), done)]
                      + ([old_offs] if old_offs is not None else []), ignore_index=True)
     offs = offs[offs["run_id"].isin(done)].drop_duplicates(OFFSET_KEYS)
@@ -217,7 +246,7 @@ def cmd_record(a):
     names = (None if "all" in a.experiments else      # every one DIR swept
              sorted({e.name for n in a.experiments for e in select(exps, n)}))
     info = record(a.runs, to, notice=lambda m: print(m, file=sys.stderr),
-                  experiments=names)
+                  experiments=names, mix_builds=a.mix_builds)
     print(f"record: {info['runs']} runs in {to / CATALOG}")
     for name, e in info["experiments"].items():
         print(f"  {name:14} {e['done']:4} of {e['points']} points done")
@@ -248,4 +277,8 @@ def add_parser(csub):
                           "(default runs/)")
     rec.add_argument("--to", default=None,
                      help="recorded catalog folder (default recorded/paper)")
+    rec.add_argument("--mix-builds", action="store_true",
+                     help="record even where an experiment's points would "
+                          "come from more than one engine build (the report "
+                          "flags such a figure)")
     rec.set_defaults(func=cmd_record)
