@@ -9,6 +9,7 @@ import sys
 from colorsim import ROOT
 from colorsim.orchestrate.convergence import (QS_US, ROWS, SEEDS, agrees,
                                               machine_for, render, spec_for)
+from tests.test_cache_model import needs_qemu
 
 DOC = ROOT / "engine" / "qemu-plugin" / "README.md"
 BLOCK = re.compile(r"<!-- convergence:begin -->(.*?)<!-- convergence:end -->", re.S)
@@ -57,13 +58,37 @@ def test_the_doc_has_a_row_for_every_q():
     assert rows == ["as configured"] + [f"{q} µs" for q in QS_US]
 
 
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "colorsim", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+
+
 def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
     doc = tmp_path / "doc.md"
     text = "A.\n<!-- convergence:begin -->\nold\n<!-- convergence:end -->\n"
     doc.write_text(text)
     (tmp_path / "empty").mkdir()
-    p = subprocess.run([sys.executable, "-m", "colorsim", "convergence", "--out",
-                        str(tmp_path / "empty"), "--write", str(doc)], cwd=ROOT,
-                       capture_output=True, text=True, timeout=600)
+    p = _cli("convergence", "--out", tmp_path / "empty", "--write", doc)
     assert p.returncode == 2 and "runs of the table are missing" in p.stderr, p.stderr
     assert doc.read_text() == text
+
+
+@needs_qemu
+def test_the_table_is_written_from_runs(tmp_path):
+    """A small point (2 CPUs, 16 httpd, 8 clients of 6 requests, 3 client
+    CPUs): every row is written with three seeds, --check agrees, an edited
+    number is caught."""
+    doc = tmp_path / "doc.md"
+    doc.write_text("<!-- convergence:begin -->\n<!-- convergence:end -->\n")
+    small = ["--cpus", "2", "--httpd", "16", "--clients", "8", "--requests", "6",
+             "--client-cpus", "3", "--out", tmp_path / "runs"]
+    p = _cli("convergence", "--run", *small, "--write", doc)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = [l.split("|")[1:-1] for l in BLOCK.search(doc.read_text()).group(1).splitlines()
+            if l.startswith("| ")][1:]
+    assert [r[0].strip() for r in rows] == ["as configured"] + [f"{q} µs" for q in QS_US]
+    assert all(r[4].strip() in ("yes", "no", "—") for r in rows)
+    assert _cli("convergence", *small, "--check", doc).returncode == 0
+    doc.write_text(doc.read_text().replace(rows[1][1], " 1 [1..1] ", 1))
+    p = _cli("convergence", *small, "--check", doc)
+    assert p.returncode == 2 and "not what the catalog gives" in p.stderr
