@@ -107,3 +107,18 @@ def test_the_zoom_shades_every_line_the_walk_reads():
                 matplotlib.colors.to_rgb("gold")]
         assert len(gold) == per_task
         plt.close(fig)
+
+
+def test_the_readmes_figure_is_what_the_first_command_draws(tmp_path):
+    """docs/figure1-offsets.png, the README's image, is what `colorsim
+    figure1` (the README's first command) draws today: regenerate it with
+    that command (its PNG copied there) when the runs change."""
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-m", "colorsim", "figure1", "--out",
+                        str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+                       timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    png = next(tmp_path.glob("figure1-*.png"))
+    diff = compare_images(str(ROOT / "docs" / "figure1-offsets.png"), str(png), tol=TOL)
+    assert diff is None, diff
