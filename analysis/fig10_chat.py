@@ -9,7 +9,6 @@ t = df.groupby(["cpus", "kernel"])["messages_per_modeled_second"].agg(["mean", "
 print("messages per modelled second (mean over seeds, seeds):")
 print(t.unstack("kernel").round(0).to_string())
 if a.plot:
-    import matplotlib.pyplot as plt
     ax = t["mean"].unstack("kernel").plot(marker="o")
     ax.set_xlabel("CPUs")
     ax.set_ylabel("messages per modelled second")

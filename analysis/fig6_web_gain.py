@@ -10,7 +10,6 @@ g["queue"] = df.groupby(["l2", "tasks"])["n_rq_len_mean"].mean()
 print("c32's throughput gain, % (mean and range over seeds), and the run queue:")
 print(g.round(1).reset_index().to_string(index=False))
 if a.plot:
-    import matplotlib.pyplot as plt
     ax = g["mean"].unstack("l2").plot(marker="o")
     ax.set_xlabel("httpd")
     ax.set_ylabel("c32's gain over vanilla (%)")

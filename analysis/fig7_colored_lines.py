@@ -14,7 +14,6 @@ t[("change", "all %")] = ((t[("colored", "c32")] + t[("other", "c32")])
 print("bus transactions per request:")
 print(t.round(1).to_string())
 if a.plot:
-    import matplotlib.pyplot as plt
     ax = t[["colored", "other"]].plot.bar(stacked=False)
     ax.set_ylabel("transactions per request")
     ax.figure.savefig(a.plot)

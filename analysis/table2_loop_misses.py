@@ -12,7 +12,6 @@ t = df.groupby(["l2", "kernel"]).agg(miss=("rqloop_l2_miss_ratio", "mean"),
 t["miss"] *= 100
 print(t.unstack("kernel").round(1).to_string())
 if a.plot:
-    import matplotlib.pyplot as plt
     ax = t["miss"].unstack("kernel")[["vanilla", "c32"]].plot.bar()
     ax.set_ylabel("run-queue loop L2 miss ratio (%)")
     ax.figure.savefig(a.plot)

@@ -12,7 +12,6 @@ g["contention c32 %"] = df[df.kernel == "c32"].groupby("cpus")["lock_contention_
 print("c32's speed-up, % (mean and range over seeds), and lock contention:")
 print(g.round(1).reset_index().to_string(index=False))
 if a.plot:
-    import matplotlib.pyplot as plt
     ax = g["mean"].plot(marker="o")
     ax.set_xlabel("CPUs")
     ax.set_ylabel("c32's speed-up (%)")

@@ -35,7 +35,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt_install "${missing[@]}"
 fi
 
-if ! python3 -c "import pandas, matplotlib, pytest, pyarrow, dask.distributed, duckdb, dask_jobqueue" 2>/dev/null; then
+if ! python3 -c "import pandas, matplotlib, pytest, pyarrow, dask.distributed, duckdb, dask_jobqueue, ruff" 2>/dev/null; then
   echo "setup: installing Python packages from requirements.txt"
   if ! python3 -m pip install -q -r requirements.txt; then
     # Debian's own python3 refuses pip installs (PEP 668): use its packages,
@@ -46,6 +46,8 @@ if ! python3 -c "import pandas, matplotlib, pytest, pyarrow, dask.distributed, d
       python3 -m pip install -q --break-system-packages "pyarrow>=14"
     python3 -c "import duckdb" 2>/dev/null ||
       python3 -m pip install -q --break-system-packages "duckdb>=0.9"
+    python3 -c "import ruff" 2>/dev/null ||
+      python3 -m pip install -q --break-system-packages "ruff>=0.4"
     # optional (Debian does not package it): its recipe's test skips without it
     python3 -c "import dask_jobqueue" 2>/dev/null ||
       python3 -m pip install -q --break-system-packages "dask-jobqueue>=0.8" ||

@@ -92,7 +92,6 @@ def test_another_layout_is_another_run(tmp_path, monkeypatch):
     """The bus monitor's address ranges come from the kernel's layout.json,
     which build code can change without changing the kernel image: a run
     hashes it, so another layout is another run."""
-    import dataclasses
     from colorsim.describe import runspec
     from colorsim.run.runner import identity
     spec = _spec("c32")

@@ -142,7 +142,6 @@ def test_run_refuses_bad_program_options(args, expect, capsys, tmp_path, no_buil
 def test_dry_run_builds_nothing(capsys, tmp_path, no_build):
     """--dry-run prints the command of a kernel not built yet with its
     layout's ranges as a placeholder, and builds nothing."""
-    from colorsim.describe.runspec import BUILD
     argv = ["run", "--kernel", "c4", "--machine", "piii8", "--l2", "256KiB",
             "--out", str(tmp_path), "--dry-run"]
     assert cli_main(argv) == 0

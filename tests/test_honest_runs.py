@@ -444,7 +444,6 @@ def test_a_run_with_a_wire_is_compared_with_its_own_wire():
     the same spec is the same run, a wire of another bandwidth is another
     (before, the comparison never read the old run's wire, so every web
     run with a wire looked like one of other settings)."""
-    import dataclasses
     from colorsim.describe.machine import get_machine
     from colorsim.describe.runspec import RunSpec, Workload
     from colorsim.describe.variants import parse_variant

@@ -15,7 +15,6 @@ from colorsim import BUILD, ROOT
 from colorsim.run import runner
 from colorsim.run.build import ensure_built
 from colorsim.cli import main as cli_main
-from colorsim.errors import ConfigError
 from colorsim.describe.machine import get_machine
 from colorsim.describe.variants import parse_variant, variant_from_build_id
 

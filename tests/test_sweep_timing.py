@@ -8,7 +8,6 @@ lockmeter.  The runner's refusals are missing points with its reason.
 """
 
 import os
-import re
 
 import pytest
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.test_cache_model import (START_AP_AND_WAIT, build_guest, counters,
+from tests.test_cache_model import (build_guest, counters,
                                     needs_qemu, run_guest)
 
 # Distinct primes, so that no two terms of the expected sum can trade places.

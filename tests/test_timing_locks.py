@@ -298,7 +298,6 @@ def check_mq_lockmeter(spec, layout, d):
 @needs_qemu
 @pytest.mark.parametrize("kernel, cpus", [("mq", 4), ("mq-c32", 2)])
 def test_mq_timing_meters_every_cpus_lock(kernel, cpus, tmp_path):
-    from colorsim.orchestrate.timing import timing_summary
     spec, layout, d = _run(tmp_path, kernel, cpus=cpus)
     check_mq_lockmeter(spec, layout, d)
     # the CPUs' clocks cover the region (5 ticks each, within one tick)

@@ -22,7 +22,6 @@ from colorsim.run.build import ensure_built
 from colorsim.run.engines.qemu import firmware_dirs, qemu_binary
 from colorsim.cli import main as cli_main
 from colorsim.describe.runspec import parse_workload
-from colorsim.errors import ConfigError
 
 KERNEL = "vanilla-l32"
 BIN = BUILD / "workloads" / "bin"

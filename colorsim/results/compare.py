@@ -214,7 +214,7 @@ def format_comparison(c: dict) -> str:
         f"bus view (busmon), line granularity",
         f"  gem5 {g.path}: {c['schedules']['gem5']:.0f} schedule() calls, "
         f"{c['gem5_view']} view",
-        f"  kinds: " + ("every kind each engine counts (QEMU: read, rfo, "
+        "  kinds: " + ("every kind each engine counts (QEMU: read, rfo, "
                         "writeback, invalidate; gem5: read incl. ReadEx, "
                         "writeback)" if c["kinds"] == "all" else
                         "fills and write-backs (no invalidations)"),

@@ -114,7 +114,6 @@ def _run_directory(key: str):
 
 
 def cmd_show(a):
-    import math
     direct = _run_directory(a.run) if a.runs is None else None
     if direct is not None:
         row, st = direct

@@ -345,9 +345,9 @@ class Gem5Engine:
             self._call(self.boot_command(spec, run_dir, tmp / "cpt"),
                        tmp / "m5out", timeout_s)
             if not (tmp / "cpt" / "m5.cpt").is_file():
-                raise RunError(f"gem5 boot wrote no checkpoint: the kernel "
-                               f"must issue the m5 checkpoint op (0x43) "
-                               f"after boot; or run without checkpoints")
+                raise RunError("gem5 boot wrote no checkpoint: the kernel "
+                               "must issue the m5 checkpoint op (0x43) "
+                               "after boot; or run without checkpoints")
         except BaseException:          # a failed boot leaves no .tmp behind
             shutil.rmtree(tmp, ignore_errors=True)
             raise
