@@ -207,6 +207,9 @@ class QemuEngine:
         if layout is None:       # --dry-run before the kernel is built
             if spec.timing:
                 args.append(f"timing={spec.machine.timing.plugin_arg()}")
+            if spec.client_model is not None:
+                args.append(spec.client_model.plugin_arg(
+                    spec.machine.processor.clock_hz, spec.workload.client_cpus - 1))
             args.append("<rqloop=, user=" + (", lock=, publish=, free=, unit="
                                              if spec.timing else "")
                         + " from layout.json of the built kernel>")
