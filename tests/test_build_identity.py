@@ -88,6 +88,20 @@ def test_another_wire_is_another_run(wire):
     assert any(d.startswith(f"network.{key} ") for d in differences(old, new_spec, IDENT))
 
 
+def test_another_client_model_is_another_run():
+    """A timed web run with another client model (or none) has another
+    content id."""
+    import dataclasses
+    spec = RunSpec(get_machine("ppro4"), parse_variant("vanilla", get_machine("ppro4")),
+                   Workload(tasks=64, program="/bin/web"), timing=True)
+    m = spec.machine
+    slower = dataclasses.replace(spec, machine=dataclasses.replace(
+        m, clients=dataclasses.replace(m.clients, clock_hz=m.clients.clock_hz // 2)))
+    none = dataclasses.replace(spec, machine=m.with_clients(False))
+    ids = {run_id({**s.to_dict(), **IDENT}) for s in (spec, slower, none)}
+    assert len(ids) == 3
+
+
 def test_another_layout_is_another_run(tmp_path, monkeypatch):
     """The bus monitor's address ranges come from the kernel's layout.json,
     which build code can change without changing the kernel image: a run

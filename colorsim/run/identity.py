@@ -29,8 +29,9 @@ ENGINE_KEYS = ("engine_sha256", "engine_config_sha256")
 SOURCE_KEYS = ("linux24_source_sha256",)
 # Web runs whose clients are outside the measured machine only: the wire
 # between them (cards, bandwidth, latency; RunSpec.to_dict), covered where
-# present, so the ids of runs without a wire stay what they were.
-SETTING_KEYS = ("network",)
+# present, so the ids of runs without a wire stay what they were; and, in
+# timed ones, the client model (describe/clients.py), likewise.
+SETTING_KEYS = ("network", "clients")
 # The kernel's layout.json: the address ranges and symbols the bus monitor
 # is told (run-queue loop, user code, scheduler, locks), made by build code
 # that does not change the kernel image; and (QEMU) the firmware the guest
