@@ -458,3 +458,7 @@ def test_a_run_with_a_wire_is_compared_with_its_own_wire():
     assert differences(old, spec, {}) == [
         f"network.bandwidth_bps {m.network.bandwidth_bps * 10!r} -> "
         f"{m.network.bandwidth_bps!r}"]
+    # and its client model under "clients": another model is another run
+    old = json.loads(json.dumps(spec.to_dict()))
+    old["clients"]["pcs"] = 1
+    assert differences(old, spec, {}) == ["clients.pcs 1 -> 28"]

@@ -78,7 +78,7 @@ def differences(old: dict, spec: RunSpec, identity: dict) -> list:
     diffs = []
     now = _flat({k: v for k, v in spec.to_dict().items()})
     was = _flat({k: old.get(k) for k in ("machine", "variant", "workload",
-                                         "engine", "timing", "network")
+                                         "engine", "timing", "network", "clients")
                  if isinstance(old.get(k), dict) or k == "engine"})
     for key in sorted(set(now) | set(was)):
         if now.get(key) != was.get(key):
