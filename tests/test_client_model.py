@@ -105,6 +105,13 @@ def test_client_clocks_advance_and_hold_the_servers(web_runs):
     late = st["system.wire.lateCycles"] / max(1, st["system.wire.lateDeliveries"])
     assert late <= 2 * c["skew_cycles"], (late, c)
     assert "clients" not in json.loads((web_runs / "off" / "busmon.json").read_text())
+    # the catalog row names the model (and none for the run without it)
+    from colorsim.results.rundata import load_run
+    from colorsim.results.runrows import run_rows
+    rows = {n: run_rows(load_run(web_runs / n), web_runs)["runs"] for n in ("model", "off")}
+    assert rows["model"]["client_model"] == (
+        f"28 PCs at 500 MHz, CPI 1, skew {c['skew_cycles'] // 200} µs")
+    assert rows["off"]["client_model"] == ""
     assert "system.clients.lagServerTurns" not in _stats(web_runs / "off")
 
 

@@ -62,6 +62,15 @@ def _stats_file(run_dir: Path, config: dict):
 
 # -- one run's rows -----------------------------------------------------------
 
+def client_model_label(c) -> str:
+    """A timed web run's client model (config.json "clients") as one
+    readable value, "" for a run without one."""
+    if not c:
+        return ""
+    return (f"{c['pcs']} PCs at {c['clock_hz'] / 1e6:g} MHz, CPI {c['cpi']:g}, "
+            f"skew {c['skew_us']} µs")
+
+
 def run_rows(run, root: Path) -> dict:
     """The catalog rows of one loaded run (colorsim.results.rundata.Run)."""
     import pandas as pd
@@ -219,6 +228,7 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     m = WEB_WORK.search(text)
     out["work"] = ((opts.get("work") or (m.group(1) if m else "minimal"))
                    if prog == "/bin/web" else "")
+    out["client_model"] = client_model_label(cfg.get("clients"))
     m = WEB_ROI.findall(text)
     if m:
         out["roi_requests"] = float(m[-1])

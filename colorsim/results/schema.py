@@ -110,7 +110,8 @@ RUN_FIELDS += tuple((f"{c}_per_{per}", F) for per in ("schedule", "kinst")
 RUN_FIELDS += (
     # the workload (runrows.timing_columns)
     ("timing", B), ("workload_program", S), ("workload_args", S),
-    ("accept", S), ("work", S), ("roi_requests", F), ("roi_messages", F),
+    ("accept", S), ("work", S), ("client_model", S),
+    ("roi_requests", F), ("roi_messages", F),
     ("httpd", F), ("clients", F), ("requests", F), ("rooms", F),
     ("users", F), ("messages", F),
     # modelled time and the lockmeter (--timing runs)
