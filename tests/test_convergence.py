@@ -3,13 +3,12 @@ held within Q of the slowest (busmon's quantum for the servers, the client
 model's skew for the clients), four Q from coarse to fine, three seeds."""
 
 import re
-import subprocess
-import sys
 
 from colorsim import ROOT
 from colorsim.orchestrate.convergence import (QS_US, ROWS, SEEDS, agrees,
                                               machine_for, render, spec_for)
 from tests.test_cache_model import needs_qemu
+from tests.test_interleaving import _cli
 
 DOC = ROOT / "engine" / "qemu-plugin" / "README.md"
 BLOCK = re.compile(r"<!-- convergence:begin -->(.*?)<!-- convergence:end -->", re.S)
@@ -56,11 +55,6 @@ def test_the_doc_has_a_row_for_every_q():
     rows = [l.split("|")[1].strip() for l in BLOCK.search(DOC.read_text()).group(1).splitlines()
             if l.startswith("| ")][1:]
     assert rows == ["as configured"] + [f"{q} µs" for q in QS_US]
-
-
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "colorsim", *map(str, args)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
 
 
 def test_missing_runs_are_refused_and_the_file_kept(tmp_path):

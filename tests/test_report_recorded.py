@@ -14,8 +14,8 @@ from colorsim.report.html import _mixed, _state
 
 
 def test_a_figure_mixing_builds_is_flagged():
-    one = [("a", "qemu 1; plugin x; commit 1"), ("b", "qemu 1; plugin x; commit 2")]
-    two = one + [("c", "qemu 1; plugin y; commit 2")]
+    one = [("a", "qemu 1; plugin x", "1"), ("b", "qemu 1; plugin x", "2")]
+    two = one + [("c", "qemu 1; plugin y", "2")]
     assert engine_builds(one) == {"qemu 1; plugin x": 2}     # commits alone do not
     it = Item("fig9", "t", "fig9", counts={"points": 3, "done": 3}, runs=one)
     assert _state(it) == "nothing" and _mixed(it) == ""

@@ -21,8 +21,8 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from colorsim.errors import ConfigError
 from colorsim.orchestrate.interleaving import (KERNELS, MACHINE, POINT,
+                                               add_point_options, point_from_args,
                                                summary, web_spec)
 from colorsim.orchestrate.sensitivity import add_table_run_options, emit_table, made_run
 
@@ -136,14 +136,7 @@ def render(got_rows, p: dict) -> str:
 
 def cmd_convergence(a):
     from colorsim.report.markdown import check_block_files
-    point = {k: getattr(a, k) for k in POINT if k != "seed"}
-    point["seed"] = SEEDS[0]
-    for k, v in point.items():
-        if v < 1:
-            raise ConfigError(f"--{k.replace('_', '-')} must be at least 1, got {v}")
-    if point["client_cpus"] < 2:
-        raise ConfigError("--client-cpus must be at least 2: one of them "
-                          "drives the wire")
+    point = point_from_args(a, SEEDS[0])
     for k in KERNELS:                   # refuse a point the runner refuses,
         spec_for(k, QS_US[-1], SEEDS[0], point)     # before any run
     check_block_files(a, "convergence")
@@ -159,10 +152,6 @@ def add_parser(sub):
                        help="the web results with the modelled clocks held "
                        "closer together")
     add_table_run_options(t, "convergence")
-    for k, v in POINT.items():
-        if k != "seed":
-            t.add_argument(f"--{k.replace('_', '-')}", type=int, default=v,
-                           help=f"{k.replace('_', ' ')} (default {v}, "
-                           "Figure 9's 8-CPU point)")
+    add_point_options(t)
     add_block_options(t, "convergence")
     t.set_defaults(func=cmd_convergence)

@@ -142,15 +142,33 @@ def render(got_rows, p: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def cmd_interleaving_sensitivity(a):
-    from colorsim.report.markdown import check_block_files
-    point = {k: getattr(a, k) for k in POINT}
+def point_from_args(a, seed) -> dict:
+    """The web point the options name (``seed``: its first seed), or a
+    ConfigError for one the guest could not run."""
+    point = {k: getattr(a, k) for k in POINT if k != "seed"}
+    point["seed"] = seed
     for k, v in point.items():
         if v < 1:
             raise ConfigError(f"--{k.replace('_', '-')} must be at least 1, got {v}")
     if point["client_cpus"] < 2:
         raise ConfigError("--client-cpus must be at least 2: one of them "
                           "drives the wire")
+    return point
+
+
+def add_point_options(t) -> None:
+    """--cpus, --httpd, --clients, --requests and --client-cpus: a smaller
+    point of the same shape as Figure 9's 8-CPU point."""
+    for k, v in POINT.items():
+        if k != "seed":
+            t.add_argument(f"--{k.replace('_', '-')}", type=int, default=v,
+                           help=f"{k.replace('_', ' ')} (default {v}, "
+                           "Figure 9's 8-CPU point)")
+
+
+def cmd_interleaving_sensitivity(a):
+    from colorsim.report.markdown import check_block_files
+    point = point_from_args(a, a.seed)
     for k in KERNELS:                   # refuse a point the runner refuses,
         spec_for(k, None, point)        # before any run
     check_block_files(a, "interleaving")
@@ -166,11 +184,7 @@ def add_parser(sub):
                        help="the web results with QEMU's slicing and the "
                        "clients' speed changed")
     add_table_run_options(t, "interleaving")
-    for k, v in POINT.items():
-        if k != "seed":
-            t.add_argument(f"--{k.replace('_', '-')}", type=int, default=v,
-                           help=f"{k.replace('_', ' ')} (default {v}, "
-                           "Figure 9's 8-CPU point)")
+    add_point_options(t)
     t.add_argument("--seed", type=int, default=POINT["seed"],
                    help="allocation-history seed (default 1); the chance "
                    "row runs the next one")

@@ -65,27 +65,25 @@ class Item:
     counts: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     paper: str = ""
-    runs: list = field(default_factory=list)       # (run name, build) behind it
+    runs: list = field(default_factory=list)       # (run, engine build, commit)
 
 
-def build_of(row) -> str:
-    """One engine build, as a figure's runs name it: the engine's version
-    (for QEMU its patch set), the bus-monitor plugin's SHA-256 (first 12
-    digits) and the source commit (first 10)."""
-    def short(v, n):
-        return str(v)[:n] if isinstance(v, str) and v else "unknown"
-    return (f"{row.get('engine_version') or row.get('engine') or 'unknown'}; "
-            f"plugin {short(row.get('plugin_sha256'), 12)}; "
-            f"commit {short(row.get('source_commit'), 10)}")
+def runs_behind(runs) -> list:
+    """(run name, engine build, source commit's first 10 digits) of each of
+    a figure's runs (catalog rows)."""
+    from colorsim.results.record import engine_build
+    return [(r["run"], engine_build(r.get("engine_version") or r.get("engine"),
+                                    r.get("plugin_sha256")),
+             str(r.get("source_commit") or "unknown")[:10])
+            for r in runs.to_dict("records")]
 
 
 def engine_builds(runs) -> dict:
-    """{engine build (engine version and plugin): runs} of a figure's
-    runs: more than one means its points mix builds."""
+    """{engine build: runs} of a figure's runs (:func:`runs_behind`): more
+    than one means its points mix builds."""
     out = {}
-    for r in runs:
-        key = r[1].rsplit("; commit", 1)[0]
-        out[key] = out.get(key, 0) + 1
+    for _, build, _ in runs:
+        out[build] = out.get(build, 0) + 1
     return out
 
 

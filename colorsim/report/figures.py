@@ -18,7 +18,7 @@ import pandas as pd
 
 from colorsim.errors import ConfigError, ResultsError
 from colorsim.report.common import (paper_results, Item, ExpData, pick_scale,
-                                    _status_line, build_of, paper_only_tables)
+                                    _status_line, runs_behind, paper_only_tables)
 from colorsim.report.counting import (HERD, eq3, fig1, fig3, fig7, fig8, herd,
                                       table2)
 from colorsim.report.scaling import fig6, fig9, fig10
@@ -83,7 +83,7 @@ def make_figures(name: str, root=None, out=None, quick=None, log=print,
             continue
         new = BUILDERS.get(e.name, lacking_only)(d, out, paper)
         new += waits(d)     # web and Chat runs: where the server's tasks wait
-        behind = [(r["run"], build_of(r)) for r in d.runs.to_dict("records")]
+        behind = runs_behind(d.runs)
         for it in new:
             it.counts = d.counts
             it.runs = behind

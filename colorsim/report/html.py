@@ -59,8 +59,8 @@ def _runs_html(it, out: Path, root: Path) -> str:
     if not it.runs:
         return ""
     by = {}
-    for name, build in it.runs:
-        by.setdefault(build, []).append(name)
+    for name, build, commit in it.runs:
+        by.setdefault(f"{build}; commit {commit}", []).append(name)
     parts = [f"<details><summary>The {len(it.runs)} runs behind it, from "
              f"{len(engine_builds(it.runs))} engine build(s)</summary>"]
     for build in sorted(by):

@@ -74,16 +74,23 @@ def merge_points(old, new):
         ["experiment", "scale", "point"]).reset_index(drop=True)
 
 
+def engine_build(engine_version, plugin_sha256) -> str:
+    """One engine build, as a figure's points must share it: the engine's
+    version (for QEMU its patch set) and the bus-monitor plugin's SHA-256
+    (its first 12 digits)."""
+    return (f"{engine_version or 'unknown'}; "
+            f"plugin {str(plugin_sha256 or 'unknown')[:12]}")
+
+
 def mixed_builds(points, runs, experiments) -> dict:
     """{experiment: [engine build, ...]} for each of ``experiments`` whose
-    done points' runs come from more than one engine build (the engine's
-    version, for QEMU its patch set, and the bus-monitor plugin's SHA-256)."""
+    done points' runs come from more than one engine build."""
     done = points[(points["status"] == "done")
                   & points["experiment"].isin(list(experiments))]
     rows = done[["experiment", "run_id"]].merge(runs, on="run_id", how="inner")
     out = {}
     for exp, g in rows.groupby("experiment"):
-        builds = sorted({f"{v or 'unknown'}; plugin {str(p or 'unknown')[:12]}"
+        builds = sorted({engine_build(v, p)
                          for v, p in zip(g.get("engine_version", [None] * len(g)),
                                          g.get("plugin_sha256", [None] * len(g)))})
         if len(builds) > 1:

@@ -150,6 +150,13 @@ def firmware_dirs(binary: Path) -> list:
     return [binary.parent.parent / "share" / "qemu", SEABIOS]
 
 
+def client_arg(spec: RunSpec) -> str:
+    """busmon's clients= for a run with a client model: its client CPUs
+    but the wire's stand for the PCs (describe/clients.py)."""
+    return spec.client_model.plugin_arg(spec.machine.processor.clock_hz,
+                                        spec.workload.client_cpus - 1)
+
+
 class QemuEngine:
     name = "qemu"
     result_files = MANIFEST_FILES     # what a complete run's manifest covers
@@ -208,8 +215,7 @@ class QemuEngine:
             if spec.timing:
                 args.append(f"timing={spec.machine.timing.plugin_arg()}")
             if spec.client_model is not None:
-                args.append(spec.client_model.plugin_arg(
-                    spec.machine.processor.clock_hz, spec.workload.client_cpus - 1))
+                args.append(client_arg(spec))
             args.append("<rqloop=, user=" + (", lock=, publish=, free=, unit="
                                              if spec.timing else "")
                         + " from layout.json of the built kernel>")
@@ -224,10 +230,8 @@ class QemuEngine:
             args.append(f"sched={lo:#x}-{hi:#x}")
         if spec.timing:
             args.extend(spec.machine.timing.plugin_args())
-            if spec.client_model is not None:    # the wire's CPU aside
-                args.append(spec.client_model.plugin_arg(
-                    spec.machine.processor.clock_hz,
-                    spec.workload.client_cpus - 1))
+            if spec.client_model is not None:
+                args.append(client_arg(spec))
             sym = layout["symbols"]
             args.append(self.lock_arg(spec, layout))
             if (layout.get("lockmeter") or {}).get("bytes", 4) != 4:
