@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Engine speed: guest MIPS with and without the bus monitor, in counting-only
-and timing mode (--timing), the cost of synchronisation and the skew
-observed, and the wall time of the README's first command.
+and timing mode (--timing), in the timing mode with every clock held within
+the convergence table's finest skew bound (the modelled-time order), the
+cost of synchronisation and the skew observed, and the wall time of the
+README's first command.
 
 Usage:  python3 benchmarks/bench_engine.py [--repeat 3] [--tasks 1024] [--costs]
                                            [--rr-slice-min N]
@@ -122,6 +124,19 @@ def print_costs(best, stats):
               f"{full - ns:+8.1f}")
 
 
+def converged(machine):
+    """The machine with every CPU's clock held within the convergence
+    table's finest skew bound (colorsim convergence: busmon's quantum)."""
+    q = machine.processor.clock_hz * converged_us() // 1_000_000
+    return dataclasses.replace(
+        machine, timing=dataclasses.replace(machine.timing, quantum=q))
+
+
+def converged_us():
+    from colorsim.orchestrate.convergence import QS_US
+    return QS_US[-1]
+
+
 def with_slice(machine, n):
     """The machine with QEMU's smallest round-robin slice set to n."""
     return dataclasses.replace(
@@ -185,10 +200,14 @@ def main():
     tspec = RunSpec(m, parse_variant(a.kernel, m), Workload(tasks=a.tasks),
                     timing=True)
     tlayout = runner.prepare(tspec, progress=lambda *_: None)
+    qspec = RunSpec(converged(m), parse_variant(a.kernel, m),
+                    Workload(tasks=a.tasks), timing=True)
+    qlayout = runner.prepare(qspec, progress=lambda *_: None)
     modes = {
         "plain": (lambda d: eng.command(spec, d, layout, plugin=False), False),
         "counting": (lambda d: eng.command(spec, d, layout), True),
         "timing": (lambda d: eng.command(tspec, d, tlayout), True),
+        "converged": (lambda d: eng.command(qspec, d, qlayout), True),
     }
     if a.costs:
         for off in [[c] for c in SWITCHABLE] + [list(SWITCHABLE)]:
@@ -238,6 +257,14 @@ def main():
           f"{tinsts / best['timing'] / 1e6:11.1f}   "
           + " ".join(f"{t:.2f}" for t in times["timing"])
           + f"   ({tinsts / 1e6:.1f} M instructions)")
+    qjson = stats["converged"]
+    qinsts = qjson["insts_since_start"]
+    print(f"{'timing, clocks within ' + str(converged_us()) + ' µs':32} "
+          f"{best['converged']:22.2f} {qinsts / best['converged'] / 1e6:11.1f}   "
+          + " ".join(f"{t:.2f}" for t in times["converged"])
+          + f"   ({qinsts / 1e6:.1f} M instructions; "
+          f"{sum(qjson['sync']['skipped_turns'])} turns sat out, "
+          f"{sum(qjson['sync']['held_turns'])} cut to a TB)")
     print(f"plugin slowdown: {best['counting'] / best['plain']:.1f}x; timing mode over "
           f"counting mode: {best['timing'] / best['counting']:.2f}x (ratio of the bests); "
           f"per guest instruction {best['timing'] / tinsts / (best['counting'] / insts):.2f}x "

@@ -20,9 +20,9 @@ PADS = ("p", "p" * 16, "p" * 58)    # three round-robin phases
 # every 100 iterations; the AP, in real mode, loads one word per line of
 # 64 KiB, an L1 miss each, and pauses only after each 2048 loads.  Each
 # round-robin turn thus takes the AP's clock far ahead of CPU 0's, unless
-# busmon holds it to one TB per turn.  CPU 0 dumps after its loop, with
-# the AP still running.  (A held CPU still runs one TB per turn: had CPU 0
-# paused in every iteration, the AP would have kept pace TB for TB.)
+# busmon holds it.  CPU 0 dumps after its loop, with the AP still
+# running.  (With skipheld=0 a held CPU still runs one TB per turn: had
+# CPU 0 paused in every iteration, the AP would have kept pace TB for TB.)
 LEAD_GUEST = RESET_AND_START_AP + """\tmov $2000, %edx
 work:\tmov $100, %ecx
 1:\tdec %ecx
@@ -48,16 +48,19 @@ tramp_end:
 
 
 @needs_qemu
-def test_the_quantum_holds_a_cpu_that_runs_ahead(tmp_path):
+@pytest.mark.parametrize("skip", (1, 0))
+def test_the_quantum_holds_a_cpu_that_runs_ahead(tmp_path, skip):
     """Without the quantum the AP's clock ends far ahead of CPU 0's; with
     quantum=1000 busmon holds it, so at CPU 0's dump it leads by at most
-    the quantum plus one TB, and the holds are reported."""
+    the quantum plus one TB, and the holds are reported.  Held turns are
+    skipped in QEMU's round robin (skipheld=1, the default, QEMU patch
+    0007) or, with skipheld=0, cut to one TB each; the bound is the same."""
     elf, _ = build_guest(tmp_path, LEAD_GUEST, after=LEAD_AP)
     lead, conf = {}, {}
     for q in (0, 1000):
         d = tmp_path / f"q{q}"
         d.mkdir()
-        out = run_guest(d, elf, TIMING, f"quantum={q}")
+        out = run_guest(d, elf, TIMING, f"quantum={q}", f"skipheld={skip}")
         conf[q] = json.loads((out / "busmon.json").read_text())
         clocks = conf[q]["clocks"]      # as of the dump (CPU 0's last act)
         lead[q] = clocks[1] - clocks[0]
@@ -67,9 +70,20 @@ def test_the_quantum_holds_a_cpu_that_runs_ahead(tmp_path):
         assert stats["system.sync.quantumCycles"] == str(q)
     assert lead[0] > 50_000, lead
     assert 0 < lead[1000] <= 1000 + 200, lead
+    sync = conf[1000]["sync"]
     assert sum(conf[0]["sync"]["held_turns"]) == 0
-    assert conf[1000]["sync"]["held_turns"][1] > 1000, conf[1000]["sync"]
-    assert conf[1000]["sync"]["held_turns"][0] == 0
+    assert sum(conf[0]["sync"]["skipped_turns"]) == 0
+    assert conf[0]["skip_held_turns"] is False      # nothing to hold
+    assert conf[1000]["skip_held_turns"] is bool(skip)
+    # the AP, and only the AP, was held, turn after turn
+    assert sync["held_turns"][1] + sync["skipped_turns"][1] > 1000, sync
+    assert sync["held_turns"][0] == sync["skipped_turns"][0] == 0
+    if skip:    # one turn cut to a TB per hold, the rest sat out
+        assert sync["held_turns"][1] == sync["holds"][1], sync
+        assert sync["skipped_turns"][1] > sync["held_turns"][1], sync
+    else:       # every held turn cut to a TB
+        assert sum(sync["skipped_turns"]) == 0, sync
+        assert sync["held_turns"][1] > 1000, sync
     assert 1000 < conf[1000]["max_skew_cycles"] <= 1200, conf[1000]["max_skew_cycles"]
 
 

@@ -38,7 +38,7 @@
 /* 2.3.1: holdOverlaps checks the kept holds' order after every release
  * and counts holds a full ring lost ahead of a new request (before, it
  * compared a start with the end it was computed from). */
-#define BUSMON_VERSION "2.3.1"
+#define BUSMON_VERSION "2.4.0"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -95,6 +95,7 @@ static struct config {
 	uint64_t unit;			/* PC whose executions are units of work */
 	uint64_t quantum;		/* cycles a CPU may lead the floor; 0: off */
 	int clienthold;			/* server CPUs wait while a client works */
+	int noskipheld;			/* skipheld=0: held CPUs run a TB a turn */
 	uint64_t clientcost;		/* clients=: thousandths of a cycle per
 					 * client instruction; 0: no client clocks */
 	uint64_t clientskew;		/* clients=: most cycles a client and a
@@ -476,11 +477,18 @@ static void client_settle(unsigned vcpu, uint64_t now)
  * instructions.
  */
 static const void *time_handle;	/* QEMU's time control: ends turns */
+/* Why a vCPU was last held (turn_held, below): it stays held until the
+ * clock it led has caught up with it. */
+static uint8_t turn_skipped[MAX_CPUS];
+#define HELD_LEAD	1	/* it led the floor (quantum; a client: skew) */
+#define HELD_LAG	2	/* a busy client's clock lagged it */
 static uint64_t cclk[MAX_CPUS];		/* a client CPU's clock */
 static uint64_t cfrac[MAX_CPUS];	/* thousandths of a cycle still owed */
 static uint64_t client_lb = UINT64_MAX;	/* lower bound: slowest busy client */
 static uint64_t client_lag_turns;	/* server turns ended for a client */
 static uint64_t client_lead_turns;	/* client turns ended for the servers */
+static uint64_t client_lag_skips;	/* server turns skipped for a client */
+static uint64_t client_lead_skips;	/* client turns skipped for the servers */
 
 static int is_wire_vcpu(unsigned vcpu)
 {
@@ -531,6 +539,7 @@ static void client_clock_tb(unsigned vcpu, uint64_t packed, int woke)
 	floor = clock_floor(UINT32_MAX);
 	if (floor != UINT64_MAX && cclk[vcpu] > floor + cfg.clientskew) {
 		client_lead_turns++;
+		turn_skipped[vcpu] |= HELD_LEAD; /* held until the floor is up */
 		qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
 	}
 }
@@ -679,7 +688,7 @@ static void publish_clocks(unsigned cpu)
  * takes the lead found at every check here.
  */
 struct synchold {
-	uint64_t holds, turns, cycles;
+	uint64_t holds, turns, cycles, skips;
 	uint64_t since;			/* the floor when this hold began */
 	int held;
 } __attribute__((aligned(64)));
@@ -716,6 +725,7 @@ static void sync_check(unsigned cpu)
 			s->since = floor;
 		}
 		s->turns++;
+		turn_skipped[cpu] |= HELD_LEAD;	/* held until the floor is up */
 		qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
 		return;
 	}
@@ -728,6 +738,89 @@ clients:			/* clients=: wait for a client that lags */
 	if (cfg.clientcost != 0 && client_lags(now) &&
 	    !model.cpu[cpu].parked && !holds_awaited_lock(cpu)) {
 		client_lag_turns++;
+		turn_skipped[cpu] |= HELD_LAG;	/* held until the client is up */
+		qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
+	}
+}
+
+/*
+ * Held turns skipped (skipheld=1, the default, with QEMU's patch 0007):
+ * before every round-robin turn QEMU asks turn_held() whether the vCPU is
+ * held, and a held vCPU sits the turn out instead of running one TB of it
+ * and ending it, as sync_check() and client_clock_tb() make it do.  The
+ * tests are theirs, made on the clocks as the last TBs left them: a server
+ * CPU more than the quantum ahead of the floor, or more than the client
+ * skew ahead of a busy client, unless it is exempt (halted, waiting for a
+ * metered lock, or holding one another CPU waits for); a busy client CPU
+ * more than the skew ahead of the floor.  A vCPU held so stays held until
+ * the clock it led has caught up with it (the room is 0 while it is held):
+ * released at the edge of the bound, a server would run a TB or two, be
+ * held again and cost a turn per TB; released at the floor it runs up to
+ * the bound in one turn.  The bound itself is unchanged.  The slowest
+ * clock is never held, so some vCPU always runs.  A held vCPU's clock
+ * stands still while the others catch up; the one TB it ran per turn
+ * before was time the model had not reached yet, and ending some 25
+ * million turns so cost a web run at Figure 9's 8-CPU point a quarter of
+ * its host time.  The answers depend only on the clocks, which depend
+ * only on what the guest executed, so runs stay repeatable.  Counted per
+ * CPU (skips) and, for the clients' holds, in client_lag_skips and
+ * client_lead_skips.
+ */
+static int skipping_held;	/* turn_held() is QEMU's hold on turns */
+static uint64_t spin_yields;	/* waiters' turns ended for a held holder */
+
+static bool turn_held(unsigned int vcpu)
+{
+	if (ignored(vcpu)) {
+		uint64_t floor, room;
+
+		if (vcpu >= MAX_CPUS || cfg.clientcost == 0 ||
+		    is_wire_vcpu(vcpu) || !client_busy[vcpu])
+			return (turn_skipped[vcpu] = 0);
+		room = turn_skipped[vcpu] ? 0 : cfg.clientskew;
+		floor = clock_floor(UINT32_MAX);
+		if (floor == UINT64_MAX || cclk[vcpu] <= floor + room)
+			return (turn_skipped[vcpu] = 0);
+		client_lead_skips++;
+		return (turn_skipped[vcpu] = HELD_LEAD);
+	}
+	unsigned cpu = cpu_of(vcpu);
+	uint64_t now = model.cpu[cpu].now, floor, room;
+	uint8_t was = turn_skipped[cpu];
+
+	turn_skipped[cpu] = 0;
+	if (halted[cpu] || model.cpu[cpu].parked || holds_awaited_lock(cpu))
+		return false;
+	room = (was & HELD_LEAD) ? 0 : cfg.quantum;
+	if (cfg.quantum != 0 && now > floor_lb + room) {
+		floor = clock_floor(UINT32_MAX);
+		if (floor != UINT64_MAX && now > floor + room)
+			turn_skipped[cpu] |= HELD_LEAD;
+	}
+	room = (was & HELD_LAG) ? 0 : cfg.clientskew;
+	if (cfg.clientcost != 0 && client_lb != UINT64_MAX &&
+	    now > client_lb + room) {
+		client_lb = client_floor();
+		if (client_lb != UINT64_MAX && now > client_lb + room)
+			turn_skipped[cpu] |= HELD_LAG;
+	}
+	if (turn_skipped[cpu] & HELD_LEAD)
+		synch[cpu].skips++;
+	else if (turn_skipped[cpu] & HELD_LAG)
+		client_lag_skips++;
+	return turn_skipped[cpu] != 0;
+}
+
+/*
+ * A CPU that starts to wait for a metered lock whose holder sits its turns
+ * out: the holder is exempt from now on (it holds an awaited lock), but
+ * only its next turn asks, so the waiter ends its own turn after this TB
+ * rather than spin through the rest of it.
+ */
+static void yield_to_held_holder(const struct lockword *lw)
+{
+	if (skipping_held && lw->holder >= 0 && turn_skipped[lw->holder]) {
+		spin_yields++;
 		qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
 	}
 }
@@ -1775,8 +1868,10 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		unsigned i;
 
 		if (v != 0) {			/* subl found it held */
-			if (!lm->spinning)
+			if (!lm->spinning) {
 				lm->spin_since = now;
+				yield_to_held_holder(lw);
+			}
 			lm->spinning = 1;
 			lm->waits_for = idx;
 			park_update(cpu);
@@ -2270,6 +2365,12 @@ static void stats_clients(FILE *f)
 	stat_count(f, client_lead_turns, "Client CPU turns ended after one TB "
 		   "because its clock led the servers'",
 		   "system.clients.leadClientTurns");
+	stat_count(f, client_lag_skips, "Server CPU turns skipped because a "
+		   "client's clock lagged (skipheld=)",
+		   "system.clients.lagServerSkips");
+	stat_count(f, client_lead_skips, "Client CPU turns skipped because its "
+		   "clock led the servers' (skipheld=)",
+		   "system.clients.leadClientSkips");
 }
 
 /* The quantum and what holding CPUs to it cost (sync_check). */
@@ -2287,7 +2388,12 @@ static void stats_sync(FILE *f)
 		stat_count(f, synch[c].cycles, "Modelled cycles the slowest CPU "
 			   "advanced while this one was held",
 			   "system.cpu%u.sync.heldCycles", c);
+		stat_count(f, synch[c].skips, "Round-robin turns skipped while "
+			   "held (skipheld=)", "system.cpu%u.sync.skippedTurns", c);
 	}
+	stat_count(f, spin_yields, "Turns a CPU ended when it began to wait "
+		   "for a lock whose holder was held (skipheld=)",
+		   "system.sync.spinYields");
 }
 
 static void fill_stats(FILE *f)
@@ -2394,6 +2500,8 @@ static void machine_counters(FILE *f)
 		{ "client_held_server_turns", client_holds, true },
 		{ "client_lag_server_turns", client_lag_turns, true },
 		{ "client_lead_client_turns", client_lead_turns, true },
+		{ "client_lag_server_skips", client_lag_skips, true },
+		{ "client_lead_client_skips", client_lead_skips, true },
 		{ "bus_max_lag_cycles", model.bs.max_lag, false },
 	};
 
@@ -2535,6 +2643,8 @@ static void fill_json(FILE *f)
 		cfg.ncpus, cfg.smp_vcpus);
 	if (cfg.measured != 0)
 		fprintf(f, "  \"measured\": %u,\n", cfg.measured);
+	fprintf(f, "  \"skip_held_turns\": %s,\n",
+		skipping_held ? "true" : "false");
 	json_geom(f, "l1d", &cfg.l1);
 	json_geom(f, "l2", &cfg.l2);
 	if (cfg.l1i.size != 0)
@@ -2643,6 +2753,8 @@ static void fill_json(FILE *f)
 		json_sync(f, "holds", offsetof(struct synchold, holds));
 		json_sync(f, "held_turns", offsetof(struct synchold, turns));
 		json_sync(f, "held_cycles", offsetof(struct synchold, cycles));
+		json_sync(f, "skipped_turns", offsetof(struct synchold, skips));
+		fprintf(f, ", \"spin_yields\": %" PRIu64, spin_yields);
 		fprintf(f, "},\n");
 	}
 	if (cfg.clientcost != 0) {
@@ -2725,6 +2837,8 @@ static void reset_stats(unsigned cpu)
 	client_insts = 0;
 	client_holds = 0;
 	client_lag_turns = client_lead_turns = 0;
+	client_lag_skips = client_lead_skips = 0;
+	spin_yields = 0;
 	if (cfg.timing) {		/* a busy client counts from here */
 		uint64_t now = machine_now();
 
@@ -2733,6 +2847,7 @@ static void reset_stats(unsigned cpu)
 	}
 	for (unsigned c = 0; c < model.ncpus; c++) {
 		synch[c].holds = synch[c].turns = synch[c].cycles = 0;
+		synch[c].skips = 0;
 		/* a hold in progress counts from here */
 		synch[c].since = clock_floor(UINT32_MAX);
 	}
@@ -2971,6 +3086,10 @@ static int parse_option(const char *arg)
 		if (parse_u64(end + 1, &v, NULL, 1) < 0 || v > 1000000000)
 			goto bad;
 		cfg.clientskew = v;
+	} else if (KEY("skipheld")) {
+		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1)
+			goto bad;
+		cfg.noskipheld = v == 0;
 	} else if (KEY("clienthold")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1)
 			goto bad;
@@ -3021,7 +3140,8 @@ static int parse_option(const char *arg)
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, measured, user, rqloop, sched, m5base, "
 			"publish, timing, busdepth, buscpus, crossbus, locked, storebuf, "
-			"dtlb, dtlblarge, itlb, itlblarge, overlap, quantum, clients, clienthold, dma, lock, lockbytes, "
+			"dtlb, dtlblarge, itlb, itlblarge, overlap, quantum, clients, clienthold, skipheld, dma, lock, "
+			"lockbytes, "
 			"free, unit)\n", arg);
 		return -1;
 	}
@@ -3173,6 +3293,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			"time control, which another plugin holds\n");
 		cm_free(&model);
 		return -1;
+	}
+	/* held turns skipped rather than cut to a TB (QEMU patch 0007) */
+	if ((cfg.quantum != 0 || cfg.clientcost != 0) && !cfg.noskipheld &&
+	    qemu_plugin_rr_hold_turns != NULL) {
+		qemu_plugin_rr_hold_turns(time_handle, turn_held);
+		skipping_held = 1;
 	}
 	for (unsigned i = 0; i < MAX_LOCKS; i++)
 		lockw[i].holder = lockw[i].gone.cpu = -1;

@@ -195,6 +195,16 @@ bool qemu_plugin_translate_vaddr(uint64_t vaddr, uint64_t *hwaddr);
 const void *qemu_plugin_request_time_control(void);
 void qemu_plugin_update_ns(const void *handle, int64_t new_time);
 /*
+ * Held turns (our QEMU patch 0007; weak, so an unpatched QEMU loads the
+ * plugin too and the symbol is NULL): before each round-robin turn under
+ * -icount QEMU calls held(vcpu_index), and skips the turn when it returns
+ * true.  Once every vCPU has been skipped since a turn last ran, the next
+ * runs regardless.  Only the holder of the time-control handle may set it.
+ */
+void qemu_plugin_rr_hold_turns(const void *handle,
+                               bool (*held)(unsigned int vcpu_index))
+	__attribute__((weak));
+/*
  * Reading guest state, for the TLB model's page walks.  These fill a glib
  * GByteArray, growing it with glib's allocator, so the array must be
  * glib's own: busmon makes it with g_byte_array_new(), which, like every
