@@ -51,10 +51,12 @@ BUSMON_COUNTERS = (
     # their busy modelled cycles and their instructions in the region, and
     # the server turns ended while they had work (clienthold=), and with
     # the client model (clients=) the server turns ended for a lagging
-    # client and the client turns ended for leading the servers
+    # client and the client turns ended for leading the servers, and the
+    # turns sat out for the same (skipheld=)
     "client_cpus", "client_busy_cycles", "client_insts",
     "client_held_server_turns", "client_lag_server_turns",
-    "client_lead_client_turns",
+    "client_lead_client_turns", "client_lag_server_skips",
+    "client_lead_client_skips",
     # the server cards' DMA (dma=1): lines read and written, reads a CPU's
     # Modified copy answered, writes that removed a CPU's copy, and
     # (timing) their bus queueing
