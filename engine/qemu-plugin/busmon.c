@@ -38,6 +38,8 @@
 /* 2.3.1: holdOverlaps checks the kept holds' order after every release
  * and counts holds a full ring lost ahead of a new request (before, it
  * compared a start with the end it was computed from). */
+/* 2.4.0: a held CPU sits its round-robin turns out (skipheld=, QEMU patch
+ * 0007) rather than running one TB per turn. */
 #define BUSMON_VERSION "2.4.0"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -508,20 +510,27 @@ static uint64_t client_floor(void)
 	return f;
 }
 
-/* Is a busy client's clock more than the skew behind `now`? */
-static int client_lags(uint64_t now)
+/* Is a busy client's clock more than `room` behind `now`? */
+static int client_lags(uint64_t now, uint64_t room)
 {
-	if (client_lb == UINT64_MAX || now <= client_lb + cfg.clientskew)
+	if (client_lb == UINT64_MAX || now <= client_lb + room)
 		return 0;
 	client_lb = client_floor();
-	return client_lb != UINT64_MAX && now > client_lb + cfg.clientskew;
+	return client_lb != UINT64_MAX && now > client_lb + room;
+}
+
+/* Is client CPU vcpu's clock more than `room` ahead of the servers'
+ * floor? */
+static int client_leads(unsigned vcpu, uint64_t room)
+{
+	uint64_t floor = clock_floor(UINT32_MAX);
+
+	return floor != UINT64_MAX && cclk[vcpu] > floor + room;
 }
 
 /* A clocked client's TB: wake-up catch-up, the TB's cost, the hold. */
 static void client_clock_tb(unsigned vcpu, uint64_t packed, int woke)
 {
-	uint64_t floor;
-
 	if (woke) {
 		uint64_t now = machine_now();
 
@@ -536,8 +545,7 @@ static void client_clock_tb(unsigned vcpu, uint64_t packed, int woke)
 		cclk[vcpu] += cfrac[vcpu] / 1000;
 		cfrac[vcpu] %= 1000;
 	}
-	floor = clock_floor(UINT32_MAX);
-	if (floor != UINT64_MAX && cclk[vcpu] > floor + cfg.clientskew) {
+	if (client_leads(vcpu, cfg.clientskew)) {
 		client_lead_turns++;
 		turn_skipped[vcpu] |= HELD_LEAD; /* held until the floor is up */
 		qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
@@ -706,6 +714,13 @@ static int holds_awaited_lock(unsigned cpu)
 	return 0;
 }
 
+/* Never held: a CPU that is parked (halted, or waiting for a metered
+ * lock) or holds a metered lock another CPU waits for. */
+static int exempt_from_holds(unsigned cpu)
+{
+	return model.cpu[cpu].parked || holds_awaited_lock(cpu);
+}
+
 static void sync_check(unsigned cpu)
 {
 	struct synchold *s = &synch[cpu];
@@ -718,7 +733,7 @@ static void sync_check(unsigned cpu)
 	if (floor != UINT64_MAX && now > floor && now - floor > max_skew)
 		max_skew = now - floor;
 	if (floor != UINT64_MAX && now > floor + cfg.quantum &&
-	    !model.cpu[cpu].parked && !holds_awaited_lock(cpu)) {
+	    !exempt_from_holds(cpu)) {
 		if (!s->held) {
 			s->held = 1;
 			s->holds++;
@@ -735,8 +750,8 @@ static void sync_check(unsigned cpu)
 			s->cycles += floor_lb - s->since;
 	}
 clients:			/* clients=: wait for a client that lags */
-	if (cfg.clientcost != 0 && client_lags(now) &&
-	    !model.cpu[cpu].parked && !holds_awaited_lock(cpu)) {
+	if (cfg.clientcost != 0 && client_lags(now, cfg.clientskew) &&
+	    !exempt_from_holds(cpu)) {
 		client_lag_turns++;
 		turn_skipped[cpu] |= HELD_LAG;	/* held until the client is up */
 		qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
@@ -772,14 +787,9 @@ static uint64_t spin_yields;	/* waiters' turns ended for a held holder */
 static bool turn_held(unsigned int vcpu)
 {
 	if (ignored(vcpu)) {
-		uint64_t floor, room;
-
 		if (vcpu >= MAX_CPUS || cfg.clientcost == 0 ||
-		    is_wire_vcpu(vcpu) || !client_busy[vcpu])
-			return (turn_skipped[vcpu] = 0);
-		room = turn_skipped[vcpu] ? 0 : cfg.clientskew;
-		floor = clock_floor(UINT32_MAX);
-		if (floor == UINT64_MAX || cclk[vcpu] <= floor + room)
+		    is_wire_vcpu(vcpu) || !client_busy[vcpu] ||
+		    !client_leads(vcpu, turn_skipped[vcpu] ? 0 : cfg.clientskew))
 			return (turn_skipped[vcpu] = 0);
 		client_lead_skips++;
 		return (turn_skipped[vcpu] = HELD_LEAD);
@@ -789,7 +799,7 @@ static bool turn_held(unsigned int vcpu)
 	uint8_t was = turn_skipped[cpu];
 
 	turn_skipped[cpu] = 0;
-	if (halted[cpu] || model.cpu[cpu].parked || holds_awaited_lock(cpu))
+	if (exempt_from_holds(cpu))	/* parked covers halted */
 		return false;
 	room = (was & HELD_LEAD) ? 0 : cfg.quantum;
 	if (cfg.quantum != 0 && now > floor_lb + room) {
@@ -797,13 +807,9 @@ static bool turn_held(unsigned int vcpu)
 		if (floor != UINT64_MAX && now > floor + room)
 			turn_skipped[cpu] |= HELD_LEAD;
 	}
-	room = (was & HELD_LAG) ? 0 : cfg.clientskew;
-	if (cfg.clientcost != 0 && client_lb != UINT64_MAX &&
-	    now > client_lb + room) {
-		client_lb = client_floor();
-		if (client_lb != UINT64_MAX && now > client_lb + room)
-			turn_skipped[cpu] |= HELD_LAG;
-	}
+	if (cfg.clientcost != 0 &&
+	    client_lags(now, (was & HELD_LAG) ? 0 : cfg.clientskew))
+		turn_skipped[cpu] |= HELD_LAG;
 	if (turn_skipped[cpu] & HELD_LEAD)
 		synch[cpu].skips++;
 	else if (turn_skipped[cpu] & HELD_LAG)
