@@ -253,7 +253,9 @@ def main():
     for name, label in labels:
         print(f"{label:32} {best[name]:22.2f} {insts / best[name] / 1e6:11.1f}   "
               + " ".join(f"{t:.2f}" for t in times[name]))
-    print(f"{'QEMU + busmon --timing':32} {best['timing']:22.2f} "
+    label = (f"--timing, clocks within {m.timing.quantum * 10**6 // m.processor.clock_hz} µs"
+             if m.timing.quantum else "QEMU + busmon --timing")
+    print(f"{label:32} {best['timing']:22.2f} "
           f"{tinsts / best['timing'] / 1e6:11.1f}   "
           + " ".join(f"{t:.2f}" for t in times["timing"])
           + f"   ({tinsts / 1e6:.1f} M instructions)")
@@ -281,7 +283,7 @@ def main():
           f"{tjson['sync_polls'] / tinsts * 1e3:.2f} per kinst), "
           f"{tjson['idle_catchups']} idle catch-ups; largest lead over the slowest "
           f"running CPU in the region: {tjson['max_skew_cycles']} cycles "
-          f"({tjson['max_skew_cycles'] / hz * 1e6:.0f} us modelled)")
+          f"({tjson['max_skew_cycles'] / hz * 1e6:.0f} µs modelled)")
     sync = tjson["sync"]
     print(f"synchronisation: {tjson['sync_insts']} guest instructions in the "
           f"kernel's free poll and hold loop ({tjson['sync_insts'] / tinsts:.1%} "

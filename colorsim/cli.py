@@ -521,12 +521,13 @@ def build_parser():
     from colorsim.orchestrate import sensitivity
     from colorsim.orchestrate import convergence, interleaving
     from colorsim.orchestrate import chatregime, oppoint
-    from colorsim.orchestrate import wset
+    from colorsim.orchestrate import wset, whatif
     sweep.add_parser(sub)
     timing.add_parser(sub)
     sensitivity.add_parser(sub)
     interleaving.add_parser(sub)
     convergence.add_parser(sub)
+    whatif.add_parser(sub)
     oppoint.add_parser(sub)
     chatregime.add_parser(sub)
     wset.add_parser(sub)

@@ -508,7 +508,11 @@ def test_build_and_wire(tc, name, l2):
     assert h.membus.mem_side_ports in mon.cpu_side_port.peers
     assert h.membus.mem_side_ports not in board.memory.module.port.peers
     core = board.processor.get_cores()[0]
-    assert h.l1dcaches[0].cpu_side in core.core.dcache_port.peers
+    # The CPU's data port and both page walkers share a bus in front of
+    # the L1D: walks load through the L1D, as on the P6.
+    assert h.l1dbuses[0].cpu_side_ports in core.core.dcache_port.peers
+    assert h.l1dcaches[0].cpu_side in h.l1dbuses[0].mem_side_ports.peers
+    assert h.l1dcaches[0].mem_side in h.l2buses[0].cpu_side_ports.peers
     # The bus view: L2 -> its own monitor -> membus, for every CPU.
     assert h.l2caches[0].mem_side not in h.membus.cpu_side_ports.peers
     assert len(h.l2_monitors) == n
@@ -520,7 +524,7 @@ def test_build_and_wire(tc, name, l2):
         assert bmon.disable_latency_hists is True
     assert core.links["interrupt"] == (h.membus.mem_side_ports,
                                        h.membus.cpu_side_ports)
-    assert core.links["walkers"] == (h.l2buses[0].cpu_side_ports,) * 2
+    assert core.links["walkers"] == (h.l1dbuses[0].cpu_side_ports,) * 2
     assert h.iocache.prefetcher is NULL
     assert board.iobus.mem_side_ports in h.iocache.cpu_side.peers
     assert h.membus.cpu_side_ports in board.system_port.peers

@@ -124,14 +124,20 @@ def _results(d):
 
 
 def test_machines_quantum_is_a_switch():
-    """[x.timing] quantum reaches busmon as quantum=; it is off on both
-    machines (README "The quantum": it did not make results independent
-    of the round-robin phase)."""
+    """[x.timing] quantum reaches busmon as quantum=, and 0 switches it
+    off.  On both machines it holds the server CPUs within the same
+    modelled time as [x.clients] skew_us holds the clients (the
+    convergence table's bound), so every clock stays within one bound of
+    the slowest."""
+    import dataclasses
     from colorsim.describe.machine import get_machine
     for name in ("ppro4", "piii8"):
         m = get_machine(name)
         assert f"quantum={m.timing.quantum}" in m.timing.plugin_args()
-        assert m.timing.quantum == 0
+        assert m.timing.quantum == m.processor.clock_hz * m.clients.skew_us // 10**6
+        assert m.timing.quantum > 0
+        off = dataclasses.replace(m.timing, quantum=0)
+        assert "quantum=0" in off.plugin_args()
 
 
 @needs_qemu

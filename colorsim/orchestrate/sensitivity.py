@@ -126,18 +126,37 @@ def emit_table(a, block: str, how: str, rows_of, render) -> None:
 
 def made_run(spec, out: Path, run: bool, force: bool, missing=None):
     """The run directory of ``spec`` under ``out``, made first with ``run``
-    (again with ``force``); None when it is not there, named on stderr and
-    in ``missing`` (a list) when one is given."""
+    (again with ``force``); None when it is not there, or was made by other
+    builds than today's, named on stderr and in ``missing`` (a list) when
+    one is given.  With ``run`` the runner decides: it reuses a run of the
+    same builds and refuses, without ``force``, one of others."""
     path = out / spec.default_name()
-    if run and (force or not (path / "config.json").is_file()):
+    if run:
         from colorsim.run.runner import run as run_one
         run_one(spec, name=path.name, out=out, force=force)
-    if not (path / "config.json").is_file():
-        print(f"missing: {path} (run with --run)", file=sys.stderr)
-        if missing is not None:
-            missing.append(path)
-        return None
-    return path
+    why = "run with --run"
+    if (path / "config.json").is_file():
+        other = other_builds(spec, path)
+        if not other:
+            return path
+        why = f"made by other builds: {other}; make it again with --run --force"
+    print(f"missing: {path} ({why})", file=sys.stderr)
+    if missing is not None:
+        missing.append(path)
+    return None
+
+
+def other_builds(spec, path: Path) -> str:
+    """What differs between the run at ``path`` and a run of ``spec`` with
+    today's builds ('' when nothing does)."""
+    import json
+    from colorsim.run.runner import differences, identity
+    try:
+        ident = identity(spec)
+    except OSError:
+        return "today's builds are not made"
+    return "; ".join(differences(json.loads((path / "config.json").read_text()),
+                                 spec, ident))
 
 
 def rows(points, costs, w: dict, out: Path, run: bool, force: bool,

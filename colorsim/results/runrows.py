@@ -236,7 +236,8 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     if m:
         out["roi_messages"] = float(m[-1][0])
     out.update({k: nan for k in TIMING_COLUMNS})
-    if not out["timing"]:
+    gem5 = cfg.get("engine") == "gem5"      # gem5 keeps modelled time itself
+    if not out["timing"] and not (gem5 and prog):
         return out
     hz = cfg["machine"]["processor"]["clock_hz"]
     roi = counters[(counters["dump"] == 0) & (counters["cpu"] >= 0)]
@@ -251,6 +252,9 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     glob = counters[(counters["dump"] == 0) & (counters["cpu"] < 0)]
     el = glob[glob["stat"] == "elapsed_cycles"]["value"]
     seconds = modeled_seconds(float(el.iloc[-1]) if len(el) else None, hz)
+    if gem5:        # the region's simulated time: gem5's own clock
+        sim = glob[glob["stat"] == "sim_seconds"]["value"]
+        seconds = float(sim.iloc[-1]) if len(sim) else nan
     sk = glob[glob["stat"] == "max_skew_cycles"]["value"]
     # the wire in modelled time (how late its late deliveries were) and
     # the client CPUs' load

@@ -114,6 +114,12 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         self.l1dcaches = [make_cache(self._caches["l1d"]) for _ in range(n)]
         self.l2caches = [make_cache(self._caches["l2"]) for _ in range(n)]
         self.l2buses = [L2XBar() for _ in range(n)]
+        # In front of each L1D: the CPU's data port and both page walkers
+        # share it, so a walk's loads go through the L1D, as the P6's page
+        # miss handler's do (and as busmon models them).  A walker straight
+        # on the coherent L2 bus is a non-caching requestor beside the
+        # L1s, which gem5's timing CPUs do not survive.
+        self.l1dbuses = [L2XBar() for _ in range(n)]
         bus = self._bus_monitor
         # No latency histograms: the monitor then adds no sender state to
         # packets that a peer cache may answer.
@@ -130,15 +136,15 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         check_hierarchy(self, board)
 
     def _connect_core(self, i, core) -> None:
-        """CPU -> L1I/L1D (+ page walkers) -> private L2 bus -> L2 ->
-        bus-view monitor -> membus."""
+        """CPU -> L1I, CPU and page walkers -> L1D bus -> L1D; both L1s ->
+        private L2 bus -> L2 -> bus-view monitor -> membus."""
         core.connect_icache(self.l1icaches[i].cpu_side)
-        core.connect_dcache(self.l1dcaches[i].cpu_side)
+        core.connect_dcache(self.l1dbuses[i].cpu_side_ports)
+        core.connect_walker_ports(self.l1dbuses[i].cpu_side_ports,
+                                  self.l1dbuses[i].cpu_side_ports)
+        self.l1dbuses[i].mem_side_ports = self.l1dcaches[i].cpu_side
         self.l1icaches[i].mem_side = self.l2buses[i].cpu_side_ports
         self.l1dcaches[i].mem_side = self.l2buses[i].cpu_side_ports
-        # Page walks go through the private L2, as on the P6.
-        core.connect_walker_ports(self.l2buses[i].cpu_side_ports,
-                                  self.l2buses[i].cpu_side_ports)
         self.l2buses[i].mem_side_ports = self.l2caches[i].cpu_side
         monitor = getattr(self, self._bus_monitor["name"])[i]
         monitor.cpu_side_port = self.l2caches[i].mem_side
@@ -254,7 +260,9 @@ def build_board(params: dict) -> X86Board:
 
 def set_workload(board, params: dict, disk_image: Path,
                  checkpoint: Path = None) -> None:
-    """Our kernel ELF and its command line; optionally restore a checkpoint.
+    """Our kernel ELF and its command line, a user program's root file
+    system loaded raw where the command line says; optionally restore a
+    checkpoint.
 
     The X86Board insists on a disk image; an empty raw file is enough (the
     testbed kernel never touches the IDE disk).
@@ -266,3 +274,7 @@ def set_workload(board, params: dict, disk_image: Path,
         exit_on_work_items=False,
         checkpoint=Path(checkpoint) if checkpoint else None,
     )
+    rootfs = params["kernel"].get("rootfs")
+    if rootfs:      # a user program's image, raw at its address
+        board.workload.extras = [rootfs["path"]]
+        board.workload.extras_addrs = [rootfs["base"]]

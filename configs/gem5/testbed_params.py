@@ -33,6 +33,12 @@ X86BOARD_MAX_MEMORY = 3 * 1024**3
 # The kernel command line lives at 0x90000, at most 511 characters.
 CMDLINE_MAX = 511
 M5OPS_BASE = 0xFFFF0000
+# gem5's X86 loader has no initrd: a user program's root-file-system image
+# is loaded raw at this physical address (the workload's extras), and the
+# kernel finds it from rootfs_base=/rootfs_size= on its command line
+# (kernels/kernel/memory.c).  128 MiB: far above the kernel's image and
+# below the smallest machine's memory.
+ROOTFS_BASE = 0x8000000
 CONSOLE_FILE = "board.pc.com_1.device"
 # gem5's SnoopFilter default max_capacity; it panics ("snoop filter
 # exceeded capacity") once it tracks more lines than capacity / line size.
@@ -156,6 +162,12 @@ def validate_spec(spec: dict) -> None:
                         f"X86Board's 3 GiB limit (I/O hole)")
     if m["processor"]["cpus"] < 1:
         raise SpecError("a machine needs at least one CPU")
+    rootfs = spec["kernel"].get("rootfs")
+    if rootfs is not None and (
+            rootfs["base"] + rootfs["size"] > m["memory"]["size"]):
+        raise SpecError(f"the root file system's image ({rootfs['size']} B "
+                        f"at {rootfs['base']:#x}) does not fit the machine's "
+                        f"{m['memory']['size']} B of memory")
     cmdline = spec["kernel"]["cmdline"]
     if len(cmdline) > CMDLINE_MAX:
         raise SpecError(f"kernel command line is {len(cmdline)} characters; "
@@ -255,7 +267,8 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
             "max_key": mask,
         },
         "kernel": {"path": spec["kernel"]["path"],
-                   "cmdline": spec["kernel"]["cmdline"]},
+                   "cmdline": spec["kernel"]["cmdline"],
+                   "rootfs": spec["kernel"].get("rootfs")},
         "console": CONSOLE_FILE,
     }
 

@@ -10,7 +10,15 @@
 #pragma once
 #include "sched.h"
 
+// fpu_eager=1 on the command line (the gem5 engine passes it): gem5's X86
+// CPUs do not trap SSE instructions on CR0.TS (it checks neither TS nor
+// OSFXSR for them), so a lazily switched task would run on the previous
+// task's xmm registers.  Eagerly, the registers are loaded for every user
+// task at the switch to it, and saved at the switch away as before.
+extern bool fpu_eager;
+
 void fpu_cpu_init(void);             // each CPU: CR0.MP/NE on, EM off, TS on
+void fpu_switch_in(struct task_struct *next);  // eager: load next's state
 void save_init_fpu(struct task_struct *p);
 void math_state_restore(void);       // #NM from user mode
 void clear_fpu(struct task_struct *p);  // execve: a fresh state on first use

@@ -8,6 +8,7 @@
 #include "errno.h"
 #include "fs.h"
 #include "kernel.h"
+#include "m5op.h"
 #include "param.h"
 #include "fpu.h"
 #include "mm.h"
@@ -312,6 +313,10 @@ init_thread(void *arg)
   long r = do_execve(init_path, argv, argc);
   if (r < 0)
     panic("init: cannot run %s (error %ld)", init_path, -r);
+  // Booted, and the program loaded: gem5 checkpoints here, as at the
+  // built-in workload's start (roi.c), so its detailed CPUs start from
+  // the program's first instruction.  QEMU and our plugin ignore it.
+  m5_op(M5OP_CHECKPOINT);
   printk("init: pid %d runs %s\n", current->pid, init_path);
   enter_user(task_pt_regs(current));
 }
@@ -320,7 +325,8 @@ void
 start_init(const char *path)
 {
   if (!rootfs_present())
-    panic("init=%s: no root file system image (QEMU -initrd)", path);
+    panic("init=%s: no root file system image (QEMU -initrd, gem5 "
+          "rootfs_base=)", path);
   strlcpy(init_path, path, sizeof init_path);
   kernel_thread_for_user(init_thread, NULL, "init");
 }

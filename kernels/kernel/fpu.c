@@ -29,9 +29,12 @@ static inline void write_cr0(uint64_t v) { __asm__ volatile("mov %0, %%cr0" ::"r
 static inline void clts(void) { __asm__ volatile("clts" ::: "memory"); }
 static inline void stts(void) { write_cr0(read_cr0() | CR0_TS); }
 
+bool fpu_eager;
+
 void
 fpu_cpu_init(void)
 {
+  fpu_eager = cmdline_u64("fpu_eager", 0) != 0;
   write_cr0((read_cr0() & ~(uint64_t)CR0_EM) | CR0_MP | CR0_NE | CR0_TS);
 }
 
@@ -44,16 +47,31 @@ save_init_fpu(struct task_struct *p)
   stts();
 }
 
+// Loads p's registers (or the initial state) and marks them live.
+static void
+load_fpu(struct task_struct *p)
+{
+  clts();
+  const uint8_t *state = (p->flags & PF_USEDMATH) ? p->i387 : init_fpu_state;
+  __asm__ volatile("fxrstorq %0" ::"m"(*(const uint8_t(*)[TASK_I387_BYTES])state));
+  p->flags |= PF_USEDFPU | PF_USEDMATH;
+}
+
 // #NM: the current process used the FPU with TS set.  Interrupts do not
 // touch these registers and nothing schedules in between, so no lock.
 void
 math_state_restore(void)
 {
-  struct task_struct *me = current;
-  clts();
-  const uint8_t *state = (me->flags & PF_USEDMATH) ? me->i387 : init_fpu_state;
-  __asm__ volatile("fxrstorq %0" ::"m"(*(const uint8_t(*)[TASK_I387_BYTES])state));
-  me->flags |= PF_USEDFPU | PF_USEDMATH;
+  load_fpu(current);
+}
+
+// fpu_eager: at the switch to a task with user mode (after prev's state
+// was saved), its registers are loaded at once instead of at a trap.
+void
+fpu_switch_in(struct task_struct *next)
+{
+  if (fpu_eager)
+    load_fpu(next);
 }
 
 // execve: drop the old program's state; the new one starts from
@@ -66,4 +84,5 @@ clear_fpu(struct task_struct *p)
     stts();
   }
   p->flags &= ~PF_USEDMATH;
+  fpu_switch_in(p);                    // eager: the initial state, loaded
 }

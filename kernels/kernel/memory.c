@@ -4,7 +4,9 @@
 //    (mmap_length at +44, mmap_addr at +48) and bit 2 (cmdline at +16).
 //  * gem5's X86 loader: RSI = 0x90200, a Linux zero page with e820_entries
 //    (u8) at +0x1e8, the table at +0x2d0 (20-byte entries) and the command
-//    line pointer (u32) at +0x228.
+//    line pointer (u32) at +0x228.  gem5 has no initrd: it loads the root
+//    file system's image as an extra file at a physical address, and the
+//    command line says where (rootfs_base=, rootfs_size=).
 #include "kernel.h"
 
 #define MB_BOOT_MAGIC 0x2BADB002
@@ -43,6 +45,8 @@ boot_info_init(uint64_t magic, uint64_t info)
     boot_protocol = "gem5-zero-page";
     uint32_t p = *(uint32_t *)(info + 0x228);
     cmdline_set(p ? PTR(p) : "");
+    module_base = cmdline_u64("rootfs_base", 0);
+    module_size = module_base ? cmdline_u64("rootfs_size", 0) : 0;
   } else {
     boot_protocol = "none";
     cmdline_set("");

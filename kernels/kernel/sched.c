@@ -239,6 +239,7 @@ prepare_switch(struct task_struct *prev, struct task_struct *next, int cpu)
   if (mm_has_user(mm)) {
     set_kernel_stack(cpu, next->block + THREAD_SIZE);
     wrmsr(MSR_FS_BASE, next->fsbase);
+    fpu_switch_in(next);             // fpu_eager only (fpu.h)
   }
   if (!prev->mm) {
     prev->active_mm = 0;

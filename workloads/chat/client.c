@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "chat.h"
+#include "fixed.h"
 #include "m5roi.h"
 
 /* Throughput per window: the region's received messages in WINDOWS equal
@@ -134,7 +135,11 @@ static void print_windows(void)
     return;
   printf("chat: windows of %ld received, messages received per second:", per_window);
   for (int w = 1; w <= WINDOWS; w++)
-    printf(" %.0f", stamp[w] > stamp[w - 1] ? per_window / (stamp[w] - stamp[w - 1]) : 0.0);
+  {
+    char rate[32];
+    printf(" %s", fixed(rate, stamp[w] > stamp[w - 1] ? per_window / (stamp[w] - stamp[w - 1])
+                                                     : 0.0, 0));
+  }
   printf("\n");
 }
 
@@ -199,6 +204,7 @@ int chat_clients(const struct chat_config *cfg)
     close(us[k].fd);
   }
   long sent = (long)n * cfg->messages;
+  char secs[32];
   if (received != sent * (cfg->users - 1)) {
     printf("chat: FAIL %ld messages received, %ld expected\n", received,
            sent * (cfg->users - 1));
@@ -207,12 +213,12 @@ int chat_clients(const struct chat_config *cfg)
   if (roi_from) {
     /* the middle: received counted, sent as chat_c's ratio gives it */
     long r = roi_to - roi_from, s = r / (cfg->users - 1);
-    printf("chat: roi %ld messages (%ld sent, %ld received) in %.2f s, the middle "
-           "%d %% to %d %% of %ld received\n", s + r, s, r, roi_t1 - roi_t0,
+    printf("chat: roi %ld messages (%ld sent, %ld received) in %s s, the middle "
+           "%d %% to %d %% of %ld received\n", s + r, s, r, fixed(secs, roi_t1 - roi_t0, 2),
            cfg->skip, 100 - cfg->skip, received);
   } else {
-    printf("chat: roi %ld messages (%ld sent, %ld received) in %.2f s\n", sent + received,
-           sent, received, t1 - t0);
+    printf("chat: roi %ld messages (%ld sent, %ld received) in %s s\n", sent + received,
+           sent, received, fixed(secs, t1 - t0, 2));
   }
   print_windows();
   return 0;

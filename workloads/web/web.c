@@ -40,6 +40,7 @@
 
 #include "apache.h"
 #include "client.h"
+#include "fixed.h"
 #include "httpd.h"
 #include "m5roi.h"
 #include "net.h"
@@ -408,8 +409,9 @@ int main(int argc, char **argv)
   }
   if (hc.work == WORK_APACHE)
     report_scoreboard(&hc, httpd, reqs);
-  printf("web: roi %ld requests (completed %ld..%ld) in %.6f s\n", done_end - done_begin,
-         done_begin, done_end, t1 - t0);
+  char secs[32];
+  printf("web: roi %ld requests (completed %ld..%ld) in %s s\n", done_end - done_begin,
+         done_begin, done_end, fixed(secs, t1 - t0, 6));
   printf("web: ok (%ld requests, %ld bytes, every byte verified; %ld servers %s)\n",
          reqs, bytes, httpd, testbed ? "left to the machine's stop" : "quit");
   return 0;

@@ -202,10 +202,18 @@ class Gem5Engine:
             "variant": spec.to_dict()["variant"],
             "kernel": {"path": str(spec.kernel_elf64),
                        "layout": str(spec.layout_file),
-                       "cmdline": spec.kernel_cmdline(lapic_hz)},
+                       # gem5 does not trap SSE on CR0.TS (kernels/include/fpu.h)
+                       "cmdline": spec.kernel_cmdline(lapic_hz) + " fpu_eager=1"},
             "cpu_type": self.cpu.value,
             "timing": json.loads(json.dumps(p.DEFAULT_TIMING)),
         }
+        if spec.workload.program:   # the image, where the kernel finds it
+            image = Path(spec.rootfs_image)
+            size = image.stat().st_size if image.is_file() else 0
+            d["kernel"]["rootfs"] = {"path": str(image), "base": p.ROOTFS_BASE,
+                                     "size": size}
+            d["kernel"]["cmdline"] += (f" rootfs_base={p.ROOTFS_BASE:#x}"
+                                       f" rootfs_size={size}")
         try:
             p.validate_spec(d)
         except p.SpecError as e:
@@ -242,6 +250,11 @@ class Gem5Engine:
                "cpus": m["processor"]["cpus"],
                "clock_hz": m["processor"]["clock_hz"],
                "memory": m["memory"]["size"]}
+        rootfs = d["kernel"].get("rootfs")
+        if rootfs:      # in memory at the checkpoint (after init's exec)
+            image = Path(rootfs["path"])
+            key["rootfs"] = (file_sha256(image) if image.is_file()
+                             else str(image))
         text = json.dumps(key, sort_keys=True).encode()
         return hashlib.sha256(text).hexdigest()[:16]
 
