@@ -150,3 +150,14 @@ def _req_per_modelled_s(run):
     from colorsim.results.rundata import load_run
     from colorsim.results.runrows import run_rows
     return run_rows(load_run(run), run.parent)["runs"]["requests_per_modeled_second"]
+
+
+def test_the_catalogs_client_model_label():
+    """A testbed run's client model reads as its parameters; a Linux 2.4
+    run records where its clients ran, in words, and keeps them."""
+    from colorsim.results.runrows import client_model_label
+    from colorsim.run import linux24web
+    c = {"pcs": 28, "clock_hz": 500_000_000, "cpi": 1.0, "skew_us": 5}
+    assert client_model_label(c) == "28 PCs at 500 MHz, CPI 1, skew 5 µs"
+    assert client_model_label(linux24web.CLIENTS) == linux24web.CLIENTS
+    assert client_model_label(None) == ""

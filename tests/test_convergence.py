@@ -4,10 +4,13 @@ model's skew for the clients), four Q from coarse to fine, three seeds."""
 
 import re
 
+import pytest
+
 from colorsim import ROOT
+from colorsim.orchestrate.interleaving import POINT
 from colorsim.orchestrate.convergence import (CHAT_CPUS, FIG6, QS_US, SEEDS, agrees,
                                               chat_spec, configured_q, fig6_spec,
-                                              machine_for,
+                                              at_point, machine_for,
                                               render, spec_for, table_rows)
 from tests.test_cache_model import needs_qemu
 from tests.test_interleaving import _cli
@@ -66,10 +69,13 @@ def test_agreement_is_within_the_seed_spread():
     assert "+55.0 [+50.0..+60.0] %" in lines[0]
 
 
-def test_the_doc_has_a_row_for_every_q():
-    rows = [l.split("|")[1].strip() for l in BLOCK.search(DOC.read_text()).group(1).splitlines()
-            if l.startswith("| ")][1:]
-    q = configured_q(machine_for(None))
+@pytest.mark.parametrize("block,at", [("convergence", "fig9"),
+                                      ("convergence-chat", "chat")])
+def test_the_doc_has_a_row_for_every_q(block, at):
+    text = re.search(f"<!-- {block}:begin -->(.*?)<!-- {block}:end -->",
+                     DOC.read_text(), re.S).group(1)
+    rows = [l.split("|")[1].strip() for l in text.splitlines() if l.startswith("| ")][1:]
+    q = configured_q(at_point(at, dict(POINT, seed=1)).machine)
     assert rows == [f"{x} µs" + (" (as configured)" if x == q else "") for x in QS_US]
 
 

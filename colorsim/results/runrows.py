@@ -67,6 +67,8 @@ def client_model_label(c) -> str:
     readable value, "" for a run without one."""
     if not c:
         return ""
+    if isinstance(c, str):      # Linux 2.4's: where its clients run, in words
+        return c
     return (f"{c['pcs']} PCs at {c['clock_hz'] / 1e6:g} MHz, CPI {c['cpi']:g}, "
             f"skew {c['skew_us']} µs")
 
