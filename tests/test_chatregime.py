@@ -5,6 +5,7 @@ checked against them."""
 from colorsim import ROOT
 from colorsim.orchestrate.chatregime import POINT, THREADS, spec_for
 from tests.test_cache_model import needs_qemu
+from tests.test_interleaving import refuses_missing_runs
 from tests.test_oppoint import _cli
 from tests.test_oppoint import _rows as _block_rows
 
@@ -30,12 +31,7 @@ def test_each_row_is_the_paper_s_thread_count_at_its_cpus():
 
 
 def test_bad_options_and_missing_runs_are_refused_and_the_file_kept(tmp_path):
-    doc = tmp_path / "doc.md"
-    text = "A.\n<!-- chat-regime:begin -->\nold\n<!-- chat-regime:end -->\nB.\n"
-    doc.write_text(text)
-    (tmp_path / "empty").mkdir()
-    p = _cli("chat-regime", "--out", tmp_path / "empty", "--write", doc)
-    assert p.returncode == 2 and "runs of the table are missing" in p.stderr, p.stderr
+    doc, text = refuses_missing_runs(tmp_path, "chat-regime", "chat-regime")
     p = _cli("chat-regime", "--skip", "50", "--out", tmp_path / "empty")
     assert p.returncode == 2 and "--skip must be 0 to 49" in p.stderr, p.stderr
     assert doc.read_text() == text

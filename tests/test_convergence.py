@@ -13,7 +13,7 @@ from colorsim.orchestrate.convergence import (CHAT_CPUS, FIG6, QS_US, SEEDS, agr
                                               at_point, machine_for,
                                               render, spec_for, table_rows)
 from tests.test_cache_model import needs_qemu
-from tests.test_interleaving import _cli
+from tests.test_interleaving import _cli, refuses_missing_runs
 
 DOC = ROOT / "engine" / "qemu-plugin" / "README.md"
 BLOCK = re.compile(r"<!-- convergence:begin -->(.*?)<!-- convergence:end -->", re.S)
@@ -124,13 +124,7 @@ def test_figure_6s_point_takes_no_shape_options(tmp_path):
 
 
 def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
-    doc = tmp_path / "doc.md"
-    text = "A.\n<!-- convergence:begin -->\nold\n<!-- convergence:end -->\n"
-    doc.write_text(text)
-    (tmp_path / "empty").mkdir()
-    p = _cli("convergence", "--out", tmp_path / "empty", "--write", doc)
-    assert p.returncode == 2 and "runs of the table are missing" in p.stderr, p.stderr
-    assert doc.read_text() == text
+    refuses_missing_runs(tmp_path, "convergence", "convergence")
 
 
 @needs_qemu

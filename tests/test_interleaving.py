@@ -54,14 +54,23 @@ def _cli(*args):
                           cwd=ROOT, capture_output=True, text=True, timeout=1800)
 
 
-def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
+def refuses_missing_runs(tmp_path, command, *blocks):
+    """``command --write`` into a file with these blocks, from a run
+    directory with no runs: exit 2, the runs named missing, and the file as
+    it was.  Returns the file and its text."""
     doc = tmp_path / "doc.md"
-    text = "A.\n<!-- interleaving:begin -->\nold\n<!-- interleaving:end -->\nB.\n"
+    text = ("A.\n" + "".join(f"<!-- {b}:begin -->\nold\n<!-- {b}:end -->\n"
+                             for b in blocks) + "B.\n")
     doc.write_text(text)
     (tmp_path / "empty").mkdir()
-    p = _cli("interleaving-sensitivity", "--out", tmp_path / "empty", "--write", doc)
+    p = _cli(command, "--out", tmp_path / "empty", "--write", doc)
     assert p.returncode == 2 and "runs of the table are missing" in p.stderr, p.stderr
     assert doc.read_text() == text
+    return doc, text
+
+
+def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
+    doc, text = refuses_missing_runs(tmp_path, "interleaving-sensitivity", "interleaving")
     p = _cli("interleaving-sensitivity", "--client-cpus", "1", "--write", doc)
     assert p.returncode == 2 and "one of them drives the wire" in p.stderr
     assert doc.read_text() == text

@@ -9,6 +9,7 @@ import sys
 from colorsim import ROOT
 from colorsim.orchestrate.oppoint import L2_ROWS, L2S, POINT, ROWS, spec_for
 from tests.test_cache_model import needs_qemu
+from tests.test_interleaving import refuses_missing_runs
 
 DOC = ROOT / "docs" / "operating-point.md"
 def _rows(text: str, block: str = "oppoint") -> list:
@@ -42,14 +43,7 @@ def test_each_row_is_the_point_with_its_serialization():
 
 
 def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
-    doc = tmp_path / "doc.md"
-    text = ("A.\n<!-- oppoint:begin -->\nold\n<!-- oppoint:end -->\n"
-            "<!-- oppoint-l2:begin -->\nold\n<!-- oppoint-l2:end -->\nB.\n")
-    doc.write_text(text)
-    (tmp_path / "empty").mkdir()
-    p = _cli("operating-point", "--out", tmp_path / "empty", "--write", doc)
-    assert p.returncode == 2 and "runs of the table are missing" in p.stderr, p.stderr
-    assert doc.read_text() == text
+    refuses_missing_runs(tmp_path, "operating-point", "oppoint", "oppoint-l2")
 
 
 @needs_qemu

@@ -4,7 +4,7 @@
 from colorsim.orchestrate.convergence import at_point
 from colorsim.orchestrate.interleaving import POINT
 from colorsim.orchestrate.whatif import CHANGES, POINTS, applies, render, spec_for
-from tests.test_interleaving import _cli
+from tests.test_interleaving import refuses_missing_runs
 
 
 def _at(name):
@@ -48,10 +48,4 @@ def test_a_row_that_moves_beyond_chance_is_marked():
 
 
 def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
-    doc = tmp_path / "doc.md"
-    text = "A.\n<!-- whatif:begin -->\nold\n<!-- whatif:end -->\n"
-    doc.write_text(text)
-    (tmp_path / "empty").mkdir()
-    p = _cli("cost-whatif", "--out", tmp_path / "empty", "--write", doc)
-    assert p.returncode == 2 and "runs of the table are missing" in p.stderr, p.stderr
-    assert doc.read_text() == text
+    refuses_missing_runs(tmp_path, "cost-whatif", "whatif")

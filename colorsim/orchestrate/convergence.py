@@ -107,17 +107,26 @@ def chat_summary(path) -> dict:
             "host_s": s["host_s"]}
 
 
+def seeded(spec_of, summarize, out, run, force, missing=None):
+    """{kernel: [summary per seed]} of one row, ``spec_of(kernel, seed)``
+    its runs (made first with ``run``); None when one is missing."""
+    got = {k: [] for k in KERNELS}
+    for seed in SEEDS:
+        for k in KERNELS:
+            path = made_run(spec_of(k, seed), out, run, force, missing)
+            if path is not None:
+                got[k].append(summarize(path))
+    return got if all(len(v) == len(SEEDS) for v in got.values()) else None
+
+
 def rows(at, out, run, force, missing=None):
     """(q_us, {kernel: [summary per seed]}) per row of the point ``at``
     whose runs are all there (made first with ``run``)."""
     for q in table_rows(at.machine):
-        got = {k: [] for k in KERNELS}
-        for seed in SEEDS:
-            for k in KERNELS:
-                path = made_run(at.spec_of(k, q, seed), out, run, force, missing)
-                if path is not None:
-                    got[k].append(dict(at.summary(path), mips=guest_mips(path)))
-        if all(len(v) == len(SEEDS) for v in got.values()):
+        got = seeded(lambda k, s: at.spec_of(k, q, s),
+                     lambda path: dict(at.summary(path), mips=guest_mips(path)),
+                     out, run, force, missing)
+        if got is not None:
             yield q, got
 
 
@@ -160,16 +169,30 @@ def header(unit: str) -> str:
             "| host s, vanilla / c32 | guest MIPS |\n|---|---|---|---|---|---|---|---|")
 
 
-def format_row(q, got, finer, configured=None) -> str:
+def mean_of(rs, key) -> float:
+    return statistics.mean(r[key] for r in rs)
+
+
+def rate_cells(got) -> str:
+    """Both kernels' rates and c32's gain, mean [least..most] over the
+    seeds: a row's cells from its second column on."""
     v, c = got["vanilla"], got["c32"]
     g = [100 * x for x in gains(got)]
-    mean = lambda rs, key: statistics.mean(r[key] for r in rs)
-    nxt = "—" if finer is None else ("yes" if agrees(got, finer) else "no")
-    return (f"| {_q_label(q, configured)} | {_mean_range([r['rate'] for r in v], '{:.0f}')} "
+    return (f"| {_mean_range([r['rate'] for r in v], '{:.0f}')} "
             f"| {_mean_range([r['rate'] for r in c], '{:.0f}')} "
-            f"| {_mean_range(g, '{:+.1f}')} % | {nxt} "
-            f"| {mean(v, 'contention'):.2f} / {mean(c, 'contention'):.2f} "
-            f"| {mean(v, 'host_s'):.0f} / {mean(c, 'host_s'):.0f} "
+            f"| {_mean_range(g, '{:+.1f}')} % ")
+
+
+def contention_cell(got) -> str:
+    return f"| {mean_of(got['vanilla'], 'contention'):.2f} / {mean_of(got['c32'], 'contention'):.2f} "
+
+
+def format_row(q, got, finer, configured=None) -> str:
+    v, c = got["vanilla"], got["c32"]
+    nxt = "—" if finer is None else ("yes" if agrees(got, finer) else "no")
+    return (f"| {_q_label(q, configured)} {rate_cells(got)}| {nxt} "
+            f"{contention_cell(got)}"
+            f"| {mean_of(v, 'host_s'):.0f} / {mean_of(c, 'host_s'):.0f} "
             f"| {statistics.mean(r['mips'] for r in v + c):.1f} |")
 
 

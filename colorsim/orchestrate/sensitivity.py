@@ -133,7 +133,7 @@ def made_run(spec, out: Path, run: bool, force: bool, missing=None):
     path = out / spec.default_name()
     if run:
         from colorsim.run.runner import run as run_one
-        run_one(spec, name=path.name, out=out, force=force)
+        return run_one(spec, name=path.name, out=out, force=force)
     why = "run with --run"
     if (path / "config.json").is_file():
         other = other_builds(spec, path)

@@ -19,12 +19,11 @@ it with, FILE's ``whatif`` block (engine/qemu-plugin/README.md's).
 from __future__ import annotations
 
 import dataclasses
-import statistics
 
-from colorsim.orchestrate.convergence import (SEEDS, _mean_range, agrees, at_point,
-                                              configured_q, gains)
+from colorsim.orchestrate.convergence import (SEEDS, agrees, at_point, configured_q,
+                                              contention_cell, rate_cells, seeded)
 from colorsim.orchestrate.interleaving import KERNELS, POINT
-from colorsim.orchestrate.sensitivity import add_table_run_options, emit_table, made_run
+from colorsim.orchestrate.sensitivity import add_table_run_options, emit_table
 
 POINTS = {"fig9": "Figure 9, 8 CPUs", "fig6": "Figure 6, 512 KiB, 1024 httpd"}
 # row -> (what the row's second column says, the Timing fields it changes
@@ -63,14 +62,9 @@ def rows(ats, out, run, force, missing=None):
         for change in CHANGES:
             if not applies(at.machine, change):
                 continue
-            got = {k: [] for k in KERNELS}
-            for seed in SEEDS:
-                for k in KERNELS:
-                    path = made_run(spec_for(at, k, change, seed), out, run, force,
-                                    missing)
-                    if path is not None:
-                        got[k].append(at.summary(path))
-            if all(len(v) == len(SEEDS) for v in got.values()):
+            got = seeded(lambda k, s: spec_for(at, k, change, s), at.summary,
+                         out, run, force, missing)
+            if got is not None:
                 yield name, at, change, got
 
 
@@ -94,15 +88,8 @@ def render(got_rows, bound_us) -> str:
         ref = base.get(at.block)
         moves = ("—" if change is None or ref is None
                  else ("no" if agrees(got, ref) else "yes"))
-        v, c = got["vanilla"], got["c32"]
-        g = [100 * x for x in gains(got)]
-        mean = lambda rs, key: statistics.mean(r[key] for r in rs)
-        lines.append(
-            f"| {POINTS[name]} | {CHANGES[change][0]} "
-            f"| {_mean_range([r['rate'] for r in v], '{:.0f}')} "
-            f"| {_mean_range([r['rate'] for r in c], '{:.0f}')} "
-            f"| {_mean_range(g, '{:+.1f}')} % | {moves} "
-            f"| {mean(v, 'contention'):.2f} / {mean(c, 'contention'):.2f} |")
+        lines.append(f"| {POINTS[name]} | {CHANGES[change][0]} {rate_cells(got)}"
+                     f"| {moves} {contention_cell(got)}|")
     return "\n".join(lines) + "\n"
 
 
