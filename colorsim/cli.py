@@ -23,7 +23,6 @@ import warnings
 from pathlib import Path
 
 from colorsim.results import compare
-from colorsim.orchestrate import crosscheck
 from colorsim.errors import ConfigError, Interrupted, ResultsError, RunError
 from colorsim.describe.machine import TIMING_SWITCHES, get_machine, read_machines
 from colorsim.run.rundir import check_out_dir, check_run_name, partial_dir
@@ -511,36 +510,62 @@ def build_parser():
                                   "figure1-NAME.png (default: derived)")
     f.set_defaults(func=cmd_figure1)
     compare.add_parser(sub)
-    crosscheck.add_parser(sub)
-    from colorsim.results import catalog, show
+    add_studies(sub)
+    from colorsim.results import catalog, record, show
     from colorsim.report import command as figures
-    from colorsim.orchestrate import headline
-    from colorsim.orchestrate import linux24table
     from colorsim.orchestrate import sweep
-    from colorsim.orchestrate import timing
-    from colorsim.orchestrate import sensitivity
-    from colorsim.orchestrate import convergence, interleaving
-    from colorsim.orchestrate import chatregime, oppoint
-    from colorsim.orchestrate import wset, whatif
     sweep.add_parser(sub)
-    timing.add_parser(sub)
-    sensitivity.add_parser(sub)
-    interleaving.add_parser(sub)
-    convergence.add_parser(sub)
-    whatif.add_parser(sub)
-    oppoint.add_parser(sub)
-    chatregime.add_parser(sub)
-    wset.add_parser(sub)
-    from colorsim.results import record
     record.add_parser(catalog.add_parsers(sub))
     show.add_parsers(sub)
     figures.add_parser(sub)
     figures.add_shapes_parser(sub)
-    headline.add_parser(sub)
-    linux24table.add_parser(sub)
     sub.help = "the command (each has --help)"
     _describe(sub)
+    _group(ap, sub, GROUPS)
     return ap
+
+
+def add_studies(sub) -> None:
+    """The commands that answer one question with a table from their own
+    runs (each with --run to make the runs it lacks)."""
+    from colorsim.orchestrate import (chatregime, convergence, crosscheck,
+                                      interleaving, oppoint, sensitivity,
+                                      timing, whatif, wset)
+    for mod in (timing, sensitivity, interleaving, convergence, whatif,
+                oppoint, chatregime, wset, crosscheck):
+        mod.add_parser(sub)
+
+
+# The top-level --help lists the commands in these groups, in this order.
+GROUPS = (
+    ("set up and run", ("machines", "build", "run", "figure1", "sweep")),
+    ("look at runs", ("runs", "show", "verify", "summary", "table", "plot",
+                      "compare")),
+    ("catalog and report", ("catalog", "figures", "shapes")),
+    ("studies: one question, answered by a table from runs",
+     ("timing-table", "timing-sensitivity", "interleaving-sensitivity",
+      "convergence", "cost-whatif", "operating-point", "chat-regime",
+      "working-set", "crosscheck")),
+)
+
+
+def _group(ap, sub, groups) -> None:
+    """List the commands under the groups' titles in the top-level help
+    (argparse has no groups of sub-commands): the listing goes into the
+    description and the sub-command action lists none itself."""
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    grouped = [c for _, cmds in groups for c in cmds]
+    if sorted(grouped) != sorted(sub.choices):
+        raise AssertionError(f"commands and groups differ: {sorted(grouped)} "
+                             f"against {sorted(sub.choices)}")
+    lines = []
+    for title, cmds in groups:
+        lines.append(f"\n{title}:")
+        for c in cmds:
+            lines.append(f"    {c:<24} {helps[c]}" if len(c) < 24
+                         else f"    {c}\n    {'':<24} {helps[c]}")
+    ap.description = (ap.description or "") + "\n" + "\n".join(lines)
+    sub._choices_actions = []
 
 
 def _describe(sub) -> None:
@@ -572,8 +597,10 @@ EXIT_INTERNAL = 70     # a bug in colorsim (EX_SOFTWARE)
 EXIT_IO = 74           # the system refused a file: disk full, permissions (EX_IOERR)
 
 
-def main(argv=None):
-    a = build_parser().parse_args(argv)
+def main(argv=None, build=None):
+    """Run one command; ``build`` makes the parser (default: the user's
+    command line; colorsim.maintain passes its own)."""
+    a = (build or build_parser)().parse_args(argv)
     old = {s: signal.signal(s, _raise_interrupted)
            for s in (signal.SIGTERM, signal.SIGHUP)}
     try:

@@ -35,13 +35,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt_install "${missing[@]}"
 fi
 
-if ! python3 -c "import pandas, matplotlib, pytest, pyarrow, dask.distributed, duckdb, dask_jobqueue, ruff" 2>/dev/null; then
+if ! python3 -c "import pandas, matplotlib, pytest, pyarrow, jinja2, dask.distributed, duckdb, dask_jobqueue, ruff" 2>/dev/null; then
   echo "setup: installing Python packages from requirements.txt"
   if ! python3 -m pip install -q -r requirements.txt; then
     # Debian's own python3 refuses pip installs (PEP 668): use its packages,
     # and PyPI's pyarrow, which Debian 12 does not package.
     echo "setup: pip refused; installing Debian's python3 packages instead"
-    apt_install python3-pandas python3-matplotlib python3-pytest python3-distributed
+    apt_install python3-pandas python3-matplotlib python3-pytest python3-distributed python3-jinja2
     python3 -c "import pyarrow" 2>/dev/null ||
       python3 -m pip install -q --break-system-packages "pyarrow>=14"
     python3 -c "import duckdb" 2>/dev/null ||

@@ -6,7 +6,7 @@ from colorsim import ROOT
 from colorsim.orchestrate.chatregime import POINT, THREADS, spec_for
 from tests.test_cache_model import needs_qemu
 from tests.test_interleaving import refuses_missing_runs
-from tests.test_oppoint import _cli
+from tests.test_oppoint import _cli, _docs
 from tests.test_oppoint import _rows as _block_rows
 
 DOC = ROOT / "docs" / "operating-point.md"
@@ -45,13 +45,13 @@ def test_the_table_is_written_from_runs(tmp_path):
     doc = tmp_path / "doc.md"
     doc.write_text("<!-- chat-regime:begin -->\n<!-- chat-regime:end -->\n")
     small = ["--cpus", "1", "--messages", "2", "--skip", "0", "--out", tmp_path / "runs"]
-    p = _cli("chat-regime", "--run", *small, "--write", doc)
+    p = _docs("chat-regime", "--run", *small, "--write", doc)
     assert p.returncode == 0, p.stderr
     (row,) = _rows(doc.read_text())
     assert row[0] == "1" and row[3] == "99.7 / 3.2 %" and row[5] == "- / - %"
     assert "futex" not in row[10] and "semaphore" in row[10], row
     assert int(row[10].split(":")[0]) <= 2400 + 3, row     # threads, init, chat, server
-    assert _cli("chat-regime", *small, "--check", doc).returncode == 0
+    assert _docs("chat-regime", *small, "--check", doc).returncode == 0
 
 
 def test_the_doc_has_a_row_per_cpu_count():

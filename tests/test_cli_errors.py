@@ -16,6 +16,7 @@ import pytest
 from colorsim import ROOT
 from colorsim.run import runner
 from colorsim.cli import main as cli_main
+from colorsim.maintain import main as docs_main
 from colorsim.describe.machine import MACHINES_ENV
 from colorsim.errors import ConfigError
 
@@ -24,10 +25,10 @@ MACHINES = (ROOT / "configs" / "machines.toml").read_text()
 PIII8_L2_LINE = MACHINES.splitlines().index('l2 = { size = "1MiB", assoc = 4 }') + 1
 
 
-def check_refused(argv, expect, capsys, watch: Path):
+def check_refused(argv, expect, capsys, watch: Path, main=cli_main):
     before = sorted(p.name for p in watch.rglob("*"))
     try:
-        rc = cli_main(argv)
+        rc = main(argv)
     except SystemExit as e:              # argparse
         rc = e.code
     err = capsys.readouterr().err
@@ -375,10 +376,11 @@ def test_sweep_catalog_and_figure_commands_refuse(capsys, tmp_path, monkeypatch)
         (["timing-table", "--l2", "256KiB,,512KiB"], "an empty name in the list"),
         (["crosscheck", "--out", ""], "empty folder name"),
         (["timing-sensitivity", "--out", ""], "empty folder name"),
-        (["linux24-table", "--runs", ""], "empty folder name"),
     ]
     for argv, expect in cases:
         check_refused(argv, expect, capsys, tmp_path)
+    check_refused(["linux24-table", "--runs", ""], "empty folder name", capsys,
+                  tmp_path, main=docs_main)
 
 
 def test_runs_and_show_refuse_bad_queries(one_run, capsys, tmp_path):

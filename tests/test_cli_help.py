@@ -26,18 +26,58 @@ def _all_help_texts(parser, path=()):
             yield from _all_help_texts(child, path + (name,))
 
 
-def test_top_help_lists_every_command_once():
+def test_top_help_lists_every_command_once_in_its_group():
+    from colorsim.cli import GROUPS
     parser = build_parser()
     commands = list(_subparsers(parser).choices)
     text = subprocess.run([sys.executable, "-m", "colorsim", "--help"],
                           cwd=ROOT, capture_output=True, text=True,
                           timeout=60).stdout
     listed = [m.group(1) for m in re.finditer(r"^    (\S+)", text, re.M)]
-    assert listed == commands
-    helps = {a.dest: a.help for a in _subparsers(parser)._choices_actions}
-    for name in commands:
-        assert helps.get(name), f"{name} has no help line"
-        assert len(helps[name]) <= 76, f"{name}: help longer than a line"
+    assert listed == [c for _, cmds in GROUPS for c in cmds]
+    assert sorted(listed) == sorted(commands)
+    for title, cmds in GROUPS:            # each group's title, then its commands
+        at = text.index(f"\n{title}:\n")
+        assert all(text.index(f"\n    {c}", at) > at for c in cmds)
+    for name in commands:                 # "    name    its help line"
+        line = re.search(rf"^    {re.escape(name)}\s+(.*)$", text, re.M).group(1)
+        if not line:                      # a long name: the help on the next line
+            line = text.split(f"    {name}\n", 1)[1].splitlines()[0].strip()
+        assert line, f"{name} has no help line"
+        assert len(line) <= 76, f"{name}: help longer than a line"
+
+
+def test_the_user_command_line_never_rewrites_a_document():
+    """--write and --check (which rewrite or check the suite's own Markdown)
+    are the maintainer's: no user command has them, and the commands that
+    only make a document's table are not user commands."""
+    import argparse
+
+    def options(p):
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for sp in a.choices.values():
+                    yield from options(sp)
+            else:
+                yield from a.option_strings
+    assert not {"--write", "--check"} & set(options(build_parser()))
+    assert not {"headline", "linux24-table"} & set(_subparsers(build_parser()).choices)
+
+
+def test_every_generated_block_has_its_maintainer_command():
+    """Every block between generated-block markers in the suite's Markdown
+    is written by a maintainer command that parses, with --write."""
+    from colorsim import maintain
+    found = maintain.found_blocks()
+    assert {"headline", "convergence", "oppoint", "wset"} <= {b for _, _, b in found}
+    ap = maintain.build_parser()
+    for f, line, block in found:
+        assert block in maintain.BLOCKS, f"{f}:{line}: {block} has no command"
+        a = ap.parse_args(maintain.BLOCKS[block].split() + ["--write", f])
+        assert a.write is not None and callable(a.func)
+    p = subprocess.run([sys.executable, "-m", "colorsim.maintain", "blocks"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == len(found)
 
 
 def test_no_help_text_names_issues_or_sessions():

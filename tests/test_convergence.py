@@ -13,7 +13,7 @@ from colorsim.orchestrate.convergence import (CHAT_CPUS, FIG6, QS_US, SEEDS, agr
                                               at_point, machine_for,
                                               render, spec_for, table_rows)
 from tests.test_cache_model import needs_qemu
-from tests.test_interleaving import _cli, refuses_missing_runs
+from tests.test_interleaving import _cli, _docs, refuses_missing_runs
 
 DOC = ROOT / "engine" / "qemu-plugin" / "README.md"
 BLOCK = re.compile(r"<!-- convergence:begin -->(.*?)<!-- convergence:end -->", re.S)
@@ -136,7 +136,7 @@ def test_the_table_is_written_from_runs(tmp_path):
     doc.write_text("<!-- convergence:begin -->\n<!-- convergence:end -->\n")
     small = ["--cpus", "2", "--httpd", "16", "--clients", "8", "--requests", "6",
              "--client-cpus", "3", "--out", tmp_path / "runs"]
-    p = _cli("convergence", "--run", *small, "--write", doc)
+    p = _docs("convergence", "--run", *small, "--write", doc)
     assert p.returncode == 0, p.stderr[-2000:]
     rows = [l.split("|")[1:-1] for l in BLOCK.search(doc.read_text()).group(1).splitlines()
             if l.startswith("| ")][1:]
@@ -144,9 +144,9 @@ def test_the_table_is_written_from_runs(tmp_path):
     q = configured_q(machine_for(None, 2))
     assert labels == [f"{x} µs" + (" (as configured)" if x == q else "") for x in QS_US]
     assert all(r[4].strip() in ("yes", "no", "—") for r in rows)
-    assert _cli("convergence", *small, "--check", doc).returncode == 0
+    assert _docs("convergence", *small, "--check", doc).returncode == 0
     doc.write_text(doc.read_text().replace(rows[1][1], " 1 [1..1] ", 1))
-    p = _cli("convergence", *small, "--check", doc)
+    p = _docs("convergence", *small, "--check", doc)
     assert p.returncode == 2 and "not what the catalog gives" in p.stderr
     # a run that other builds made is no run of the table: as if a kernel
     # had been rebuilt since it ran
@@ -155,6 +155,6 @@ def test_the_table_is_written_from_runs(tmp_path):
     conf = json.loads((run / "config.json").read_text())
     conf["kernel_sha256"] = "0" * 64
     (run / "config.json").write_text(json.dumps(conf))
-    p = _cli("convergence", *small, "--check", doc)
+    p = _docs("convergence", *small, "--check", doc)
     assert p.returncode == 2 and "runs of the table are missing" in p.stderr
     assert f"{run} (made by other builds: the kernel image changed" in p.stderr

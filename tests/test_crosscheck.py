@@ -6,6 +6,7 @@ import csv
 import pytest
 
 from colorsim.cli import main as cli_main
+from colorsim.maintain import main as docs_main
 from colorsim.orchestrate.crosscheck import RECORDED, crosscheck, gains
 
 PAIR = ["ppro4-l2_256k-vanilla-t1024", "ppro4-l2_256k-c32-t1024"]
@@ -97,7 +98,7 @@ def test_write_puts_the_table_and_the_figure_beside_the_markdown(crossed, tmp_pa
     md.parent.mkdir()
     md.write_text("a\n<!-- crosscheck:begin -->\nold\n<!-- crosscheck:end -->\nb\n")
     args = ["crosscheck", *(str(RECORDED / p) for p in PAIR), "--out", str(out)]
-    assert cli_main(args + ["--write", str(md)]) in (0, None)
+    assert docs_main(args + ["--write", str(md)]) in (0, None)
     text = md.read_text()
     assert text.startswith("a\n") and text.endswith("b\n") and "old" not in text
     c32 = by(rows, "c32", "qemu", "modelled")
@@ -111,9 +112,9 @@ def test_write_puts_the_table_and_the_figure_beside_the_markdown(crossed, tmp_pa
     assert "| ppro4 | 180 ns | 39 cycles (195 ns) |" in text   # the runs' configs
     assert (md.parent / "crosscheck.png").read_bytes() == (out / "crosscheck.png").read_bytes()
     capsys.readouterr()
-    assert cli_main(args + ["--check", str(md)]) in (0, None)
+    assert docs_main(args + ["--check", str(md)]) in (0, None)
     md.write_text(text.replace(f"| {c32['schedule_calls']} |", "| 1 |"))
-    rc = cli_main(args + ["--check", str(md)])
+    rc = docs_main(args + ["--check", str(md)])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and "crosscheck table is not what" in err[-1], err
 
@@ -123,8 +124,8 @@ def test_a_write_file_without_the_block_is_refused_before_any_run(tmp_path, caps
     (tmp_path / "empty").mkdir()
     md = tmp_path / "E.md"
     md.write_text("no markers\n")
-    rc = cli_main(["crosscheck", str(tmp_path / "empty"), "--out", str(tmp_path / "o"),
-                   "--write", str(md)])
+    rc = docs_main(["crosscheck", str(tmp_path / "empty"), "--out", str(tmp_path / "o"),
+                    "--write", str(md)])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "no <!-- crosscheck:begin -->" in err[0], err
     assert not (tmp_path / "o").exists() and md.read_text() == "no markers\n"
@@ -145,6 +146,6 @@ def test_the_docs_crosscheck_block_is_what_the_recorded_runs_give(tmp_path):
     """docs/engines.md's block, remade from every recorded gem5 run (16
     QEMU runs: minutes)."""
     from colorsim import ROOT
-    rc = cli_main(["crosscheck", "--out", str(tmp_path / "o"),
-                   "--check", str(ROOT / "docs" / "engines.md")])
+    rc = docs_main(["crosscheck", "--out", str(tmp_path / "o"),
+                    "--check", str(ROOT / "docs" / "engines.md")])
     assert rc in (0, None)

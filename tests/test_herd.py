@@ -165,6 +165,9 @@ def test_where_tasks_wait_covers_chat_runs():
     assert "httpd" not in t and "accept mode" not in t and "accept" not in t
     assert (t["most asleep in"] == "futex").all()
     assert list(t.loc[t["kernel"] == "c32", "messages/s"]) == [100.0, 200.0]
+    # units as the other tables print them: the L2 in KiB/MiB, counts whole
+    assert list(t["L2"]) == ["1MiB"] * 4 and "L2 bytes" not in t
+    assert str(t["cpus"].dtype) == "Int64" and list(t["seeds"]) == [1] * 4
     web = pd.DataFrame([run("/bin/web", 1, "vanilla", accept="sysvsem", httpd=8,
                             clients=4, n_wait_accept_mean=3.5, n_wait_futex_mean=0.0)])
     w = wait_table(web)

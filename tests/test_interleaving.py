@@ -54,6 +54,12 @@ def _cli(*args):
                           cwd=ROOT, capture_output=True, text=True, timeout=1800)
 
 
+def _docs(*args):
+    """The maintainer's command line (it writes and checks the docs' tables)."""
+    return subprocess.run([sys.executable, "-m", "colorsim.maintain", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+
+
 def refuses_missing_runs(tmp_path, command, *blocks):
     """``command --write`` into a file with these blocks, from a run
     directory with no runs: exit 2, the runs named missing, and the file as
@@ -63,7 +69,7 @@ def refuses_missing_runs(tmp_path, command, *blocks):
                              for b in blocks) + "B.\n")
     doc.write_text(text)
     (tmp_path / "empty").mkdir()
-    p = _cli(command, "--out", tmp_path / "empty", "--write", doc)
+    p = _docs(command, "--out", tmp_path / "empty", "--write", doc)
     assert p.returncode == 2 and "runs of the table are missing" in p.stderr, p.stderr
     assert doc.read_text() == text
     return doc, text
@@ -71,7 +77,7 @@ def refuses_missing_runs(tmp_path, command, *blocks):
 
 def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
     doc, text = refuses_missing_runs(tmp_path, "interleaving-sensitivity", "interleaving")
-    p = _cli("interleaving-sensitivity", "--client-cpus", "1", "--write", doc)
+    p = _docs("interleaving-sensitivity", "--client-cpus", "1", "--write", doc)
     assert p.returncode == 2 and "one of them drives the wire" in p.stderr
     assert doc.read_text() == text
 
@@ -85,7 +91,7 @@ def test_the_table_is_written_from_runs(tmp_path):
     doc.write_text("<!-- interleaving:begin -->\n<!-- interleaving:end -->\n")
     small = ["--cpus", "2", "--httpd", "16", "--clients", "8", "--requests", "6",
              "--client-cpus", "3", "--out", tmp_path / "runs"]
-    p = _cli("interleaving-sensitivity", "--run", *small, "--write", doc)
+    p = _docs("interleaving-sensitivity", "--run", *small, "--write", doc)
     assert p.returncode == 0, p.stderr
     rows = _doc_rows(doc.read_text())
     assert [r[0] for r in rows] == [label for label, _, _ in CHANGES.values()]
@@ -95,10 +101,10 @@ def test_the_table_is_written_from_runs(tmp_path):
     assert held
     for r in held:
         assert float(r[7].split("/")[1]) < float(free[7].split("/")[1]), (r, free)
-    assert _cli("interleaving-sensitivity", *small, "--check", doc).returncode == 0
+    assert _docs("interleaving-sensitivity", *small, "--check", doc).returncode == 0
     text = doc.read_text()
     doc.write_text(text.replace(f"| {free[1]} |", "| 1 |", 1))
-    p = _cli("interleaving-sensitivity", *small, "--check", doc)
+    p = _docs("interleaving-sensitivity", *small, "--check", doc)
     assert p.returncode == 2 and "not what the catalog gives" in p.stderr
 
 

@@ -1,6 +1,6 @@
 """The package's layers show in its tree and hold in its imports.
 
-describe -> run -> results -> report -> orchestrate -> cli: each layer
+describe -> run -> results -> report -> orchestrate -> cli -> maintain: each layer
 imports only the layers below it (and the base modules), and no modules
 import each other in a circle, lazily or not.  Modules stay small enough to
 read."""
@@ -14,7 +14,7 @@ PKG = ROOT / "colorsim"
 BASE = ("colorsim", "colorsim.errors", "colorsim.units", "colorsim.argtypes",
         "colorsim.envvars")
 LAYERS = ("describe", "run", "results", "report", "orchestrate", "cli",
-          "__main__")
+          "maintain", "__main__")
 MAX_LINES = 650
 
 

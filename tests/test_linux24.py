@@ -401,20 +401,25 @@ def test_source_hash_covers_the_files_the_build_reads(tmp_path):
     assert linux24.source_fingerprint(t) != f
 
 
-def _cli(*args, env=None):
+def _cli(*args, env=None, module="colorsim"):
     import os
     import sys
     from colorsim import ROOT
     e = dict(os.environ, **(env or {}))
     if env and env.get("LINUX24_SRC") is None:
         e.pop("LINUX24_SRC", None)
-    return subprocess.run([sys.executable, "-m", "colorsim", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", module, *map(str, args)],
                           cwd=ROOT, capture_output=True, text=True, timeout=7200,
                           env={k: v for k, v in e.items() if v is not None})
 
 
+def _docs(*args, env=None):
+    """The maintainer's command line (it writes and checks the docs' tables)."""
+    return _cli(*args, env=env, module="colorsim.maintain")
+
+
 def test_linux24_table_without_source_runs_nothing(tmp_path):
-    p = _cli("linux24-table", "--run", "--runs", tmp_path / "r",
+    p = _docs("linux24-table", "--run", "--runs", tmp_path / "r",
              env={"LINUX24_SRC": None})
     assert p.returncode == 2 and "LINUX24_SRC is not set" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
@@ -422,7 +427,7 @@ def test_linux24_table_without_source_runs_nothing(tmp_path):
 
 
 def test_linux24_table_without_runs_says_how_to_make_them(tmp_path):
-    p = _cli("linux24-table", "--runs", tmp_path / "empty")
+    p = _docs("linux24-table", "--runs", tmp_path / "empty")
     assert p.returncode == 2 and "linux24-table --run" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
 
@@ -462,7 +467,7 @@ def test_readme_linux24_table_is_the_recorded_runs(tmp_path):
     assert len([d for d in runs.iterdir() if (d / "config.json").is_file()]) == 12
     p = _cli("catalog", "rebuild", "--runs", runs, env={"LINUX24_SRC": None})
     assert p.returncode == 0, p.stderr
-    p = _cli("linux24-table", "--runs", runs, "--check", ROOT / "docs" / "results.md",
+    p = _docs("linux24-table", "--runs", runs, "--check", ROOT / "docs" / "results.md",
              env={"LINUX24_SRC": None})
     assert p.returncode == 0, p.stderr
 
@@ -473,9 +478,9 @@ def test_readme_linux24_table_is_the_catalogs(tmp_path):
     """The real-Linux table (docs/results.md) is what the command computes from
     fresh runs (the six testbed and six Linux runs)."""
     from colorsim import ROOT
-    p = _cli("linux24-table", "--run", "--runs", tmp_path / "r")
+    p = _docs("linux24-table", "--run", "--runs", tmp_path / "r")
     assert p.returncode == 0, p.stderr[-2000:]
-    p = _cli("linux24-table", "--runs", tmp_path / "r", "--check",
+    p = _docs("linux24-table", "--runs", tmp_path / "r", "--check",
              ROOT / "docs" / "results.md")
     assert p.returncode == 0, p.stderr
 

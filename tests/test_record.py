@@ -4,6 +4,7 @@ never rebuilt into an empty catalog, written whole or not at all; and the
 paper-scale results table (docs/results.md) is generated from the recorded one."""
 
 import json
+import re
 import shutil
 
 import pandas as pd
@@ -44,14 +45,38 @@ def test_record_keeps_the_points_and_runs_and_refuses_a_rebuild(swept, tmp_path)
     assert list(pts["status"]) == ["done", "done"]
     with pytest.raises(ConfigError, match="recorded catalog, not run directories"):
         rebuild(to)
-    with pytest.raises(ResultsError, match="recorded catalog: it holds the points"):
-        Catalog(to).table("stats")
+    with pytest.raises(ResultsError, match="recorded catalog: it holds the offsets"):
+        Catalog(to).table("counters")
+    # every run's stats dumps, so that show can print them
+    kept_stats, full_stats = Catalog(to).stats(), Catalog(root).stats()
+    keys = ["run_id", "dump", "name"]
+    assert len(kept_stats) == len(full_stats) > 0
+    assert kept_stats.sort_values(keys)["value"].tolist() == \
+        full_stats.sort_values(keys)["value"].tolist()
     # the offsets, summed over the CPUs, as a figure sums them
     kept, full = Catalog(to).offsets(), Catalog(root).offsets()
     assert set(kept["cpu"]) == {-1}
     keys = ["run_id", "dump", "view", "mode", "kind", "offset"]
     assert kept.groupby(keys)["count"].sum().equals(full.groupby(keys)["count"].sum())
     assert len(Catalog(to).runs(recorded=True)) == 2
+
+
+def test_show_prints_a_recorded_runs_stats_dumps(swept, tmp_path, capsys):
+    """A recorded run is inspected as a run directory is: show prints its
+    stats dumps from the recorded catalog; one recorded before the catalog
+    kept them says they are not kept."""
+    from colorsim.cli import main
+    root, _ = swept
+    to = tmp_path / "rec"
+    rec.record(root, to)
+    run = sorted(_ids(to))[0]
+    assert main(["show", run[:12], "--runs", str(to)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^stats dumps: [1-9]", out, re.M), out[-2000:]
+    assert re.search(r"^---------- dump \d+: [1-9]\d* stats", out, re.M)
+    (to / "catalog" / "stats.parquet").unlink()
+    assert main(["show", run[:12], "--runs", str(to)]) == 0
+    assert "stats dumps: not kept" in capsys.readouterr().out
 
 
 def test_a_point_done_on_another_day_stays_done(swept, tmp_path):

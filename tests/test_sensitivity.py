@@ -50,6 +50,12 @@ def _cli(*args):
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
 
 
+def _docs(*args):
+    """The maintainer's command line (it writes and checks the docs' tables)."""
+    return subprocess.run([sys.executable, "-m", "colorsim.maintain", *map(str, args)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+
+
 @pytest.mark.slow
 @needs_qemu
 def test_the_table_is_written_from_runs(tmp_path):
@@ -61,13 +67,13 @@ def test_the_table_is_written_from_runs(tmp_path):
                    "<!-- sensitivity:end -->\nAfter.\n")
     small = ["--machine", "ppro4", "--costs", "itlb", "--tasks", "64",
              "--burst", "2000", "--roi", "2", "--out", tmp_path / "runs"]
-    p = _cli("timing-sensitivity", "--run", *small, "--write", doc)
+    p = _docs("timing-sensitivity", "--run", *small, "--write", doc)
     assert p.returncode == 0, p.stderr
     got = _doc_rows(doc.read_text())
     assert [c for _, c in got] == ["all on", "all on, the next seed (chance)",
                                    "`itlb` off"]
     assert doc.read_text().startswith("Before.\n") and "After." in doc.read_text()
-    assert _cli("timing-sensitivity", *small, "--check", doc).returncode == 0
+    assert _docs("timing-sensitivity", *small, "--check", doc).returncode == 0
     # the rows are the runs': the itlb-off runs had no ITLB
     runs = sorted((tmp_path / "runs").glob("*-timing-*"))
     assert len(runs) == 6
@@ -79,11 +85,11 @@ def test_the_table_is_written_from_runs(tmp_path):
     cells = row.split("|")
     cells[3] = " 1 "                       # vanilla's work per second
     doc.write_text(text.replace(row, "|".join(cells)))
-    p = _cli("timing-sensitivity", *small, "--check", doc)
+    p = _docs("timing-sensitivity", *small, "--check", doc)
     assert p.returncode == 2 and "not what the catalog gives" in p.stderr
     doc.write_text(text)
     (tmp_path / "empty").mkdir()
     missing = small[:-1] + [tmp_path / "empty"]
-    p = _cli("timing-sensitivity", *missing, "--write", doc)
+    p = _docs("timing-sensitivity", *missing, "--write", doc)
     assert p.returncode == 2 and "runs of the table are missing" in p.stderr
     assert doc.read_text() == text

@@ -1,4 +1,4 @@
-"""``python3 -m colorsim headline``: the README's headline table, generated.
+"""``python3 -m colorsim.maintain headline``: the README's headline table, generated.
 
 The paper's central measurement on its 4-way Pentium Pro with 1024
 processes, at the three L2 sizes it used, vanilla against 32 colors: where

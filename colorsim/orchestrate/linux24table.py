@@ -1,4 +1,4 @@
-"""``python3 -m colorsim linux24-table``: the real-Linux table of docs/results.md, generated.
+"""``python3 -m colorsim.maintain linux24-table``: the real-Linux table of docs/results.md, generated.
 
 Real Linux 2.4.37 (built from the user's tree, ``LINUX24_SRC``) beside the
 testbed kernel and the paper, on the paper's 4-way Pentium Pro at the three
@@ -169,7 +169,7 @@ def cmd_linux24_table(a):
         rebuild(out)
     if not (out / "catalog" / "runs.parquet").is_file():
         raise ResultsError(f"no catalog of runs in {out}: make the runs with "
-                           f"'python3 -m colorsim linux24-table --run'")
+                           f"'python3 -m colorsim.maintain linux24-table --run'")
     cat = Catalog(out)
     table = render(table_rows(cat), field_rows(cat))
     emit(table, a, "linux24", how="linux24-table")

@@ -195,6 +195,28 @@ def _setup_matplotlib():
     return plt
 
 
+def fitted(fig, text: str, fontsize: float) -> str:
+    """``text`` broken at its " | " separators into lines that each fit
+    the figure's width as rendered, so a long title is never clipped."""
+    renderer = fig.canvas.get_renderer()
+    width = fig.bbox.width * 0.96
+
+    def fits(line):
+        t = fig.text(0, 0, line, fontsize=fontsize)
+        w = t.get_window_extent(renderer).width
+        t.remove()
+        return w <= width
+    lines, cur = [], ""
+    for part in text.split(" | "):
+        trial = f"{cur} | {part}" if cur else part
+        if cur and not fits(trial):
+            lines.append(cur)
+            cur = part
+        else:
+            cur = trial
+    return "\n".join(lines + [cur])
+
+
 def save(fig, out: Path, stem: str, d: "ExpData" = None, norm: str = "") -> list:
     """``stem``.png and ``stem``.svg in ``out``, written atomically, with no
     dates or software versions that would change the bytes.  With ``d``,
@@ -204,9 +226,9 @@ def save(fig, out: Path, stem: str, d: "ExpData" = None, norm: str = "") -> list
     import matplotlib.pyplot as plt
     if d is not None and len(d.runs):
         sup = fig._suptitle.get_text() if fig._suptitle else ""
-        ctx = context(d, norm)
-        fig.suptitle(f"{sup}\n{ctx}" if sup else ctx,
-                     fontsize=fig._suptitle.get_fontsize() if sup else 9)
+        size = fig._suptitle.get_fontsize() if sup else 9
+        ctx = fitted(fig, context(d, norm), size)
+        fig.suptitle(f"{sup}\n{ctx}" if sup else ctx, fontsize=size)
         fig.tight_layout()
     names = []
     for suffix, meta in ((".png", {"Software": None}),

@@ -12,13 +12,31 @@ from __future__ import annotations
 import hashlib
 import html
 import os
+import re
 from pathlib import Path
 
 CSS = """
-body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
-table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.85em; }
-th, td { border: 1px solid #bbb; padding: 2px 6px; text-align: right; }
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
+       color: #222; }
+table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.85em;
+        max-width: 100%; }
+table.wide { font-size: 0.62em; }
+table.wide th, table.wide td { padding: 1px 3px; }
+th, td { border: 1px solid #bbb; padding: 2px 5px; text-align: right; }
 th { background: #eee; }
+td { overflow-wrap: break-word; }
+h1, h2, p, li { overflow-wrap: anywhere; }
+/* printed (the PDF): A4 landscape, nothing cut at the right edge, no
+   figure or table row split across pages */
+@page { size: A4 landscape; margin: 12mm; }
+@media print {
+  body { max-width: none; margin: 0; padding: 0; font-size: 10pt; }
+  table { font-size: 7.5pt; }
+  table.wide { font-size: 6.5pt; }
+  figure, tr, img { break-inside: avoid; }
+  h2 { break-after: avoid; }
+  a { color: inherit; text-decoration: none; }
+}
 .lacks { color: #a40; font-weight: bold; }
 .ok { color: #262; }
 .status { color: #444; font-size: 0.9em; }
@@ -74,11 +92,18 @@ def _runs_html(it, out: Path, root: Path) -> str:
     return "".join(parts) + "</details>"
 
 
+WIDE_COLUMNS = 10      # a table with more columns prints smaller
+
+
 def _table(df, caption: str) -> str:
     body = df.to_html(index=False, escape=True, border=0, na_rep="-")
+    cls = "dataframe results" + (" wide" if len(df.columns) > WIDE_COLUMNS else "")
+    # a long header may break after an underscore or a slash, not mid-word
+    body = re.sub(r"<th>([^<]*)</th>",
+                  lambda m: "<th>" + re.sub(r"([_/])", r"\1<wbr>", m.group(1)) + "</th>",
+                  body)
     return (f"<p class=\"caption\">{html.escape(caption)}</p>\n"
-            + body.replace('<table class="dataframe">',
-                           '<table class="dataframe results">'))
+            + body.replace('<table class="dataframe">', f'<table class="{cls}">'))
 
 
 def catalog_hash(root: Path) -> str:
@@ -174,41 +199,34 @@ def large_deviations(items, limit: float = LARGE_DEVIATION_PP) -> list:
     return found
 
 
-def _deviations_html(items) -> str:
-    dev = large_deviations(items)
-    if not dev:
-        return ("<p class=\"ok\">No table puts ours " f"{LARGE_DEVIATION_PP:g} "
-                "percentage points or more from the paper.</p>")
-    lis = "".join(f"<li><a href=\"#{html.escape(i)}\">{html.escape(i)}</a>: "
-                  f"{html.escape(w)}: {v:+.1f} pp</li>" for i, w, v in dev)
-    return (f"<p class=\"lacks\">{len(dev)} numbers lie {LARGE_DEVIATION_PP:g} "
-            f"percentage points or more from the paper's (each explained, or "
-            f"not yet, in its section):</p><ul class=\"deviations\">{lis}</ul>")
+def _section(it, out: Path, root: Path) -> dict:
+    """What the template shows of one figure or table."""
+    lacks = ", ".join(filter(None, [_missing(it), _mixed(it), *it.lacks])) \
+        if it.counts.get("done") else ", ".join(it.lacks)
+    return {"id": it.id, "title": it.title, "swept": bool(it.counts.get("done")),
+            "lacks": lacks, "notes": list(it.notes), "paper": it.paper,
+            "runs": _runs_html(it, out, root),
+            "images": [img for img in it.images if img.endswith(".png")],
+            "tables": [_table(df, caption) for caption, df in it.tables]}
+
+
+def _template():
+    """The report's page (templates/report.html.j2), HTML-escaped."""
+    import jinja2
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+        autoescape=True, undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    return env.get_template("report.html.j2")
 
 
 def write_report(items, out: Path, cat, exps, used=None) -> Path:
+    """report.html in ``out``: the template filled from the catalog and the
+    figures' items, written in one step."""
+    import pandas as pd
     runs = cat.table("runs")
     pts = cat.table("points")
-    parts = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
-             "<title>colorsim: Yamamura et al. 2002 reproduced</title>",
-             f"<style>{CSS}</style></head><body>",
-             "<h1>colorsim report: cache coloring of the task structure</h1>",
-             "<p>Each figure and table of Yamamura et al., <i>Speeding Up Kernel "
-             "Scheduler by Reducing Cache Misses</i> (USENIX FREENIX 2002), from "
-             "the results catalog, with the paper's published numbers "
-             "(configs/paper_results.toml) beside ours and the deviation. Our "
-             "numbers are the mean over placement seeds with [min-max]. "
-             f"The catalog holds {len(runs)} runs; the sweeps list "
-             f"{len(pts)} points ({int((pts['status'] == 'done').sum())} done, "
-             f"{int((pts['status'] == 'failed').sum())} failed, "
-             f"{int((pts['status'] == 'missing').sum())} missing, "
-             f"{int((pts['status'] == 'lacks').sum())} not runnable with "
-             "today's instruments). Throughput is per modelled second of "
-             "the region (--timing): requests (web), messages (Chat) or "
-             "bursts (the built-in workload) over the region's elapsed "
-             "modelled time, idle time included.</p>",
-             "<h2 id=\"summary\">Summary</h2>"]
-    import pandas as pd
+    status = pts["status"]
     summary = pd.DataFrame([{
         "figure/table": it.id, "experiment": it.experiment,
         "scale": it.scale or "-",
@@ -218,62 +236,17 @@ def write_report(items, out: Path, cat, exps, used=None) -> Path:
         "not runnable": it.counts.get("lacks", 0),
         "images": len(it.images) // 2,
         "lacks": _state(it)} for it in items])
-    parts.append(_table(summary, "What each figure and table has, and lacks"))
-    parts.append("<h2 id=\"deviations\">Large deviations from the paper</h2>")
-    parts.append(_deviations_html(items))
-    parts.append(provenance(used, items, cat.root))
-    for it in items:
-        parts.append(f"<section id=\"{html.escape(it.id)}\">")
-        parts.append(f"<h2>{html.escape(it.title)}</h2>")
-        if not it.counts.get("done"):
-            parts.append("<p class=\"notswept\">Not swept: no point of this "
-                         "figure or table is done.</p>")
-            if it.lacks:
-                parts.append(f"<p class=\"lacks\">Lacks: "
-                             f"{html.escape(', '.join(it.lacks))}</p>")
-        elif it.lacks or _missing(it) or _mixed(it):
-            lacks = ", ".join(filter(None, [_missing(it), _mixed(it), *it.lacks]))
-            parts.append(f"<p class=\"lacks\">Lacks: {html.escape(lacks)}</p>")
-        else:
-            parts.append("<p class=\"ok\">Lacks nothing the suite can measure "
-                         "today.</p>")
-        for n in it.notes:
-            parts.append(f"<p class=\"status\">{html.escape(n)}</p>")
-        parts.append(_runs_html(it, out, cat.root))
-        if it.paper:
-            parts.append(f"<p class=\"paper\">Paper: {html.escape(it.paper)}</p>")
-        for img in it.images:
-            if img.endswith(".png"):
-                svg = img[:-4] + ".svg"
-                parts.append(f"<figure><img src=\"{html.escape(img)}\" "
-                             f"alt=\"{html.escape(it.title)}\"><figcaption>"
-                             f"<a href=\"{html.escape(svg)}\">SVG</a></figcaption>"
-                             "</figure>")
-        for caption, df in it.tables:
-            parts.append(_table(df, caption))
-        parts.append("</section>")
-    parts.append("<section id=\"unmeasured\"><h2>What the paper did not measure"
-                 "</h2>")
-    parts.append("<ul><li><b>Multi-queue + colored.</b> The paper measured the "
-                 "multi-queue scheduler and coloring separately. Ours: the "
-                 "mq-c32 rows of fig9/fig10 and Tables 4-8, throughput and "
-                 "the lockmeter over every CPU's run-queue lock included.</li>"
-                 "<li><b>Held-out geometries of eq. (3).</b> L2 sizes and "
-                 "process counts outside the paper's grid (2048 and 4096 "
-                 "processes at 512 KiB-2 MiB of L2), where eq. (3), c &ge; p / (s / 8 "
-                 "KiB), predicts the colors needed: the eq3 experiment "
-                 "(<code>python3 -m colorsim sweep eq3</code>) and its figure "
-                 "above, the loop miss ratio at eq. (3)'s colors and twice "
-                 "them.</li>"
-                 "<li><b>The built-in workload's burst length.</b> How the "
-                 "shapes of Figure 6 and Table 6 change when the scheduler's "
-                 "share of the work changes: the burst experiment "
-                 "(<code>python3 -m colorsim sweep burst</code>) and its "
-                 "table above.</li></ul></section>")
-    parts.append("</body></html>\n")
+    page = _template().render(
+        css=CSS, n_runs=len(runs),
+        points={"all": len(pts), **{k: int((status == k).sum()) for k in
+                                    ("done", "failed", "missing", "lacks")}},
+        summary=_table(summary, "What each figure and table has, and lacks"),
+        deviations=large_deviations(items), limit=f"{LARGE_DEVIATION_PP:g}",
+        provenance=provenance(used, items, cat.root),
+        sections=[_section(it, out, cat.root) for it in items])
     path = out / "report.html"
     tmp = out / f".report.tmp{os.getpid()}.html"
-    tmp.write_text("\n".join(parts))
+    tmp.write_text(page)
     tmp.replace(path)
     return path
 

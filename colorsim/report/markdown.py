@@ -44,13 +44,19 @@ def check_in(path: Path, table: str, begin: str, end: str, how: str) -> None:
     a, b = _block(text, path, begin, end)
     if text[a:b].strip() != table.strip():
         raise ResultsError(f"{path}'s {how} table is not what the catalog "
-                           f"gives: run 'python3 -m colorsim {how} --write "
+                           f"gives: run 'python3 -m colorsim.maintain {how} --write "
                            f"{path}'")
 
 
 def add_block_options(parser, block: str) -> None:
     """--write FILE / --check FILE for a command whose table lives in a
-    ``block`` of generated Markdown."""
+    ``block`` of generated Markdown: on the maintainer's command line
+    (``python3 -m colorsim.maintain``, whose parsers say ``writes_docs``)
+    only.  The user's ``colorsim`` prints the table; rewriting the suite's
+    own documents is not a user's task."""
+    parser.set_defaults(write=None, check=None)
+    if not getattr(parser, "writes_docs", False):
+        return
     g = parser.add_mutually_exclusive_group()
     g.add_argument("--write", type=Path, metavar="FILE",
                    help=f"put the table between FILE's {block} markers")

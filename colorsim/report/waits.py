@@ -17,6 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from colorsim.report.common import ExpData, Item
+from colorsim.units import format_size
 
 # The kernel's channels (colorsim/results/schema.py WAIT_WORDS), as the
 # table names them.
@@ -57,16 +58,23 @@ def wait_table(runs: pd.DataFrame) -> pd.DataFrame:
             if (web["workload_program"] == prog).any():
                 t[unit] = g["throughput"].mean()
     t = t.reset_index()
+    if "l2_size" in t.columns:             # 524288 -> 512KiB, as elsewhere
+        t["l2_size"] = t["l2_size"].map(lambda v: format_size(int(v)) if v == v else v)
+    for k in ("cpus", "httpd", "clients"):  # counts print as counts
+        if k in t.columns:
+            num = pd.to_numeric(t[k], errors="coerce")
+            if num.notna().all():
+                t[k] = num.round().astype("Int64")
     asleep = [_col(c) for c in CHANNELS if _col(c) in t.columns]
     t["asleep"] = t[asleep].sum(axis=1)
     # the channel most tasks slept in: the answer to "why not runnable"
     t["most asleep in"] = t[asleep].idxmax(axis=1).str[len("n_wait_"):-len("_mean")]
     t = t.drop(columns=[c for c in asleep if not t[c].any()])
     names = {_col(w): w for w in ("tasks",) + STATES + CHANNELS}
-    names.update({"n_rq_len_mean": "run queue (mean)", "l2_size": "L2 bytes",
+    names.update({"n_rq_len_mean": "run queue (mean)", "l2_size": "L2",
                   "clients": "clients (in flight)"})
     t = t.rename(columns=names)
-    return t.round(2)
+    return t.round(1)
 
 
 def waits(d: ExpData) -> list:

@@ -382,8 +382,9 @@ class Catalog:
                               f"{', '.join(TABLES)}")
         path = self.dir / f"{name}.parquet"
         if not path.is_file() and is_recorded(self.root):
+            held = sorted(q.stem for q in self.dir.glob("*.parquet"))
             raise ResultsError(f"{self.root} is a recorded catalog: it holds the "
-                               f"points, runs and offsets tables, not {name!r}")
+                               f"{', '.join(held)} tables, not {name!r}")
         if not path.is_file():
             raise ResultsError(f"no catalog in {self.root} (missing {path}): "
                                f"run 'python3 -m colorsim catalog rebuild "

@@ -22,6 +22,12 @@ offset (the ``offsets`` table, which Figures 1 and 3 read) are kept summed
 over the CPUs (``cpu`` = -1): a figure sums them anyway, and per CPU they
 would be most of the bytes.
 
+Each recorded run's stats dumps (the ``stats`` table: every dump's every
+statistic, the rows ``colorsim show`` prints) are kept too, in the
+catalog's compressed Parquet, so a recorded run can be inspected as a run
+directory can.  Runs recorded before the table existed have none; ``show``
+says so.
+
 A recorded catalog holds no run directories, so ``catalog rebuild`` refuses
 it rather than replacing it with an empty one.  Its ``recorded.json`` says
 what it holds: the experiments' done and total points and the commits the
@@ -43,12 +49,14 @@ from colorsim.results.runrows import ROOT
 from colorsim.results.schema import conform
 
 PAPER = ROOT / "recorded" / "paper"
-TABLES = ("points", "runs", "offsets")     # what a recorded catalog holds
+TABLES = ("points", "runs", "offsets", "stats")   # what a recorded catalog holds
 ALL_CPUS = -1                   # the cpu of an offsets row summed over CPUs
 # a point is the same point only with all its settings the same
 KEY = ("experiment", "scale") + POINT_KEYS + ("timing", "args", "client_cpus")
 # an offsets row of a run, the CPUs summed
 OFFSET_KEYS = ["run_id", "dump", "view", "mode", "kind", "offset"]
+# a stats row of a run
+STATS_KEYS = ["run_id", "dump", "name"]
 
 
 def merge_points(old, new):
@@ -185,11 +193,13 @@ def record(runs_dir, to=None, notice=None, experiments=None,
                + (f" ({r.reason})" if r.reason else "")
                for r in new.itertuples() if r.status != "done"]
     _recover(to)
-    old_pts = old_runs = old_offs = None
+    old_pts = old_runs = old_offs = old_stats = None
     if is_recorded(to):
         old = Catalog(to)
         old_pts, old_runs = old.table("points"), old.table("runs")
         old_offs = old.table("offsets")
+        if (old.dir / "stats.parquet").is_file():   # older records have none
+            old_stats = old.table("stats")
     points = merge_points(old_pts, new)
     runs = pd.concat([cat.table("runs")] + ([old_runs] if old_runs is not None else []),
                      ignore_index=True).drop_duplicates("run_id")
@@ -207,8 +217,13 @@ def record(runs_dir, to=None, notice=None, experiments=None,
                      + ([old_offs] if old_offs is not None else []), ignore_index=True)
     offs = offs[offs["run_id"].isin(done)].drop_duplicates(OFFSET_KEYS)
     offs = offs.sort_values(OFFSET_KEYS)
+    stats = pd.concat([cat.table("stats")]
+                      + ([old_stats] if old_stats is not None else []), ignore_index=True)
+    stats = stats[stats["run_id"].isin(done)].drop_duplicates(STATS_KEYS)
+    stats = stats.sort_values(STATS_KEYS).reset_index(drop=True)
     info = summary(points, runs)
-    _write(to, {"points": points, "runs": runs, "offsets": offs}, info)
+    _write(to, {"points": points, "runs": runs, "offsets": offs,
+                "stats": stats}, info)
     return dict(info, skipped=skipped)
 
 
