@@ -17,6 +17,6 @@ mountpoint -q "$root/dev" || mount --bind /dev "$root/dev"
 trap 'umount "$root/proc" "$root/dev" 2>/dev/null || true' EXIT
 rm -rf "$root/work" && mkdir -p "$root/work"
 git clone -q "$repo" "$root/work/main"
-chroot "$root" /bin/bash -c "cd /work/main && bash scripts/setup.sh && python3 -m colorsim figure1"
-chroot "$root" /bin/bash -c "cd /work/main && bash scripts/setup.sh && python3 -m pytest -q -ra"
+chroot "$root" /bin/bash -c "cd /work/main && bash scripts/setup.sh && .venv/bin/python3 -m colorsim figure1"
+chroot "$root" /bin/bash -c "cd /work/main && bash scripts/setup.sh && .venv/bin/python3 -m pytest -q -ra"
 echo "fresh-machine check: both README commands passed"

@@ -35,32 +35,29 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt_install "${missing[@]}"
 fi
 
-if ! python3 -c "import pandas, matplotlib, pytest, pyarrow, jinja2, dask.distributed, duckdb, dask_jobqueue, ruff" 2>/dev/null; then
-  echo "setup: installing Python packages from requirements.txt"
-  if ! python3 -m pip install -q -r requirements.txt; then
-    # Debian's own python3 refuses pip installs (PEP 668): use its packages,
-    # and PyPI's pyarrow, which Debian 12 does not package.
-    echo "setup: pip refused; installing Debian's python3 packages instead"
-    apt_install python3-pandas python3-matplotlib python3-pytest python3-distributed python3-jinja2
-    python3 -c "import pyarrow" 2>/dev/null ||
-      python3 -m pip install -q --break-system-packages "pyarrow>=14"
-    python3 -c "import duckdb" 2>/dev/null ||
-      python3 -m pip install -q --break-system-packages "duckdb>=0.9"
-    python3 -c "import ruff" 2>/dev/null ||
-      python3 -m pip install -q --break-system-packages "ruff>=0.4"
-    # optional (Debian does not package it): its recipe's test skips without it
-    python3 -c "import dask_jobqueue" 2>/dev/null ||
-      python3 -m pip install -q --break-system-packages "dask-jobqueue>=0.8" ||
-      echo "setup: the optional dask-jobqueue is not installed"
+# Python: the checkout's own environment, .venv, with every package at the
+# version constraints.txt pins (the catalog's Parquet bytes depend on
+# pyarrow's), and colorsim installed editable from this checkout (the
+# package works from it: kernels, configs and builds beside it).  Two clones
+# on one machine each have their own, so neither's `colorsim` is the
+# other's.  Re-installed when requirements.txt or constraints.txt change.
+VENV=.venv
+if [ ! -x "$VENV/bin/python3" ]; then
+  echo "setup: making the project's Python environment ($VENV)"
+  if ! python3 -m venv "$VENV" 2>/dev/null; then
+    rm -rf "$VENV"
+    apt_install python3-venv            # Debian's python3 keeps venv apart
+    python3 -m venv "$VENV"
   fi
 fi
-
-# The `colorsim` command: an editable install, since the package works from
-# its checkout (kernels, configs and builds beside it).  `python3 -m
-# colorsim` works without it, so a refusal is a warning.
-if ! python3 -m pip install -q --no-deps -e . 2>/dev/null &&
-   ! python3 -m pip install -q --no-deps --break-system-packages -e . 2>/dev/null; then
-  echo "setup: warning: pip would not install the colorsim command; use python3 -m colorsim"
+stamp="$VENV/.colorsim-installed"
+want="$(cat requirements.txt constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing the Python packages (requirements.txt, pinned by constraints.txt)"
+  "$VENV/bin/python3" -m pip install -q --disable-pip-version-check \
+    -r requirements.txt -c constraints.txt
+  "$VENV/bin/python3" -m pip install -q --disable-pip-version-check --no-deps -e .
+  echo "$want" > "$stamp"
 fi
 
 echo "setup: QEMU (scripts/build-qemu.sh)"
@@ -68,4 +65,4 @@ bash scripts/build-qemu.sh
 
 echo "setup: building the plugin and the default kernels"
 scons -Q -j2 >/dev/null
-echo "setup: done"
+echo "setup: done; the commands run with $VENV/bin/python3 (or: . $VENV/bin/activate)"

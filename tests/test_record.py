@@ -79,6 +79,31 @@ def test_show_prints_a_recorded_runs_stats_dumps(swept, tmp_path, capsys):
     assert "stats dumps: not kept" in capsys.readouterr().out
 
 
+def test_a_fresh_folder_estimates_its_sweep_from_the_recorded_costs(swept, tmp_path):
+    """recorded.json keeps the median wall time of each cost class it
+    recorded; a dry run in a folder that never ran a point estimates from
+    it, and says so."""
+    from colorsim.orchestrate.sweep import dry_run
+    root, _ = swept
+    to = tmp_path / "rec"
+    info = rec.record(root, to)
+    costs = info[rec.COSTS]
+    walls = [json.loads(p.read_text())["wall_s"]
+             for p in (root / "by-id").glob("*/config.json")]
+    import statistics
+    assert len(costs) == 1 and list(costs.values())[0] == \
+        pytest.approx(statistics.median(walls), abs=0.1)
+    lines = []
+    c = dry_run("small", jobs=1, root=tmp_path / "fresh", log=lines.append,
+                recorded=to)
+    assert c["unknown"] == 0 and c["from_recorded"] == c["distinct"] == 2, lines
+    assert c["estimate_s"] == pytest.approx(2 * list(costs.values())[0])
+    assert "2 from the recorded paper-scale runs" in lines[-1]
+    c = dry_run("small", jobs=1, root=tmp_path / "fresh", log=lines.append,
+                recorded=tmp_path / "none")
+    assert c["unknown"] == 2 and c["estimate_s"] == 0
+
+
 def test_a_point_done_on_another_day_stays_done(swept, tmp_path):
     """A runs folder that has not run a point (another day's) does not
     undo the recorded run of it; one that ran it again replaces it."""

@@ -55,6 +55,54 @@ def test_sweep_through_slurm_lands_in_the_catalog(slurm_cluster, exps, tmp_path)
     assert catalog_bytes(root) == catalog_bytes(ref)     # same runs, same catalog
 
 
+def test_a_detached_sweep_finishes_after_its_submitter_exited(slurm_cluster, exps,  # noqa: F811
+                                                              tmp_path):
+    """sweep --detach submits the points and a collection job and exits at
+    once; the jobs go on without it, the collection job rebuilds the
+    catalog, and that catalog is the one an attached sweep makes.  Each
+    point asks for its own memory."""
+    import subprocess
+    import sys
+    import time
+    from colorsim.orchestrate.costs import point_mem_mib
+    exps()
+    root = tmp_path / "runs"
+    p = subprocess.run([sys.executable, "-m", "colorsim", "sweep", "tiny", "--quick",
+                        "--executor", "slurm", "--detach", "--jobs", "2",
+                        "--runs", str(root)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "detached: 2 points submitted" in p.stdout, p.stdout
+    # the submitter has exited; nothing of the runs is done yet, or little
+    collect_job = p.stdout.split("collection job ")[1].split()[0]
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        q = subprocess.run(["squeue", "--me", "--noheader", "--format=%i"],
+                           capture_output=True, text=True).stdout.split()
+        if not any(j.split("_")[0] == collect_job for j in q) and \
+                (root / "catalog" / "points.parquet").is_file():
+            break
+        time.sleep(2)
+    log = next((root / "slurm").glob("collect-*.log")).read_text()
+    assert "tiny: 2 points: 2 done, 0 failed, 0 missing" in log, log
+    ref = tmp_path / "ref"
+    run_sweep("tiny", quick=True, jobs=2, root=ref, **QUIET)
+    assert catalog_bytes(root) == catalog_bytes(ref)
+    cfg = _runs(root)[0]
+    show = subprocess.run(["scontrol", "show", "job", cfg["slurm_job"]],
+                          capture_output=True, text=True).stdout
+    want = point_mem_mib({"machine": "ppro4"})
+    assert f"mem={want}M" in show or f"MinMemoryNode={want}M" in show, show
+
+
+def test_detach_needs_slurm_and_is_refused_before_anything(exps, tmp_path):  # noqa: F811
+    from colorsim.errors import ConfigError
+    exps()
+    with pytest.raises(ConfigError, match="--detach needs --executor slurm"):
+        run_sweep("tiny", quick=True, jobs=1, root=tmp_path / "r", detach=True, **QUIET)
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_run_killed_for_time_is_recorded_as_such(slurm_cluster, exps, tmp_path,  # noqa: F811
                                                   monkeypatch):
     # One minute of wall time and the warning 45 s before it: the run (which

@@ -246,6 +246,19 @@ class Experiment:
         return expand(self, quick)
 
 
+def cost_class(params: dict) -> tuple:
+    """What a point's host time depends on: machine, CPUs, workload and its
+    size, --timing and the region; not the kernel variant or the seed."""
+    return (params["machine"], int(params["cpus"]), int(params["tasks"]),
+            int(params["warmup"]) + int(params["roi"]), params["workload_run"],
+            params.get("args") or "", bool(params.get("timing")))
+
+
+def cost_key(params: dict) -> str:
+    """The cost class as one string (a JSON key)."""
+    return "|".join(str(v) for v in cost_class(params))
+
+
 def experiments_file() -> Path:
     return Path(os.environ.get(EXPERIMENTS_ENV) or EXPERIMENTS_FILE)
 

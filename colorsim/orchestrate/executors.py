@@ -18,11 +18,14 @@ returns its result record.  They differ only in where that call runs.
   the runs (``RUNS/slurm/<run>.sh``) and each run's config.json records its
   job (``slurm_job``).  The sweep polls ``squeue --me`` for its own jobs
   and reads ``scontrol`` for finished ones (no accounting daemon needed);
-  a failing status query is retried with doubling waits.
-  ``COLORSIM_SLURM_ARGS`` adds sbatch options (a partition, an account);
-  ``COLORSIM_SLURM_TIME`` (minutes) and ``COLORSIM_SLURM_SIGNAL_S`` override
-  the wall time (default: the longest queued run's timeout) and the
-  warning's lead.  ``scripts/slurm-local.sh`` starts a cluster on this
+  a failing status query is retried with doubling waits.  Each point asks
+  for its own memory (its guest's RAM and the emulator's, ``--mem``) and
+  wall time (its timeout).  ``sweep --slurm-args`` (or
+  ``COLORSIM_SLURM_ARGS``) adds sbatch options (a partition, an account);
+  ``--slurm-time`` (minutes) and ``--slurm-signal-s`` (or
+  ``COLORSIM_SLURM_TIME`` and ``_SIGNAL_S``) override the wall time and the
+  warning's lead.  ``sweep --detach`` submits every point and a collection
+  job that runs after them, and returns (:meth:`SlurmExecutor.submit_detached`).  ``scripts/slurm-local.sh`` starts a cluster on this
   machine to try it.
 """
 
@@ -70,7 +73,7 @@ class DaskExecutor:
                                         silence_logs=40)
             self.client = Client(self.cluster)
 
-    def submit(self, cmd, timeout_s, name=None):
+    def submit(self, cmd, timeout_s, name=None, mem_mib=None):
         from colorsim.orchestrate.process import execute
         # pure=False: a retry of the same command is a new task
         return self.client.submit(execute, cmd, timeout_s, str(ROOT), pure=False)
@@ -121,8 +124,9 @@ class SlurmJob:
     """One point: its job files, and once submitted its Slurm job id (an
     array task, ``ARRAYID_TASK``)."""
 
-    def __init__(self, name: str, script: Path, minutes: int):
+    def __init__(self, name: str, script: Path, minutes: int, mem_mib: int = None):
         self.name, self.script, self.minutes = name, script, minutes
+        self.mem_mib = mem_mib            # None: Slurm's default
         self.out = script.with_suffix(".out")
         self.err = script.with_suffix(".err")
         self.job_id = None               # set when its array is submitted
@@ -278,23 +282,31 @@ class SlurmExecutor:
     BACKOFF_MAX_S = 60.0     # (about 4 minutes in all)
     ARRAY_MAX = 1000         # points in one array job
 
-    def __init__(self, jobs, root):
+    def __init__(self, jobs, root, minutes: int = None, extra: str = None,
+                 signal_s: int = None):
+        """``minutes``, ``extra`` (sbatch options) and ``signal_s`` (the
+        wall-time warning's lead): the sweep's --slurm-* options, else
+        COLORSIM_SLURM_TIME, _ARGS and _SIGNAL_S, else each point's own
+        (its timeout) and 60 s."""
         _check_slurm()
         self.jobs = jobs
         self.dir = Path(root).resolve() / "slurm"
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.extra = shlex.split(os.environ.get("COLORSIM_SLURM_ARGS", ""))
+        self.extra = shlex.split(extra if extra is not None else
+                                 os.environ.get("COLORSIM_SLURM_ARGS", ""))
+        self.minutes = minutes or int(os.environ.get("COLORSIM_SLURM_TIME") or 0) or None
+        self.signal_s = signal_s or int(os.environ.get("COLORSIM_SLURM_SIGNAL_S") or 60)
         self.queue = []              # SlurmJobs not yet submitted
         self.live = {}               # job id -> submitted, unfinished SlurmJob
         self.arrays = 0
         _check_slurm()
 
-    def submit(self, cmd, timeout_s, name: str = None) -> SlurmJob:
+    def submit(self, cmd, timeout_s, name: str = None, mem_mib: int = None) -> SlurmJob:
         """Write the point's job file (named after its run) and queue it;
-        :meth:`as_completed` submits what is queued."""
+        :meth:`as_completed` submits what is queued.  The point's wall time
+        is its timeout (or --slurm-time), its memory ``mem_mib``."""
         from colorsim.orchestrate.process import _env
-        minutes = int(os.environ.get("COLORSIM_SLURM_TIME") or
-                      max(1, math.ceil(timeout_s / 60)))
+        minutes = self.minutes or max(1, math.ceil(timeout_s / 60))
         name = name or f"point-{os.getpid()}-{len(self.queue) + len(self.live)}"
         script = self.dir / f"{name}.sh"
         env = _env()
@@ -309,7 +321,7 @@ class SlurmExecutor:
             f"exec >{shlex.quote(str(script.with_suffix('.out')))} "
             f"2>{shlex.quote(str(script.with_suffix('.err')))}\n"
             f"exec {shlex.join(cmd)}\n")
-        job = SlurmJob(name, script, minutes)
+        job = SlurmJob(name, script, minutes, mem_mib)
         for f in (job.out, job.err):         # a retry's files are its own
             f.unlink(missing_ok=True)
         self.queue.append(job)
@@ -323,7 +335,11 @@ class SlurmExecutor:
             return
         # Slurm's default MaxArraySize (1001) caps an array's indexes
         todo, self.queue = self.queue[:self.ARRAY_MAX], self.queue[self.ARRAY_MAX:]
-        lead = int(os.environ.get("COLORSIM_SLURM_SIGNAL_S") or 60)
+        self._submit_array(todo, min(room, len(todo)))
+
+    def _submit_array(self, todo, limit: int, after: str = None) -> str:
+        """One array job of ``todo``, at most ``limit`` running at once
+        (after job ``after`` ended, if given); returns its id."""
         self.arrays += 1
         array = self.dir / f"array-{os.getpid()}-{self.arrays}.sh"
         cases = "".join(f"  {i}) exec /bin/sh {shlex.quote(str(j.script))} ;;\n"
@@ -337,15 +353,47 @@ class SlurmExecutor:
         log = self.dir / "array-%A_%a.log"      # Slurm's own messages
         # a name of its own, to find it if sbatch's answer gets lost
         tag = f"colorsim-{os.getpid()}-{self.arrays}-{secrets.token_hex(3)}"
+        mems = [j.mem_mib for j in todo if j.mem_mib]
         array_id = _sbatch(tag, "--parsable", f"--job-name={tag}",
-                           f"--array=0-{len(todo) - 1}%{min(room, len(todo))}",
+                           f"--array=0-{len(todo) - 1}%{limit}",
                            "--cpus-per-task=1",
                            f"--time={max(j.minutes for j in todo)}",
-                           f"--signal=B:USR1@{lead}", f"--output={log}",
+                           *([f"--mem={max(mems)}M"] if mems else []),
+                           *([f"--dependency=afterany:{after}"] if after else []),
+                           f"--signal=B:USR1@{self.signal_s}", f"--output={log}",
                            f"--error={log}", *self.extra, str(array))
         for i, j in enumerate(todo):
             j.job_id = f"{array_id}_{i}"
             self.live[j.job_id] = j
+        return array_id
+
+    def submit_detached(self, collect_cmd) -> tuple:
+        """Every queued point out now (arrays of at most ``jobs`` running at
+        once, each further array after the one before), then a collection
+        job, ``collect_cmd``, that runs once they have all ended, however
+        they ended.  Nothing here waits for them, and closing the executor
+        cancels nothing.  Returns (array ids, the collection job's id, its
+        log file)."""
+        from colorsim.orchestrate.process import _env
+        arrays = []
+        while self.queue:
+            todo, self.queue = self.queue[:self.ARRAY_MAX], self.queue[self.ARRAY_MAX:]
+            arrays.append(self._submit_array(todo, min(self.jobs, len(todo)),
+                                             after=arrays[-1] if arrays else None))
+        script = self.dir / f"collect-{os.getpid()}.sh"
+        log = self.dir / f"collect-{os.getpid()}.log"
+        script.write_text(
+            "#!/bin/sh\n# colorsim: gather a detached sweep's runs into its catalog\n"
+            f"cd {shlex.quote(str(ROOT))}\n"
+            f"export PYTHONPATH={shlex.quote(_env()['PYTHONPATH'])}\n"
+            f"exec {shlex.join(collect_cmd)}\n")
+        tag = f"colorsim-collect-{os.getpid()}-{secrets.token_hex(3)}"
+        collect = _sbatch(tag, "--parsable", f"--job-name={tag}",
+                          f"--dependency=afterany:{':'.join(arrays)}",
+                          "--cpus-per-task=1", "--time=60", f"--output={log}",
+                          f"--error={log}", *self.extra, str(script))
+        self.live.clear()               # theirs now: nothing to cancel at close
+        return arrays, collect, log
 
     def as_completed(self, futures):
         waiting = list(futures)
@@ -383,7 +431,7 @@ class LocalExecutor:
         self.jobs = jobs
         self.pool = ThreadPoolExecutor(max_workers=jobs)
 
-    def submit(self, cmd, timeout_s, name=None):
+    def submit(self, cmd, timeout_s, name=None, mem_mib=None):
         from colorsim.orchestrate.process import execute
         return self.pool.submit(execute, cmd, timeout_s)
 
@@ -395,12 +443,13 @@ class LocalExecutor:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
 
-def make_executor(kind: str, jobs: int, root: Path, dask=None):
+def make_executor(kind: str, jobs: int, root: Path, dask=None, slurm=None):
+    """``slurm``: the SlurmExecutor's options (minutes, extra, signal_s)."""
     if kind == "local":
         return LocalExecutor(jobs)
     if kind == "dask":
         return DaskExecutor(jobs, dask)
     if kind == "slurm":
-        return SlurmExecutor(jobs, root)
+        return SlurmExecutor(jobs, root, **(slurm or {}))
     raise ConfigError(f"unknown executor {kind!r}; choose one of "
                       f"{', '.join(EXECUTORS)}")

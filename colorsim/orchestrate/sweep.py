@@ -24,11 +24,16 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from colorsim.errors import ConfigError
+from colorsim.describe.experiments import cost_key
+from colorsim.orchestrate.costs import (RECORDED, Estimates, point_mem_mib,
+                                       recorded_costs, wall_s)
+from colorsim.orchestrate.detach import check_detach
+from colorsim.orchestrate.progress import Progress, _hms
+from colorsim.orchestrate.detach import submit as detach_submit
 from colorsim.orchestrate.executors import EXECUTORS, make_executor
 from colorsim.orchestrate.process import stop_all
 from colorsim.run.rundir import runs_root
@@ -227,67 +232,22 @@ def worker_command(task: Task, root: Path, force: bool = False) -> list:
     return [sys.executable, "-m", "colorsim.orchestrate.sweepworker", json.dumps(job)]
 
 
-# -- progress ---------------------------------------------------------------
-
-class Progress:
-    """done / failed / remaining / ETA on stderr (one line, redrawn on a
-    terminal; a line per change otherwise)."""
-
-    def __init__(self, total: int, stream=None, width: int = 30):
-        self.total, self.width = total, width
-        self.stream = stream or sys.stderr
-        self.tty = self.stream.isatty()
-        self.done = self.failed = 0
-        self.t0 = time.monotonic()
-
-    def line(self) -> str:
-        finished = self.done + self.failed
-        left = self.total - finished
-        frac = finished / self.total if self.total else 1.0
-        bar = "#" * int(frac * self.width)
-        elapsed = time.monotonic() - self.t0
-        if finished and left:
-            eta = f"ETA {_hms(elapsed / finished * left)}"
-        elif not left:
-            eta = f"took {_hms(elapsed)}"
-        else:
-            eta = "ETA ?"
-        return (f"sweep [{bar:<{self.width}}] {self.done} done, {self.failed} "
-                f"failed, {left} remaining, {eta}")
-
-    def update(self, ok: bool = None) -> None:
-        if ok is True:
-            self.done += 1
-        elif ok is False:
-            self.failed += 1
-        if self.tty:
-            print("\r" + self.line(), end="", file=self.stream, flush=True)
-        else:
-            print(self.line(), file=self.stream, flush=True)
-
-    def close(self) -> None:
-        if self.tty:
-            print(file=self.stream, flush=True)
-
-
-def _hms(s: float) -> str:
-    s = int(round(s))
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
-
-
 # -- the sweep ----------------------------------------------------------------
 
 def run_sweep(names: str, quick: bool = False, jobs: int = None,
               executor: str = "local", retries: int = 2, root=None,
               timeout_s: float = None, catalog: bool = True,
               progress_stream=None, log=print, dask=None,
-              force: bool = False, only: dict = None) -> dict:
+              force: bool = False, only: dict = None, detach: bool = False,
+              slurm: dict = None, only_texts=()) -> dict:
     """Run every missing point of ``names``; return the summary counts.
 
     ``dask``: for the dask executor, a scheduler address or a cluster
     object (e.g. dask-jobqueue's, :func:`colorsim.orchestrate.executors.slurm_dask_cluster`).
     ``force``: replace a point's damaged run directory.  ``only``
-    (:func:`parse_only`): run just the points it selects."""
+    (:func:`parse_only`): run just the points it selects.  ``detach``
+    (Slurm only): submit the points and a collection job, and return
+    (orchestrate/detach.py).  ``slurm``: the Slurm executor's options."""
     from colorsim.describe.experiments import load_experiments, select
     root = runs_root(root)
     from colorsim.run.rundir import check_out_dir
@@ -295,6 +255,8 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
     if executor not in EXECUTORS:
         raise ConfigError(f"unknown executor {executor!r}; choose one of "
                           f"{', '.join(EXECUTORS)}")
+    if detach:
+        check_detach(executor)
     exps = select(load_experiments(), names)
     only = only or {}
     check_only(exps, quick, only)
@@ -310,9 +272,14 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
     todo = [t for t in chosen if not is_done(root, t)]
     skipped = len(chosen) - len(todo)
     results = {}
+    if detach:
+        return detach_submit(todo, make_executor(executor, jobs, root, slurm=slurm),
+                             names, quick, root, lambda t: worker_command(t, root, force),
+                             point_mem_mib, only_texts, log)
     if todo:
-        results = _execute_all(todo, make_executor(executor, jobs, root, dask),
-                               root, retries, progress_stream, force)
+        results = _execute_all(todo, make_executor(executor, jobs, root, dask, slurm),
+                               root, retries, progress_stream, force,
+                               measured=_measured(root, chosen))
     if catalog:
         from colorsim.results.catalog import rebuild
         rebuild(root)
@@ -320,9 +287,12 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
                      only)
 
 
-def _execute_all(todo, ex, root, retries, progress_stream, force=False) -> dict:
+def _execute_all(todo, ex, root, retries, progress_stream, force=False,
+                 measured=None) -> dict:
     (root / BY_ID).mkdir(parents=True, exist_ok=True)
-    bar = Progress(len(todo), progress_stream)
+    weights = dict(zip((t.run_id for t in todo), Estimates(
+        measured or {}).weights([t.params for t in todo])))
+    bar = Progress(list(weights.values()), progress_stream)
     bar.update()
     attempts = {t.run_id: 0 for t in todo}
     results = {}
@@ -332,7 +302,8 @@ def _execute_all(todo, ex, root, retries, progress_stream, force=False) -> dict:
     def submit(t):
         attempts[t.run_id] += 1
         timeout = float(t.params["timeout"]) + WATCHDOG_GRACE_S
-        pending[ex.submit(worker_command(t, root, force), timeout, t.name)] = t
+        pending[ex.submit(worker_command(t, root, force), timeout, t.name,
+                          mem_mib=point_mem_mib(t.params))] = t
 
     try:
         for t in todo:
@@ -354,7 +325,7 @@ def _execute_all(todo, ex, root, retries, progress_stream, force=False) -> dict:
                 res["attempts"] = attempts[t.run_id]
                 res["retried_after"] = retry_reasons.get(t.run_id, [])
                 results[t.run_id] = res
-                bar.update(res["status"] == "done")
+                bar.update(res["status"] == "done", weights[t.run_id])
     except BaseException:
         stop_all()
         raise
@@ -433,31 +404,25 @@ def summarize(exps, records, tasks, results, skipped, quick, root, log,
     return counts
 
 
-def cost_class(params: dict) -> tuple:
-    """What a run's wall time depends on: machine, CPUs, workload and its
-    size, --timing and the built-in workload's region; not the kernel
-    variant or the seed."""
-    return (params["machine"], params["cpus"], params["tasks"],
-            params["warmup"] + params["roi"], params["workload_run"],
-            params.get("args") or "", bool(params.get("timing")))
-
-
-def _wall_s(root: Path, task: Task):
-    try:
-        return float(json.loads((root / BY_ID / task.name / "config.json")
-                                .read_text())["wall_s"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+def _measured(root: Path, tasks) -> dict:
+    """{cost class: [wall seconds, ...]} of the finished runs of ``tasks``
+    in ``root``."""
+    out = {}
+    for t in tasks:
+        w = wall_s(root / BY_ID / t.name) if is_done(root, t) else None
+        if w is not None:
+            out.setdefault(cost_key(t.params), []).append(w)
+    return out
 
 
 def dry_run(names: str, quick: bool = False, jobs: int = None, root=None,
-            log=print, only: dict = None) -> dict:
+            log=print, only: dict = None, recorded=None) -> dict:
     """What ``sweep`` would do, building and running nothing: per
     experiment its points done, to run, missing and not runnable, and an
     estimate of the wall time from the runs of the same cost class already
-    in ``root`` (classes never run there are counted, not guessed)."""
-    import statistics
-
+    in ``root``, else from the recorded paper-scale runs (``recorded``: a
+    recorded catalog's folder, default recorded/paper; costs.py); classes
+    neither has are counted, not guessed."""
     from colorsim.describe.experiments import load_experiments, select
     root = runs_root(root)
     exps = select(load_experiments(), names)
@@ -467,12 +432,8 @@ def dry_run(names: str, quick: bool = False, jobs: int = None, root=None,
     tasks, records = plan(exps, quick, root, progress=lambda m: None,
                           build=False)
     done = {rid for rid, t in tasks.items() if is_done(root, t)}
-    costs = {}
-    for rid in done:
-        w = _wall_s(root, tasks[rid])
-        if w is not None:
-            costs.setdefault(cost_class(tasks[rid].params), []).append(w)
-    known = {k: statistics.median(v) for k, v in costs.items()}
+    est = Estimates(_measured(root, [tasks[rid] for rid in done]),
+                    recorded_costs(recorded))
     scale = "quick" if quick else "paper"
     totals = {"done": 0, "run": 0, "unbuilt": 0, "missing": 0, "lacks": 0,
               "left_out": 0}
@@ -505,19 +466,23 @@ def dry_run(names: str, quick: bool = False, jobs: int = None, root=None,
             if rid not in done and selected(t.params, only)]
     distinct = len(todo) + len(unbuilt_runs)
     points = totals["run"] + totals["unbuilt"]
-    measured = [known[cost_class(t.params)] for t in todo
-                if cost_class(t.params) in known]
+    got = [est.of(t.params) for t in todo]
+    measured = [s for s, src in got if src is not None]
+    from_recorded = sum(1 for _, src in got if src == RECORDED)
     unknown = distinct - len(measured)
-    est = sum(measured) / jobs
+    total_s = sum(measured) / jobs
     shared = (f" ({points} points: experiments share runs)"
               if points != distinct else "")
     log(f"would run {distinct} distinct run{'s' * (distinct != 1)}{shared} with "
         f"{jobs} job{'s' * (jobs != 1)}: about "
-        f"{_hms(est)} for the {len(measured)} of a cost class already run in "
-        f"{root}" + (f"; {unknown} of classes never run there (cost unknown)"
-                     if unknown else ""))
+        f"{_hms(total_s)} for the {len(measured)} of a known cost class ("
+        f"{len(measured) - from_recorded} from the runs in {root}, "
+        f"{from_recorded} from the recorded paper-scale runs' host time on "
+        f"another machine)" + (f"; {unknown} of classes never run (cost unknown)"
+                               if unknown else ""))
     return {**totals, "distinct": distinct, "points_to_run": points,
-            "estimate_s": est, "unknown": unknown}
+            "estimate_s": total_s, "unknown": unknown,
+            "from_recorded": from_recorded}
 
 
 def list_experiments(log=print) -> None:
@@ -540,11 +505,34 @@ def cmd_sweep(a):
         dry_run(a.experiment, quick=a.quick, jobs=a.jobs, root=a.runs,
                 only=parse_only(a.only))
         return
-    c = run_sweep(a.experiment, quick=a.quick, jobs=a.jobs,
-                  executor=a.executor, retries=a.retries, root=a.runs,
-                  timeout_s=a.timeout, force=a.force, only=parse_only(a.only))
-    if c["failed"] or c["missing"]:
+    if a.collect:
+        c = collect(a.experiment, quick=a.quick, root=a.runs, only=parse_only(a.only))
+    else:
+        slurm = {"minutes": a.slurm_time, "extra": a.slurm_args,
+                 "signal_s": a.slurm_signal_s}
+        c = run_sweep(a.experiment, quick=a.quick, jobs=a.jobs,
+                      executor=a.executor, retries=a.retries, root=a.runs,
+                      timeout_s=a.timeout, force=a.force, only=parse_only(a.only),
+                      detach=a.detach, slurm=slurm, only_texts=a.only or ())
+    if c.get("failed") or c.get("missing"):
         raise SystemExit(1)
+
+
+def collect(names: str, quick: bool = False, root=None, only: dict = None,
+            log=print) -> dict:
+    """What a detached sweep's collection job does, and anyone may do at
+    any time: rebuild the runs folder's catalog and print what every
+    experiment has (done, failed, missing), running and building nothing."""
+    from colorsim.describe.experiments import load_experiments, select
+    from colorsim.results.catalog import rebuild
+    root = runs_root(root)
+    exps = select(load_experiments(), names)
+    only = only or {}
+    check_only(exps, quick, only)
+    tasks, records = plan(exps, quick, root, progress=lambda m: None, build=False)
+    rebuild(root)
+    done = sum(1 for t in tasks.values() if is_done(root, t))
+    return summarize(exps, records, tasks, {}, done, quick, root, log, only)
 
 
 def _jobs(text):
@@ -585,6 +573,21 @@ def add_parser(subparsers):
                         "axis (repeatable: every one must hold), e.g. "
                         "--only kernels=vanilla,c32 --only seeds=1; the "
                         "sweep's other points stay in its records, to run later")
+    p.add_argument("--detach", action="store_true",
+                   help="with --executor slurm: submit the points and a job that "
+                        "collects them after they end, then return at once")
+    p.add_argument("--collect", action="store_true",
+                   help="run nothing: rebuild the catalog of --runs and say what "
+                        "each experiment has (a detached sweep's last step)")
+    p.add_argument("--slurm-time", type=_jobs, metavar="MINUTES", default=None,
+                   help="with --executor slurm: each point's wall-time limit "
+                        "(default: its timeout; or COLORSIM_SLURM_TIME)")
+    p.add_argument("--slurm-args", metavar="ARGS", default=None,
+                   help="with --executor slurm: extra sbatch options, e.g. "
+                        "'--partition=long --account=me' (or COLORSIM_SLURM_ARGS)")
+    p.add_argument("--slurm-signal-s", type=_jobs, metavar="S", default=None,
+                   help="with --executor slurm: seconds before the limit at which "
+                        "Slurm warns a point (default 60; or COLORSIM_SLURM_SIGNAL_S)")
     p.add_argument("--force", action="store_true",
                    help="replace a point's run directory that is damaged "
                         "(kept until the new run completes); complete, "

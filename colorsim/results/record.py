@@ -30,8 +30,12 @@ says so.
 
 A recorded catalog holds no run directories, so ``catalog rebuild`` refuses
 it rather than replacing it with an empty one.  Its ``recorded.json`` says
-what it holds: the experiments' done and total points and the commits the
-runs were made at.  Nothing non-deterministic goes in.
+what it holds: the experiments' done and total points, the commits the
+runs were made at, and the host seconds a point of each cost class took
+(``host_seconds_per_cost_class``: the median wall time of the recorded
+runs of the class, as their run directories said; a fresh clone's sweep
+estimates its time from them).  Nothing else about the recording host
+goes in.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ KEY = ("experiment", "scale") + POINT_KEYS + ("timing", "args", "client_cpus")
 OFFSET_KEYS = ["run_id", "dump", "view", "mode", "kind", "offset"]
 # a stats row of a run
 STATS_KEYS = ["run_id", "dump", "name"]
+COSTS = "host_seconds_per_cost_class"      # recorded.json's key
 
 
 def merge_points(old, new):
@@ -194,8 +199,10 @@ def record(runs_dir, to=None, notice=None, experiments=None,
                for r in new.itertuples() if r.status != "done"]
     _recover(to)
     old_pts = old_runs = old_offs = old_stats = None
+    old_costs = {}
     if is_recorded(to):
         old = Catalog(to)
+        old_costs = json.loads((to / CATALOG / MARK).read_text()).get(COSTS, {})
         old_pts, old_runs = old.table("points"), old.table("runs")
         old_offs = old.table("offsets")
         if (old.dir / "stats.parquet").is_file():   # older records have none
@@ -221,10 +228,29 @@ def record(runs_dir, to=None, notice=None, experiments=None,
                       + ([old_stats] if old_stats is not None else []), ignore_index=True)
     stats = stats[stats["run_id"].isin(done)].drop_duplicates(STATS_KEYS)
     stats = stats.sort_values(STATS_KEYS).reset_index(drop=True)
-    info = summary(points, runs)
+    costs = dict(old_costs)
+    costs.update(host_seconds(new[new["status"] == "done"], cat, runs_dir))
+    info = dict(summary(points, runs), **{COSTS: dict(sorted(costs.items()))})
     _write(to, {"points": points, "runs": runs, "offsets": offs,
                 "stats": stats}, info)
     return dict(info, skipped=skipped)
+
+
+def host_seconds(done_points, cat, runs_dir: Path) -> dict:
+    """{cost class key: median wall seconds} of the runs behind
+    ``done_points`` (their config.json's ``wall_s``)."""
+    import statistics
+    from colorsim.describe.experiments import cost_key
+    paths = dict(zip(cat.table("runs")["run_id"], cat.table("runs")["path"]))
+    by = {}
+    for r in done_points.to_dict("records"):
+        try:
+            cfg = json.loads((Path(runs_dir) / paths[r["run_id"]] / "config.json")
+                             .read_text())
+            by.setdefault(cost_key(r), []).append(float(cfg["wall_s"]))
+        except (KeyError, OSError, ValueError, TypeError):
+            continue                    # a run without its wall time
+    return {k: round(statistics.median(v), 1) for k, v in by.items()}
 
 
 def _recover(to: Path) -> None:
