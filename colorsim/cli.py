@@ -35,7 +35,6 @@ from colorsim.argtypes import positive_hours as _positive_hours
 from colorsim.argtypes import nonnegative_int
 from colorsim.units import format_size
 from colorsim.describe.variants import colors_rule, parse_variant
-from colorsim.describe.linux24 import is_linux24
 from colorsim.describe.experiments import ACCEPT_MODES, WORK_MODES
 from colorsim.describe.programs import (MAX_HOURS_DEFAULT, check_host_time,
                                        sized_timeout)
@@ -187,7 +186,7 @@ def spec_from_args(a, kernel=None) -> RunSpec:
         size_note = default_size(a, program)
         cc = getattr(a, "client_cpus", None)
         if cc is None:                 # the program's default, but linux24
-            cc = 0 if is_linux24(variant) else -1   # has no client partition
+            cc = 0 if variant.clients_on_server_cpus else -1   # 2.4 has no client partition
         w = Workload(tasks=a.tasks or Workload.tasks,
                      burst=a.burst or Workload.burst, warmup_ticks=a.warmup,
                      roi_ticks=a.roi, seed=a.seed,

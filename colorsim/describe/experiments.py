@@ -144,7 +144,6 @@ class Point:
             raise ConfigError(f"workload {self.workload_run!r} cannot run")
         from colorsim.describe.machine import get_machine
         from colorsim.describe.runspec import RunSpec, Workload
-        from colorsim.describe.linux24 import is_linux24
         from colorsim.describe.variants import parse_variant
         import warnings
         machine = get_machine(self.machine)
@@ -158,7 +157,7 @@ class Point:
         # README, "Sweeps ...")
         user = self.workload_run in PROGRAMS
         cc = self.client_cpus if user else -1
-        if cc == -1 and is_linux24(variant):   # no client partition on 2.4:
+        if cc == -1 and variant.clients_on_server_cpus:   # none on 2.4:
             cc = 0                             # the clients share its CPUs
         w = Workload(tasks=self.tasks, burst=self.burst,
                      warmup_ticks=Workload.warmup_ticks if user else self.warmup,

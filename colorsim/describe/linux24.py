@@ -11,6 +11,7 @@ eq. (1).  Building it, its image's init and its layout are in
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -184,6 +185,56 @@ class Linux24Build:
     def bzimage(self) -> Path:
         return self.dir / "bzImage"
 
+    # The kind's side in describing a run (RunSpec asks the variant; the
+    # run side is colorsim/run/kernels/linux24.py).
+    clients_on_server_cpus = True    # no client partition: they share its CPUs
+
+    def kernel_dir(self) -> Path:
+        return self.dir
+
+    def kernel_elf64(self) -> Path:
+        """Its bzImage: the file a run's identity hashes."""
+        return self.bzimage
+
+    def rootfs_image(self, program: str) -> Path:
+        """Its ext2 initrd: the web image, or the tasks workload's."""
+        return web_image() if program else BUILD / "linux24" / "initrd.ext2"
+
+    def for_run(self, timing: bool) -> "Linux24Build":
+        """A --timing run boots the image whose ticks come from modelled
+        time (kernels/linux24/patches/0004)."""
+        if timing and not self.timing:
+            return dataclasses.replace(self, timing=True)
+        return self
+
+    def cmdline_limit(self) -> tuple:
+        return CMDLINE_MAX, "Linux 2.4 keeps (COMMAND_LINE_SIZE)"
+
+    def cmdline(self, spec, lapic_hz: int, timing: str) -> str:
+        """Its command line: the web image's or the tasks workload's."""
+        w = spec.workload
+        if w.program:
+            return web_cmdline(w.args, timing)
+        return cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer,
+                       timing)
+
+    def check_run(self, spec) -> None:
+        """What a Linux 2.4 run cannot be (yet)."""
+        if spec.engine != "qemu" or spec.workload.program not in ("", WEB_PROGRAM):
+            raise ConfigError("linux24 kernels run on QEMU with their own init "
+                              "(the tasks workload, or --workload web) for "
+                              "now: no --engine gem5 or other --workload")
+        if spec.workload.client_cpus:
+            raise ConfigError("client CPUs (--client-cpus) are the testbed "
+                              "kernel's on QEMU (on linux24 kernels the "
+                              "clients share the server's CPUs); use "
+                              "--client-cpus 0")
+
+    def id_dict(self, d: dict) -> dict:
+        if not self.timing:
+            del d["timing"]             # counting runs' ids stay as before
+        return d
+
 
 def variant_for(machine, kernel: str) -> Linux24Build:
     """``vanilla`` or ``cN`` on ``machine`` (its L2 decides b, eq. (1))."""
@@ -218,6 +269,9 @@ def is_linux24(variant) -> bool:
 # The web workload's image (colorsim/run/linux24web.py): /init, /bin/web
 # and the file set (about 5 MiB); the configs' RAM disk holds 64 MiB.
 WEB_PROGRAM = "/bin/web"
+# Linux 2.4's COMMAND_LINE_SIZE is 256 with its NUL (i386 and x86_64 alike);
+# the boot code cuts a longer line silently, so it is refused before a run.
+CMDLINE_MAX = 255
 WEB_IMAGE_KIB = 8192
 
 

@@ -14,10 +14,9 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from colorsim import BUILD
 from colorsim.errors import ConfigError
 from colorsim.describe.machine import Machine
-from colorsim.describe.variants import KernelVariant, kernel_define
+from colorsim.describe.variants import CMDLINE_MAX, KernelVariant, kernel_define  # noqa: F401
 from colorsim.units import format_size
 
 ENGINES = ("qemu", "gem5")
@@ -41,11 +40,7 @@ ROOTFS_NAME_MAX = 95       # kernels/include/fs.h RFS_NAME_MAX, less the NUL
 # The longest command line and initargs= value the testbed kernel keeps
 # (kernels/include/param.h, less the NUL); a longer one panics at boot, so
 # it is refused here, before anything is built or booted.
-CMDLINE_MAX = kernel_define("param.h", "CMDLINE_MAX") - 1
 INITARGS_MAX = kernel_define("param.h", "INITARGS_MAX") - 1
-# Linux 2.4's COMMAND_LINE_SIZE is 256 with its NUL (i386 and x86_64 alike);
-# the boot code cuts a longer line silently, so it is refused here.
-LINUX24_CMDLINE_MAX = 255
 
 
 def parse_workload(text: str) -> str:
@@ -132,11 +127,8 @@ class RunSpec:
     timing: bool = False       # modelled time (busmon timing=), QEMU only
 
     def __post_init__(self):
-        if self.timing and _linux24(self.variant) and not self.variant.timing:
-            # a Linux 2.4 --timing run boots the image that takes its ticks
-            # from modelled time (kernels/linux24/patches/0004)
-            object.__setattr__(self, "variant",
-                               dataclasses.replace(self.variant, timing=True))
+        # the image this run boots (Linux 2.4's --timing image)
+        object.__setattr__(self, "variant", self.variant.for_run(self.timing))
         if self.timing and self.engine != "qemu":
             raise ConfigError("--timing is the QEMU engine's modelled time; "
                               "gem5 keeps its own")
@@ -160,21 +152,14 @@ class RunSpec:
             warnings.warn(f"L1D {format_size(l1.size)} is larger than L2 "
                           f"{format_size(l2.size)}: the L2 can hold only part "
                           f"of what the L1 does", stacklevel=3)
-        if _linux24(self.variant) and (self.engine != "qemu" or
-                                       self.workload.program not in ("", "/bin/web")):
-            raise ConfigError("linux24 kernels run on QEMU with their own init "
-                              "(the tasks workload, or --workload web) for "
-                              "now: no --engine gem5 or other --workload")
+        self.variant.check_run(self)          # what its kernel cannot run
         if self.vcpus > VCPUS_MAX:
             raise ConfigError(f"{self.cpus} CPUs + {self.workload.client_cpus} "
                               f"client CPUs is more than the {VCPUS_MAX} the "
                               f"testbed brings online")
-        if self.workload.client_cpus and (self.engine != "qemu"
-                                          or _linux24(self.variant)):
+        if self.workload.client_cpus and self.engine != "qemu":
             raise ConfigError("client CPUs (--client-cpus) are the testbed "
-                              "kernel's on QEMU (on linux24 kernels the "
-                              "clients share the server's CPUs); use "
-                              "--client-cpus 0")
+                              "kernel's on QEMU; use --client-cpus 0")
         if not 0 < self.timeout_s < float("inf"):
             raise ConfigError(f"timeout must be a positive number of seconds, "
                               f"got {self.timeout_s}")
@@ -190,17 +175,13 @@ class RunSpec:
 
     @property
     def kernel_dir(self) -> Path:
-        if _linux24(self.variant):
-            return self.variant.dir
-        return BUILD / "kernels" / self.variant.build_id
+        return self.variant.kernel_dir()
 
     @property
     def kernel_elf64(self) -> Path:
         """ELF64 image with the 64-bit entry point (gem5's loader); for a
         linux24 kernel its bzImage, the file the run's identity hashes."""
-        if _linux24(self.variant):
-            return self.variant.bzimage
-        return self.kernel_dir / "kernel.elf"
+        return self.variant.kernel_elf64()
 
     @property
     def kernel_multiboot(self) -> Path:
@@ -211,12 +192,7 @@ class RunSpec:
     def rootfs_image(self) -> Path:
         """The root-file-system image (QEMU -initrd) for user programs; a
         linux24 kernel's ext2 initrd."""
-        if _linux24(self.variant) and self.workload.program:
-            from colorsim.describe.linux24 import web_image
-            return web_image()
-        if _linux24(self.variant):
-            return BUILD / "linux24" / "initrd.ext2"
-        return BUILD / "disk-images" / "rootfs.img"
+        return self.variant.rootfs_image(self.workload.program)
 
     @property
     def layout_file(self) -> Path:
@@ -226,10 +202,7 @@ class RunSpec:
         """The kernel's command line, or a ConfigError if the kernel could
         not keep it whole."""
         line = self._kernel_cmdline(lapic_hz)
-        if _linux24(self.variant):
-            most, who = LINUX24_CMDLINE_MAX, "Linux 2.4 keeps (COMMAND_LINE_SIZE)"
-        else:
-            most, who = CMDLINE_MAX, "the testbed kernel keeps (CMDLINE_MAX)"
+        most, who = self.variant.cmdline_limit()
         if len(line) > most:
             raise ConfigError(f"the kernel command line would be {len(line)} "
                               f"bytes, more than the {most} {who}: shorten "
@@ -237,31 +210,12 @@ class RunSpec:
         return line
 
     def _kernel_cmdline(self, lapic_hz: int) -> str:
-        w = self.workload
         timing = ""
         if self.timing:    # ticks from modelled time (kernels/kernel/timer.c,
             hz = self.machine.processor.clock_hz   # Linux 2.4's patch 0004)
             timing = (f"timing_hz={hz} "
                       f"timing_quantum={hz * SYNC_QUANTUM_US // 1_000_000}")
-        if _linux24(self.variant) and w.program:
-            from colorsim.describe.linux24 import web_cmdline
-            return web_cmdline(w.args, timing)
-        if _linux24(self.variant):
-            from colorsim.describe.linux24 import cmdline
-            return cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer,
-                           timing)
-        line = (f"tasks={w.tasks} burst={w.burst} buffer={w.buffer} "
-                f"warmup={w.warmup_ticks} roi={w.roi_ticks} seed={w.seed} "
-                f"lapic_hz={lapic_hz}")
-        if timing:
-            line += " " + timing
-        line += f" init={w.program}" if w.program else ""
-        line += f" clientcpus={w.client_cpus}" if w.client_cpus else ""
-        net = self.machine.network
-        if self.wire:                                 # the wire (wire.c)
-            line += f" wire_bps={net.bandwidth_bps} wire_ns={net.latency_ns}"
-            line += " nicdma=1" if net.dma else ""
-        return line + (f" initargs={w.args}" if w.args else "")
+        return self.variant.cmdline(self, lapic_hz, timing)
 
     @property
     def wire(self) -> bool:
@@ -311,8 +265,7 @@ class RunSpec:
             del d["workload"]["client_cpus"]
         elif self.machine.network is not None:      # the wire's settings
             d["network"] = self.machine.network.to_dict()
-        if _linux24(self.variant) and not self.variant.timing:
-            del d["variant"]["timing"]      # counting runs' ids stay as before
+        d["variant"] = self.variant.id_dict(d["variant"])
         d["variant"]["name"] = self.variant.name
         d["variant"]["build_id"] = self.variant.build_id
         if self.timing:                     # absent in counting-only runs,
@@ -348,11 +301,6 @@ class RunSpec:
                     f"r{w.roi_ticks}-b{w.burst}-{self.engine}"
                     + ("-timing" if self.timing else ""))
         return f"{readable[:NAME_MAX - 9]}-{self.settings_digest()}"
-
-
-def _linux24(variant) -> bool:
-    from colorsim.describe.linux24 import is_linux24
-    return is_linux24(variant)
 
 
 def file_digest(path: Path, algorithm: str = "sha256") -> str:

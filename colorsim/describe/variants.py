@@ -19,7 +19,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from colorsim import ROOT
+from pathlib import Path
+
+from colorsim import BUILD, ROOT
 from colorsim.errors import ConfigError
 from colorsim.describe.machine import Machine
 from colorsim.units import is_pow2
@@ -39,6 +41,12 @@ def c_define(path, name: str) -> int:
 
 def kernel_define(header: str, name: str) -> int:
     return c_define(KERNEL_INCLUDE / header, name)
+
+
+# The longest command line the testbed kernel keeps (kernels/include/param.h,
+# less the NUL); a longer one panics at boot, so it is refused before
+# anything is built or booted.
+CMDLINE_MAX = kernel_define("param.h", "CMDLINE_MAX") - 1
 
 
 THREAD_SIZE = kernel_define("param.h", "THREAD_SIZE")
@@ -138,6 +146,53 @@ class KernelVariant:
             flags.append("-DCONFIG_SCHED_MQ=1")
         return flags
 
+
+    # The kind's side in describing a run (RunSpec asks the variant; the
+    # run side is colorsim/run/kernels/testbed.py).
+    clients_on_server_cpus = False   # a program's clients get CPUs of their own
+
+    def kernel_dir(self) -> Path:
+        return BUILD / "kernels" / self.build_id
+
+    def kernel_elf64(self) -> Path:
+        return self.kernel_dir() / "kernel.elf"
+
+    def rootfs_image(self, program: str) -> Path:
+        return BUILD / "disk-images" / "rootfs.img"
+
+    def for_run(self, timing: bool) -> "KernelVariant":
+        """The image a run boots (the same with or without --timing)."""
+        return self
+
+    def cmdline_limit(self) -> tuple:
+        """The longest command line the kernel keeps, and who says so."""
+        return CMDLINE_MAX, "the testbed kernel keeps (CMDLINE_MAX)"
+
+    def cmdline(self, spec, lapic_hz: int, timing: str) -> str:
+        """The testbed kernel's command line for ``spec`` (its workload,
+        modelled time, client CPUs, the wire); ``timing``: the modelled-
+        time settings, or ""."""
+        w = spec.workload
+        line = (f"tasks={w.tasks} burst={w.burst} buffer={w.buffer} "
+                f"warmup={w.warmup_ticks} roi={w.roi_ticks} seed={w.seed} "
+                f"lapic_hz={lapic_hz}")
+        if timing:
+            line += " " + timing
+        line += f" init={w.program}" if w.program else ""
+        line += f" clientcpus={w.client_cpus}" if w.client_cpus else ""
+        net = spec.machine.network
+        if spec.wire:                                 # the wire (wire.c)
+            line += f" wire_bps={net.bandwidth_bps} wire_ns={net.latency_ns}"
+            line += " nicdma=1" if net.dma else ""
+        return line + (f" initargs={w.args}" if w.args else "")
+
+    def check_run(self, spec) -> None:
+        """Refuse what this kernel cannot run (nothing the spec's own
+        checks do not cover)."""
+
+    def id_dict(self, d: dict) -> dict:
+        """The variant's part of a run's identity dict."""
+        return d
 
 KERNEL_NAMES = "'vanilla', 'cN', 'mq', 'mq-cN' or 'linux24:vanilla', 'linux24:cN'"
 _NAME = re.compile(r"^(?:(mq)(?:-c(\d+))?|vanilla|c(\d+))$")

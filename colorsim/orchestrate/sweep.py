@@ -63,35 +63,29 @@ class Task:
 
 def _built(spec) -> bool:
     """Whether the builds a run's identity hashes are all there."""
-    from colorsim.describe.linux24 import is_linux24
     from colorsim.run.build import PLUGIN
+    from colorsim.run.kernels import kind_of
     files = [spec.kernel_elf64]
     if spec.engine == "qemu":
         files.append(PLUGIN)
     if spec.workload.program:
         files.append(spec.rootfs_image)
-    if is_linux24(spec.variant):     # its initrd, and the tree it was built from
-        from colorsim.run.linux24 import SOURCE_FILE
-        files += [spec.rootfs_image, spec.variant.dir / SOURCE_FILE]
+    files += kind_of(spec.variant).built_files(spec)
     return all(Path(f).is_file() for f in files)
 
 
 def _build_all(specs, progress) -> None:
-    """The kernels, plugin and image the points need, once, here: the
-    testbed's through scons, Linux 2.4's from the user's tree."""
-    from colorsim.describe.linux24 import is_linux24
-    from colorsim.run import linux24
+    """The kernels, plugin and images the points need, once, here, each
+    kind of kernel its own way (the testbed's through scons, Linux 2.4's
+    from the user's tree); the plugin if any point runs on QEMU."""
     from colorsim.run.build import ensure_built
-    ours = [s for s in specs if not is_linux24(s.variant)]
-    ensure_built({s.variant.build_id for s in ours},
-                 plugin=any(s.engine == "qemu" for s in specs),
-                 image=any(s.workload.program for s in ours),
-                 progress=progress)
-    for v in {s.variant for s in specs if is_linux24(s.variant)}:
-        linux24.prepare(v, progress)
-    if any(is_linux24(s.variant) and s.workload.program for s in specs):
-        from colorsim.run.linux24web import web_initrd
-        web_initrd(progress)          # one image for every web point
+    from colorsim.run.kernels import KINDS
+    if any(s.engine == "qemu" for s in specs):
+        ensure_built([], plugin=True, progress=progress)
+    for kind in KINDS:
+        mine = [s for s in specs if kind.owns(s.variant)]
+        if mine:
+            kind.prepare_all(mine, progress)
 
 
 # --only AXIS=V[,V...]: the grid's axes by their names in experiments.toml

@@ -24,11 +24,10 @@ import time
 from pathlib import Path
 
 from colorsim import ROOT
-from colorsim.describe.linux24 import is_linux24
 from colorsim.describe.programs import MAX_HOURS_DEFAULT, check_host_time
-from colorsim.run import linux24, linux24web
-from colorsim.run.build import PLUGIN, ensure_built
+from colorsim.run.build import PLUGIN
 from colorsim.run.engines import get_engine
+from colorsim.run.kernels import kind_of
 from colorsim.errors import ConfigError, Interrupted, ResultsError, RunError
 from colorsim.run.rundir import (CONFIG_DIGEST, RunLock, check_out_dir, check_results,
                      check_run_name, config_digest, partial_dir, publish,
@@ -287,23 +286,14 @@ def preflight(spec: RunSpec, engine_needed: bool = True,
     check_host_time(spec.workload.program, spec.workload.args, max_hours)
     if out is not None:
         check_free_space(spec, out)
-    if is_linux24(spec.variant):
-        from colorsim.describe.linux24 import source_tree
-        source_tree()
+    kind_of(spec.variant).check_source(spec)
 
 
 def prepare(spec: RunSpec, progress=print) -> dict:
     """Check the engine, build what is missing, return the kernel layout."""
     engine = get_engine(spec.engine)
     engine.check_available()
-    if is_linux24(spec.variant):
-        ensure_built([], plugin=True, progress=progress)
-        linux24.prepare(spec.variant, progress)
-        if spec.workload.program:
-            linux24web.web_initrd(progress)
-        return json.loads(spec.layout_file.read_text())
-    ensure_built([spec.variant.build_id], plugin=spec.engine == "qemu",
-                 progress=progress, image=bool(spec.workload.program))
+    kind_of(spec.variant).prepare(spec, progress)
     return json.loads(spec.layout_file.read_text())
 
 
@@ -319,12 +309,7 @@ def identity(spec: RunSpec) -> dict:
         ident.update(get_engine("qemu").identity(spec))     # its firmware
     if spec.engine == "gem5":           # its binary, scripts and parameters
         ident.update(get_engine("gem5").identity(spec))
-    if spec.workload.program or is_linux24(spec.variant):
-        ident["rootfs_sha256"] = file_sha256(spec.rootfs_image)
-    if is_linux24(spec.variant):        # the user's tree, by content
-        src = linux24.source_record(spec.variant)
-        ident["linux24_source_sha256"] = src.get("sha256")
-        ident["linux24_version"] = src.get("version")
+    ident.update(kind_of(spec.variant).identity(spec))   # its image, its tree
     return ident
 
 
@@ -382,8 +367,7 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
                   source=git_revision(), host=platform.node(),
                   started=datetime.datetime.now().isoformat(timespec="seconds"),
                   **_batch_job(), **ident)
-    if is_linux24(spec.variant) and spec.workload.program:
-        config["clients"] = linux24web.CLIENTS     # not the testbed's layout
+    config.update(kind_of(spec.variant).config(spec))
     if spec.engine == "qemu":
         config["emulation"] = engine.mode(spec)
         config["command"] = engine.command(spec, partial, layout)
@@ -404,8 +388,7 @@ def _run_locked(spec, name, out, layout, ident, lock, progress) -> Path:
         _check_builds_unchanged(spec, ident)
         if spec.workload.program:
             _check_program_finished(partial / "console.log", spec.workload.program)
-        if spec.workload.program and is_linux24(spec.variant):
-            linux24web.check_web_output(partial / "console.log")
+        kind_of(spec.variant).check_output(spec, partial / "console.log")
         manifest = check_results(partial, engine.result_files,
                                   engine.dumps_expected)
     except (RuntimeError, TimeoutError, OSError, ResultsError) as e:

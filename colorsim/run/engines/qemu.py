@@ -34,8 +34,7 @@ from pathlib import Path
 from colorsim import ROOT
 from colorsim.run.build import PLUGIN
 from colorsim.errors import ConfigError
-from colorsim.describe.linux24 import is_linux24
-from colorsim.run.linux24 import qemu_args as linux24_qemu_args
+from colorsim.run.kernels import kind_of
 from colorsim.run.rundir import MANIFEST_FILES
 from colorsim.describe.runspec import RunSpec
 
@@ -256,7 +255,7 @@ class QemuEngine:
             # its compute loop, kernels/workload/tasks.c; Linux 2.4's init,
             # workloads/linux24/l24tasks.c, has its own compute()).
             # The web image's programs have no compute(): no units there.
-            if not (is_linux24(spec.variant) and spec.workload.program):
+            if kind_of(spec.variant).has_compute_unit(spec):
                 args.append(f"unit={sym['compute']['addr']:#x}")
         return ",".join([str(PLUGIN)] + args)
 
@@ -289,10 +288,10 @@ class QemuEngine:
         cmd = ["env", "-C", str(kdir), str(binary)]
         for d in firmware_dirs(binary):
             cmd += ["-L", str(d)]
-        if is_linux24(spec.variant):        # real Linux: bzImage + ext2 initrd
-            cmd += linux24_qemu_args(spec.variant, m, spec.rootfs_image,
-                                     run_dir / "console.log",
-                                     spec.kernel_cmdline(self.lapic_hz(spec)))
+        boot = kind_of(spec.variant).qemu_boot(   # real Linux: bzImage + initrd
+            spec, m, run_dir, spec.kernel_cmdline(self.lapic_hz(spec)))
+        if boot is not None:
+            cmd += boot
             if plugin:
                 cmd += ["-plugin", self.plugin_args(spec, run_dir, layout)]
             return cmd
@@ -322,7 +321,7 @@ class QemuEngine:
                  f"{p.inclusion}, replacement L1 {p.l1_replacement} L2 {p.l2_replacement}"
                  + (f"; L1I {c.l1i.describe()} with instruction fetches"
                     if self.fetches(spec) else ""),
-                 f"kernel: {spec.kernel_elf64 if is_linux24(spec.variant) else spec.kernel_multiboot}" + (
+                 f"kernel: {kind_of(spec.variant).kernel_image(spec)}" + (
                      "" if layout is not None else
                      " (not built yet: the run builds it first, and its "
                      "layout gives the plugin's PC ranges)"),

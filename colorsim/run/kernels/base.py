@@ -1,0 +1,61 @@
+"""The interface every kernel kind implements (colorsim/run/kernels)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class KernelKind:
+    """What the runner, the QEMU engine and the sweep need of a kernel."""
+
+    name = "?"
+
+    def owns(self, variant) -> bool:
+        """Whether ``variant`` is a kernel of this kind."""
+        raise NotImplementedError
+
+    def check_source(self, spec) -> None:
+        """Refuse, before anything runs, a run whose kernel cannot be
+        built here (Linux 2.4 without the user's tree)."""
+
+    def prepare(self, spec, progress) -> None:
+        """Build what one run of ``spec`` boots (its kernel, its image);
+        the engine's own builds (the plugin) are the runner's."""
+        raise NotImplementedError
+
+    def prepare_all(self, specs, progress) -> None:
+        """Build, once, what every run of ``specs`` (all of this kind)
+        boots: a sweep's builds."""
+        raise NotImplementedError
+
+    def built_files(self, spec) -> list:
+        """The files, beyond the kernel and the engine's, that must exist
+        for a run's identity to be computed without building."""
+        return []
+
+    def identity(self, spec) -> dict:
+        """Entries of a run's identity beyond the kernel and the engine:
+        what else the result depends on."""
+        raise NotImplementedError
+
+    def config(self, spec) -> dict:
+        """Entries of a run's config.json that differ by kind."""
+        return {}
+
+    def check_output(self, spec, console: Path) -> None:
+        """Refuse a finished run whose console does not show a complete
+        workload (raise ResultsError)."""
+
+    def kernel_image(self, spec) -> Path:
+        """The file QEMU boots."""
+        raise NotImplementedError
+
+    def qemu_boot(self, spec, machine, run_dir: Path, cmdline: str):
+        """QEMU's options to boot this kernel, or None: the QEMU engine's
+        own multiboot command line (the testbed's)."""
+        return None
+
+    def has_compute_unit(self, spec) -> bool:
+        """Whether the booted workload has the built-in ``compute`` loop,
+        the bus monitor's unit of work."""
+        return True

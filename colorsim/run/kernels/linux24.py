@@ -1,0 +1,70 @@
+"""The user's Linux 2.4 (x86_64), built from their tree
+(colorsim/run/linux24.py), booted as a bzImage with an ext2 initrd."""
+
+from __future__ import annotations
+
+from colorsim.run.kernels.base import KernelKind
+from colorsim.describe.runspec import file_sha256
+
+
+class Linux24Kernel(KernelKind):
+    name = "linux24"
+
+    def owns(self, variant) -> bool:
+        from colorsim.describe.linux24 import is_linux24
+        return is_linux24(variant)
+
+    def check_source(self, spec) -> None:
+        from colorsim.describe.linux24 import source_tree
+        source_tree()                    # LINUX24_SRC set and a 2.4 tree
+
+    def prepare(self, spec, progress) -> None:
+        from colorsim.run import linux24, linux24web
+        from colorsim.run.build import ensure_built
+        ensure_built([], plugin=True, progress=progress)
+        linux24.prepare(spec.variant, progress)
+        if spec.workload.program:
+            linux24web.web_initrd(progress)
+
+    def prepare_all(self, specs, progress) -> None:
+        from colorsim.run import linux24
+        from colorsim.run.linux24web import web_initrd
+        for v in {s.variant for s in specs}:
+            linux24.prepare(v, progress)
+        if any(s.workload.program for s in specs):
+            web_initrd(progress)          # one image for every web point
+
+    def built_files(self, spec) -> list:
+        from colorsim.run.linux24 import SOURCE_FILE
+        # its initrd, and the tree it was built from
+        return [spec.rootfs_image, spec.variant.dir / SOURCE_FILE]
+
+    def identity(self, spec) -> dict:
+        from colorsim.run import linux24
+        src = linux24.source_record(spec.variant)   # the user's tree, by content
+        return {"rootfs_sha256": file_sha256(spec.rootfs_image),
+                "linux24_source_sha256": src.get("sha256"),
+                "linux24_version": src.get("version")}
+
+    def config(self, spec) -> dict:
+        from colorsim.run import linux24web
+        # where its web clients run: not the testbed's layout
+        return {"clients": linux24web.CLIENTS} if spec.workload.program else {}
+
+    def check_output(self, spec, console) -> None:
+        if spec.workload.program:
+            from colorsim.run import linux24web
+            linux24web.check_web_output(console)
+
+    def kernel_image(self, spec):
+        return spec.kernel_elf64
+
+    def qemu_boot(self, spec, machine, run_dir, cmdline):
+        from colorsim.run.linux24 import qemu_args
+        return qemu_args(spec.variant, machine, spec.rootfs_image,
+                         run_dir / "console.log", cmdline)
+
+    def has_compute_unit(self, spec) -> bool:
+        # its init (workloads/linux24/l24tasks.c) has its own compute();
+        # the web image's programs have none
+        return not spec.workload.program

@@ -1,0 +1,34 @@
+"""The suite's own testbed kernel (kernels/), built by SCons."""
+
+from __future__ import annotations
+
+from colorsim.run.kernels.base import KernelKind
+from colorsim.describe.runspec import file_sha256
+
+
+class TestbedKernel(KernelKind):
+    name = "testbed"
+
+    def owns(self, variant) -> bool:
+        from colorsim.describe.variants import KernelVariant
+        return isinstance(variant, KernelVariant)
+
+    def prepare(self, spec, progress) -> None:
+        from colorsim.run.build import ensure_built
+        ensure_built([spec.variant.build_id], plugin=spec.engine == "qemu",
+                     progress=progress, image=bool(spec.workload.program))
+
+    def prepare_all(self, specs, progress) -> None:
+        from colorsim.run.build import ensure_built
+        ensure_built({s.variant.build_id for s in specs},
+                     plugin=any(s.engine == "qemu" for s in specs),
+                     image=any(s.workload.program for s in specs),
+                     progress=progress)
+
+    def identity(self, spec) -> dict:
+        # a user program boots with the root file system's image
+        return ({"rootfs_sha256": file_sha256(spec.rootfs_image)}
+                if spec.workload.program else {})
+
+    def kernel_image(self, spec):
+        return spec.kernel_multiboot
