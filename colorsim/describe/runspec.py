@@ -37,9 +37,9 @@ CLIENT_CPUS_MAX = 8
 
 NAME_MAX = 120             # colorsim/rundir.py MAX_NAME: a run name's limit
 ROOTFS_NAME_MAX = 95       # kernels/include/fs.h RFS_NAME_MAX, less the NUL
-# The longest command line and initargs= value the testbed kernel keeps
-# (kernels/include/param.h, less the NUL); a longer one panics at boot, so
-# it is refused here, before anything is built or booted.
+# The longest initargs= value the testbed kernel keeps (kernels/include/
+# param.h, less the NUL; its command line's: variants.CMDLINE_MAX); a longer
+# one panics at boot, so it is refused here, before anything is built or booted.
 INITARGS_MAX = kernel_define("param.h", "INITARGS_MAX") - 1
 
 

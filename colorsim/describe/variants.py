@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
 from pathlib import Path
 
 from colorsim import BUILD, ROOT
@@ -146,7 +145,6 @@ class KernelVariant:
             flags.append("-DCONFIG_SCHED_MQ=1")
         return flags
 
-
     # The kind's side in describing a run (RunSpec asks the variant; the
     # run side is colorsim/run/kernels/testbed.py).
     clients_on_server_cpus = False   # a program's clients get CPUs of their own
@@ -193,6 +191,7 @@ class KernelVariant:
     def id_dict(self, d: dict) -> dict:
         """The variant's part of a run's identity dict."""
         return d
+
 
 KERNEL_NAMES = "'vanilla', 'cN', 'mq', 'mq-cN' or 'linux24:vanilla', 'linux24:cN'"
 _NAME = re.compile(r"^(?:(mq)(?:-c(\d+))?|vanilla|c(\d+))$")

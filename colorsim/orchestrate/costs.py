@@ -24,7 +24,6 @@ import json
 import statistics
 from pathlib import Path
 
-
 from colorsim.describe.experiments import cost_key
 from colorsim.errors import ConfigError
 

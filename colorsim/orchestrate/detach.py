@@ -38,13 +38,13 @@ def collect_command(names: str, quick: bool, root, only_texts=()) -> list:
     return cmd + (["--quick"] if quick else [])
 
 
-def submit(todo, ex, names: str, quick: bool, root, worker_command, mem_of,
-           only_texts=(), log=print) -> dict:
-    """Queue ``todo``'s points on the Slurm executor ``ex``, submit them and
-    the collection job; return what was submitted."""
+def submit(todo, ex, names: str, quick: bool, root, queue, only_texts=(),
+           log=print) -> dict:
+    """Queue ``todo``'s points on the Slurm executor ``ex`` (``queue(t)``:
+    the sweep's own submission of a point), submit them and the collection
+    job; return what was submitted."""
     for t in todo:
-        ex.submit(worker_command(t), float(t.params["timeout"]), t.name,
-                  mem_mib=mem_of(t.params))
+        queue(t)
     arrays, collect, collect_log = ex.submit_detached(
         collect_command(names, quick, root, only_texts))
     log(f"sweep: detached: {len(todo)} points submitted as Slurm array "

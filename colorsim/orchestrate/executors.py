@@ -25,8 +25,8 @@ returns its result record.  They differ only in where that call runs.
   ``--slurm-time`` (minutes) and ``--slurm-signal-s`` (or
   ``COLORSIM_SLURM_TIME`` and ``_SIGNAL_S``) override the wall time and the
   warning's lead.  ``sweep --detach`` submits every point and a collection
-  job that runs after them, and returns (:meth:`SlurmExecutor.submit_detached`).  ``scripts/slurm-local.sh`` starts a cluster on this
-  machine to try it.
+  job that runs after them, and returns (:meth:`SlurmExecutor.submit_detached`).
+  ``scripts/slurm-local.sh`` starts a cluster on this machine to try it.
 """
 
 from __future__ import annotations
@@ -299,7 +299,6 @@ class SlurmExecutor:
         self.queue = []              # SlurmJobs not yet submitted
         self.live = {}               # job id -> submitted, unfinished SlurmJob
         self.arrays = 0
-        _check_slurm()
 
     def submit(self, cmd, timeout_s, name: str = None, mem_mib: int = None) -> SlurmJob:
         """Write the point's job file (named after its run) and queue it;

@@ -15,8 +15,8 @@ class Progress:
     twentyfold in cost is not a plain mean."""
 
     def __init__(self, weights: list, stream=None):
-        self.weights = list(weights)
-        self.total = len(self.weights)
+        self.total = len(weights)
+        self.cost_total = sum(weights)
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
         self.done = self.failed = 0
@@ -30,15 +30,14 @@ class Progress:
                            TextColumn("{task.description}"),
                            console=Console(file=self.stream), transient=False)
             self.bar.start()
-            self.task = self.bar.add_task(self.line(), total=sum(self.weights) or 1)
+            self.task = self.bar.add_task(self.line(), total=self.cost_total or 1)
 
     def line(self) -> str:
         finished = self.done + self.failed
         left = self.total - finished
         elapsed = time.monotonic() - self.t0
-        total = sum(self.weights)
         if finished and left and self.cost_done > 0:
-            eta = f"ETA {_hms(elapsed / self.cost_done * (total - self.cost_done))}"
+            eta = f"ETA {_hms(elapsed / self.cost_done * (self.cost_total - self.cost_done))}"
         elif not left:
             eta = f"took {_hms(elapsed)}"
         else:
@@ -55,8 +54,8 @@ class Progress:
             self.bar.update(self.task, completed=self.cost_done,
                             description=self.line())
         else:                               # a log: a line per change
-            total = sum(self.weights)
-            frac = min(self.cost_done / total, 1.0) if total else 1.0
+            frac = (min(self.cost_done / self.cost_total, 1.0)
+                    if self.cost_total else 1.0)
             print(f"sweep [{'#' * int(frac * 30):<30}] {self.line()}",
                   file=self.stream, flush=True)
 

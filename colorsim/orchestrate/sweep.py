@@ -32,8 +32,8 @@ from colorsim.describe.experiments import cost_key
 from colorsim.orchestrate.costs import (RECORDED, Estimates, point_mem_mib,
                                        recorded_costs, wall_s)
 from colorsim.orchestrate.detach import check_detach
-from colorsim.orchestrate.progress import Progress, _hms
 from colorsim.orchestrate.detach import submit as detach_submit
+from colorsim.orchestrate.progress import Progress, _hms
 from colorsim.orchestrate.executors import EXECUTORS, make_executor
 from colorsim.orchestrate.process import stop_all
 from colorsim.run.rundir import runs_root
@@ -80,12 +80,14 @@ def _build_all(specs, progress) -> None:
     from the user's tree); the plugin if any point runs on QEMU."""
     from colorsim.run.build import ensure_built
     from colorsim.run.kernels import KINDS
-    if any(s.engine == "qemu" for s in specs):
-        ensure_built([], plugin=True, progress=progress)
+    plugin = any(s.engine == "qemu" for s in specs)
     for kind in KINDS:
         mine = [s for s in specs if kind.owns(s.variant)]
-        if mine:
-            kind.prepare_all(mine, progress)
+        if mine:                    # the plugin with the first kind's build
+            kind.prepare_all(mine, progress, plugin=plugin)
+            plugin = False
+    if plugin:
+        ensure_built([], plugin=True, progress=progress)
 
 
 # --only AXIS=V[,V...]: the grid's axes by their names in experiments.toml
@@ -263,22 +265,34 @@ def run_sweep(names: str, quick: bool = False, jobs: int = None,
             t.params["timeout"] = timeout_s
     write_sweep_files(exps, records, quick, root)
     chosen = [t for rid, t in sorted(tasks.items()) if selected(t.params, only)]
-    todo = [t for t in chosen if not is_done(root, t)]
-    skipped = len(chosen) - len(todo)
+    finished = [t for t in chosen if is_done(root, t)]
+    finished_ids = {t.run_id for t in finished}
+    todo = [t for t in chosen if t.run_id not in finished_ids]
+    skipped = len(finished)
     results = {}
     if detach:
-        return detach_submit(todo, make_executor(executor, jobs, root, slurm=slurm),
-                             names, quick, root, lambda t: worker_command(t, root, force),
-                             point_mem_mib, only_texts, log)
+        ex = make_executor(executor, jobs, root, slurm=slurm)
+        return detach_submit(todo, ex, names, quick, root,
+                             lambda t: submit_point(ex, t, root, force),
+                             only_texts, log)
     if todo:
         results = _execute_all(todo, make_executor(executor, jobs, root, dask, slurm),
                                root, retries, progress_stream, force,
-                               measured=_measured(root, chosen))
+                               measured=_measured(root, finished))
     if catalog:
         from colorsim.results.catalog import rebuild
         rebuild(root)
     return summarize(exps, records, tasks, results, skipped, quick, root, log,
                      only)
+
+
+def submit_point(ex, t: Task, root: Path, force: bool = False):
+    """Hand one point's worker to executor ``ex``, with its timeout (and the
+    watchdog's grace) and the memory it needs: an attached and a detached
+    sweep submit alike."""
+    return ex.submit(worker_command(t, root, force),
+                     float(t.params["timeout"]) + WATCHDOG_GRACE_S, t.name,
+                     mem_mib=point_mem_mib(t.params))
 
 
 def _execute_all(todo, ex, root, retries, progress_stream, force=False,
@@ -295,9 +309,7 @@ def _execute_all(todo, ex, root, retries, progress_stream, force=False,
 
     def submit(t):
         attempts[t.run_id] += 1
-        timeout = float(t.params["timeout"]) + WATCHDOG_GRACE_S
-        pending[ex.submit(worker_command(t, root, force), timeout, t.name,
-                          mem_mib=point_mem_mib(t.params))] = t
+        pending[submit_point(ex, t, root, force)] = t
 
     try:
         for t in todo:
@@ -398,12 +410,12 @@ def summarize(exps, records, tasks, results, skipped, quick, root, log,
     return counts
 
 
-def _measured(root: Path, tasks) -> dict:
-    """{cost class: [wall seconds, ...]} of the finished runs of ``tasks``
-    in ``root``."""
+def _measured(root: Path, finished) -> dict:
+    """{cost class: [wall seconds, ...]} of ``finished`` (tasks whose runs
+    in ``root`` are done)."""
     out = {}
-    for t in tasks:
-        w = wall_s(root / BY_ID / t.name) if is_done(root, t) else None
+    for t in finished:
+        w = wall_s(root / BY_ID / t.name)
         if w is not None:
             out.setdefault(cost_key(t.params), []).append(w)
     return out

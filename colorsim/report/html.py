@@ -62,12 +62,18 @@ def _mixed(it) -> str:
     return f"points from {n} engine builds" if n > 1 else ""
 
 
+def _lacks(it) -> str:
+    """What a figure with done points still lacks: missing points, mixed
+    builds, instruments (or "")."""
+    return ", ".join(filter(None, [_missing(it), _mixed(it), *it.lacks]))
+
+
 def _state(it) -> str:
     """A figure's state in the summary: not swept, what it lacks, or
     complete."""
     if not it.counts.get("done"):
         return "not swept" + (f"; lacks {', '.join(it.lacks)}" if it.lacks else "")
-    return ", ".join(filter(None, [_missing(it), _mixed(it), *it.lacks])) or "nothing"
+    return _lacks(it) or "nothing"
 
 
 def _runs_html(it, out: Path, root: Path) -> str:
@@ -201,8 +207,7 @@ def large_deviations(items, limit: float = LARGE_DEVIATION_PP) -> list:
 
 def _section(it, out: Path, root: Path) -> dict:
     """What the template shows of one figure or table."""
-    lacks = ", ".join(filter(None, [_missing(it), _mixed(it), *it.lacks])) \
-        if it.counts.get("done") else ", ".join(it.lacks)
+    lacks = _lacks(it) if it.counts.get("done") else ", ".join(it.lacks)
     return {"id": it.id, "title": it.title, "swept": bool(it.counts.get("done")),
             "lacks": lacks, "notes": list(it.notes), "paper": it.paper,
             "runs": _runs_html(it, out, root),

@@ -241,7 +241,8 @@ def host_seconds(done_points, cat, runs_dir: Path) -> dict:
     ``done_points`` (their config.json's ``wall_s``)."""
     import statistics
     from colorsim.describe.experiments import cost_key
-    paths = dict(zip(cat.table("runs")["run_id"], cat.table("runs")["path"]))
+    runs = cat.table("runs")
+    paths = dict(zip(runs["run_id"], runs["path"]))
     by = {}
     for r in done_points.to_dict("records"):
         try:

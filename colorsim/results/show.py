@@ -144,14 +144,12 @@ def cmd_show(a):
         print(f"stats dumps: a recorded run; its stats.txt is in its folder, "
               f"{row['path']}")
         return
-    if is_recorded(cat.root) and not (cat.dir / "stats.parquet").is_file():
-        print(f"stats dumps: not kept (this recorded catalog keeps each run's "
-              f"row; its sweep point runs it again: {cat.root / CATALOG / MARK})")
-        return
-    st = cat.stats(row["run_id"])
-    if is_recorded(cat.root) and st.empty:
-        print("stats dumps: not kept (recorded before the catalog kept them; "
-              "its sweep point runs it again)")
+    recorded = is_recorded(cat.root)
+    kept = not recorded or (cat.dir / "stats.parquet").is_file()
+    st = cat.stats(row["run_id"]) if kept else None
+    if recorded and (st is None or st.empty):
+        print(f"stats dumps: not kept (recorded before the catalog kept them; "
+              f"its sweep point runs it again: {cat.root / CATALOG / MARK})")
         return
     _print_dumps(st)
 

@@ -19,13 +19,14 @@ class KernelKind:
         built here (Linux 2.4 without the user's tree)."""
 
     def prepare(self, spec, progress) -> None:
-        """Build what one run of ``spec`` boots (its kernel, its image);
-        the engine's own builds (the plugin) are the runner's."""
-        raise NotImplementedError
+        """Build what one run of ``spec`` boots (its kernel, its image), and
+        the bus-monitor plugin for a QEMU run."""
+        self.prepare_all([spec], progress, plugin=spec.engine == "qemu")
 
-    def prepare_all(self, specs, progress) -> None:
+    def prepare_all(self, specs, progress, plugin: bool = False) -> None:
         """Build, once, what every run of ``specs`` (all of this kind)
-        boots: a sweep's builds."""
+        boots, and with ``plugin`` the bus-monitor plugin: a sweep's
+        builds."""
         raise NotImplementedError
 
     def built_files(self, spec) -> list:

@@ -18,17 +18,12 @@ class Linux24Kernel(KernelKind):
         from colorsim.describe.linux24 import source_tree
         source_tree()                    # LINUX24_SRC set and a 2.4 tree
 
-    def prepare(self, spec, progress) -> None:
-        from colorsim.run import linux24, linux24web
-        from colorsim.run.build import ensure_built
-        ensure_built([], plugin=True, progress=progress)
-        linux24.prepare(spec.variant, progress)
-        if spec.workload.program:
-            linux24web.web_initrd(progress)
-
-    def prepare_all(self, specs, progress) -> None:
+    def prepare_all(self, specs, progress, plugin: bool = False) -> None:
         from colorsim.run import linux24
+        from colorsim.run.build import ensure_built
         from colorsim.run.linux24web import web_initrd
+        if plugin:
+            ensure_built([], plugin=True, progress=progress)
         for v in {s.variant for s in specs}:
             linux24.prepare(v, progress)
         if any(s.workload.program for s in specs):

@@ -13,17 +13,11 @@ class TestbedKernel(KernelKind):
         from colorsim.describe.variants import KernelVariant
         return isinstance(variant, KernelVariant)
 
-    def prepare(self, spec, progress) -> None:
+    def prepare_all(self, specs, progress, plugin: bool = False) -> None:
         from colorsim.run.build import ensure_built
-        ensure_built([spec.variant.build_id], plugin=spec.engine == "qemu",
-                     progress=progress, image=bool(spec.workload.program))
-
-    def prepare_all(self, specs, progress) -> None:
-        from colorsim.run.build import ensure_built
-        ensure_built({s.variant.build_id for s in specs},
-                     plugin=any(s.engine == "qemu" for s in specs),
+        ensure_built({s.variant.build_id for s in specs}, plugin=plugin,
                      image=any(s.workload.program for s in specs),
-                     progress=progress)
+                     progress=progress)       # one scons call for all of it
 
     def identity(self, spec) -> dict:
         # a user program boots with the root file system's image
