@@ -220,7 +220,7 @@ def test_a_user_program_ends_its_gem5_run(tmp_path):
     assert time.monotonic() - t0 < 600, "the run waited for its timeout"
     console = (run / "console.log").read_text()
     assert "roitest: ok" in console, console[-2000:]
-    assert (run / "stats.txt").is_file()
+    assert (run / "gem5" / "stats.txt").is_file() and (run / "counters.csv").is_file()
 
 
 def test_gem5_run_directory_feeds_the_same_analysis(tmp_path):
