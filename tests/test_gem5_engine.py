@@ -205,6 +205,24 @@ def test_gem5_run_ppro4_end_to_end(tmp_path):
     assert os.path.getsize(tmp_path / "run" / "console.log") > 0
 
 
+@pytest.mark.requires_gem5
+def test_a_user_program_ends_its_gem5_run(tmp_path):
+    """A program run as init on gem5 ends its run with the program, not at
+    its timeout (the kernel's m5 exit when the program asks or init exits),
+    and its region of interest lands in the run directory."""
+    import time
+    from colorsim.run import runner
+    m = load_machines()["ppro4"]
+    spec = RunSpec(m, parse_variant("vanilla", m),
+                   Workload(program="/bin/roitest"), engine="gem5", timeout_s=1800)
+    t0 = time.monotonic()
+    run = runner.run(spec, out=tmp_path, progress=lambda *_: None)
+    assert time.monotonic() - t0 < 600, "the run waited for its timeout"
+    console = (run / "console.log").read_text()
+    assert "roitest: ok" in console, console[-2000:]
+    assert (run / "gem5" / "stats.txt").is_file() and (run / "counters.csv").is_file()
+
+
 def test_gem5_run_directory_feeds_the_same_analysis(tmp_path):
     # A gem5 run directory, as the runner leaves it, through load_run and
     # the Figure 1 functions: the region of interest is dump 0, not gem5's

@@ -142,11 +142,6 @@ class RunSpec:
             raise ConfigError("web runs on QEMU only for now: its clients "
                               "need client CPUs and the wire, which the gem5 "
                               "path does not set up yet")
-        if self.engine == "gem5" and self.workload.program:
-            raise ConfigError("user programs (--workload init:...) run on QEMU "
-                              "only for now: on gem5 the testbed kernel does "
-                              "not yet end the simulation when init exits, so "
-                              "the run would only end at its timeout")
         l1, l2 = self.machine.caches.l1d, self.machine.caches.l2
         if l1.size > l2.size:
             warnings.warn(f"L1D {format_size(l1.size)} is larger than L2 "

@@ -782,7 +782,24 @@ clients:			/* clients=: wait for a client that lags */
  * client_lead_skips.
  */
 static int skipping_held;	/* turn_held() is QEMU's hold on turns */
-static uint64_t spin_yields;	/* waiters' turns ended for a held holder */
+static uint64_t spin_yields;	/* waiters' turns ended as they began to wait */
+static uint64_t lock_wait_skips;	/* turns sat out waiting for a metered lock */
+
+/*
+ * A CPU waiting for a metered lock that another CPU still holds (skipheld=
+ * only) sits its turns out until the lock is released.  Its spinning
+ * would only re-read a line it already has: no bus transaction, and no
+ * modelled time either, since lock_place() starts its hold where the
+ * holder's ended, however long it spun.  Under QEMU's patch 0008 PAUSE no
+ * longer ends a turn, so without this the waiter would spin through the
+ * whole of every turn.  The holder, which a waiter awaits, is never held.
+ */
+static int waits_for_held_lock(unsigned cpu)
+{
+	return lockm[cpu].spinning &&
+	       lockw[lockm[cpu].waits_for].holder >= 0 &&
+	       lockw[lockm[cpu].waits_for].holder != (int)cpu;
+}
 
 static bool turn_held(unsigned int vcpu)
 {
@@ -799,6 +816,10 @@ static bool turn_held(unsigned int vcpu)
 	uint8_t was = turn_skipped[cpu];
 
 	turn_skipped[cpu] = 0;
+	if (waits_for_held_lock(cpu)) {
+		lock_wait_skips++;
+		return true;
+	}
 	if (exempt_from_holds(cpu))	/* parked covers halted */
 		return false;
 	room = (was & HELD_LEAD) ? 0 : cfg.quantum;
@@ -818,14 +839,14 @@ static bool turn_held(unsigned int vcpu)
 }
 
 /*
- * A CPU that starts to wait for a metered lock whose holder sits its turns
- * out: the holder is exempt from now on (it holds an awaited lock), but
- * only its next turn asks, so the waiter ends its own turn after this TB
- * rather than spin through the rest of it.
+ * A CPU that starts to wait for a metered lock another CPU holds ends its
+ * turn after this TB and sits its next ones out until the lock is released
+ * (waits_for_held_lock): only the holder can release it, and the holder
+ * is exempt from holds from now on (it holds an awaited lock).
  */
 static void yield_to_held_holder(const struct lockword *lw)
 {
-	if (skipping_held && lw->holder >= 0 && turn_skipped[lw->holder]) {
+	if (skipping_held && lw->holder >= 0) {
 		spin_yields++;
 		qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
 	}
@@ -2398,8 +2419,10 @@ static void stats_sync(FILE *f)
 			   "held (skipheld=)", "system.cpu%u.sync.skippedTurns", c);
 	}
 	stat_count(f, spin_yields, "Turns a CPU ended when it began to wait "
-		   "for a lock whose holder was held (skipheld=)",
-		   "system.sync.spinYields");
+		   "for a metered lock (skipheld=)", "system.sync.spinYields");
+	stat_count(f, lock_wait_skips, "Round-robin turns sat out waiting for "
+		   "a metered lock another CPU held (skipheld=)",
+		   "system.sync.lockWaitSkips");
 }
 
 static void fill_stats(FILE *f)
@@ -2761,6 +2784,7 @@ static void fill_json(FILE *f)
 		json_sync(f, "held_cycles", offsetof(struct synchold, cycles));
 		json_sync(f, "skipped_turns", offsetof(struct synchold, skips));
 		fprintf(f, ", \"spin_yields\": %" PRIu64, spin_yields);
+		fprintf(f, ", \"lock_wait_skips\": %" PRIu64, lock_wait_skips);
 		fprintf(f, "},\n");
 	}
 	if (cfg.clientcost != 0) {
@@ -2844,7 +2868,7 @@ static void reset_stats(unsigned cpu)
 	client_holds = 0;
 	client_lag_turns = client_lead_turns = 0;
 	client_lag_skips = client_lead_skips = 0;
-	spin_yields = 0;
+	spin_yields = lock_wait_skips = 0;
 	if (cfg.timing) {		/* a busy client counts from here */
 		uint64_t now = machine_now();
 
