@@ -247,6 +247,9 @@ def test_web_runs_on_gem5_with_its_clients_outside_the_measured_machine(tmp_path
     assert cpus == {-1, 0} and bus_cpus == {0}
     row = run_rows(load_run(run), tmp_path)["runs"]
     assert row["roi_requests"] > 0 and row["requests_per_modeled_second"] > 0
+    # runqueue_lock as the kernel counted it, its hold in gem5's clock
+    assert 0 <= row["kernel_lock_contention"] < 1
+    assert 0 < row["kernel_lock_hold_mean_us"] < 1000
 
 
 def test_gem5_run_directory_feeds_the_same_analysis(tmp_path):
