@@ -9,7 +9,7 @@ The points:
 
 * ``web``: Figure 9's 8-CPU point made smaller (piii8, 8 CPUs, 64 httpd,
   64 clients of 4 requests on 6 client CPUs);
-* ``chat``: Chat at 2 CPUs with 800 threads (10 rooms x 20 users) and 10
+* ``chat``: Chat at 2 CPUs with 800 threads (10 rooms x 20 users) and 5
   messages per user, the middle 20 % to 80 %.
 
 Each row gives the throughput per modelled second and c32's gain (mean
@@ -36,7 +36,7 @@ from colorsim.orchestrate.sensitivity import add_table_run_options, emit_table, 
 
 MACHINE = "piii8"
 WEB = {"cpus": 8, "httpd": 64, "clients": 64, "requests": 4, "client_cpus": 6}
-CHAT = {"cpus": 2, "rooms": 10, "users": 20, "messages": 10, "skip": 20}
+CHAT = {"cpus": 2, "rooms": 10, "users": 20, "messages": 5, "skip": 20}
 # engine rows: (label, engine, clocks held within µs; None: as configured)
 ENGINES = (("gem5 TimingSimple", "gem5", None),
            ("QEMU --timing, as configured", "qemu", None),
