@@ -24,7 +24,6 @@ or compare it with, FILE's ``referee`` block (docs/engines.md's).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import statistics
