@@ -528,10 +528,10 @@ def add_studies(sub) -> None:
     """The commands that answer one question with a table from their own
     runs (each with --run to make the runs it lacks)."""
     from colorsim.orchestrate import (chatregime, convergence, crosscheck,
-                                      interleaving, oppoint, sensitivity,
+                                      interleaving, oppoint, referee, sensitivity,
                                       timing, whatif, wset)
     for mod in (timing, sensitivity, interleaving, convergence, whatif,
-                oppoint, chatregime, wset, crosscheck):
+                oppoint, chatregime, wset, crosscheck, referee):
         mod.add_parser(sub)
 
 
@@ -544,7 +544,7 @@ GROUPS = (
     ("studies: one question, answered by a table from runs",
      ("timing-table", "timing-sensitivity", "interleaving-sensitivity",
       "convergence", "cost-whatif", "operating-point", "chat-regime",
-      "working-set", "crosscheck")),
+      "working-set", "crosscheck", "referee")),
 )
 
 

@@ -39,6 +39,7 @@ BLOCKS = {
     "oppoint-l2": "operating-point --run",
     "chat-regime": "chat-regime --run",
     "wset": "working-set --run",
+    "referee": "referee --run",
 }
 
 MARKER = re.compile(r"^<!-- ([a-z0-9-]+):begin -->$")

@@ -314,8 +314,9 @@ def test_servers_wait_for_busy_clients(built, tmp_path):  # noqa: F811
     work, each server CPU ends its round-robin turn after one TB, so a
     client's work takes almost no modelled time.  A lone client over a
     wire with no latency, one request at a time: without the hold its CPUs
-    are busy a good share of the region (while the server CPU, still
-    sending the response's tail, runs its clock on), with it hardly at all,
+    are busy some per cent of the region (while the server CPU, still
+    sending the response's tail, runs its clock on; how many depends on
+    how the round robin slices, which is the point), with it hardly at all,
     and the server CPU's turns were ended for it.  The client does the same
     work either way, and the run repeats exactly.  (The region hardly
     shortens: the server idles while the client answers, and an idle
@@ -326,15 +327,17 @@ def test_servers_wait_for_busy_clients(built, tmp_path):  # noqa: F811
     assert n == roi_requests((free_run / "console.log").read_text()) == 20
     busy = {k: g["client_busy_cycles"] / g["client_cpus"] / g["elapsed_cycles"]
             for k, g in (("free", free), ("held", held))}
-    assert busy["free"] > 0.1 and busy["held"] < busy["free"] / 20, busy
+    assert busy["free"] > 0.05 and busy["held"] < busy["free"] / 20, busy
     assert free["client_held_server_turns"] == 0 < held["client_held_server_turns"]
     # the client model (28 PCs) answers nearly as fast, from modelled time:
-    # its clock, not the round robin, sets when the reply leaves
+    # its clock, not the round robin, sets when the reply leaves (its busy
+    # share is the model's; the free one is the slicing's, which PAUSE's
+    # turn ends used to raise)
     model_run, model = timed_one_client(tmp_path, 0, model=True)
     assert roi_requests((model_run / "console.log").read_text()) == n
     busy["model"] = (model["client_busy_cycles"] / model["client_cpus"]
                      / model["elapsed_cycles"])
-    assert busy["model"] < busy["free"] / 5, busy
+    assert busy["model"] < busy["free"] / 2, busy
     assert model["client_lag_server_turns"] > 0 == model["client_held_server_turns"]
     assert abs(held["client_insts"] - free["client_insts"]) < 0.05 * free["client_insts"]
     cfg = json.loads((held_run / "config.json").read_text())

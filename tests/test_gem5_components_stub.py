@@ -533,6 +533,32 @@ def test_build_and_wire(tc, name, l2):
     assert h.membus.width == prm["membus"]["width"]
 
 
+def test_client_cpus_are_cores_without_a_bus_view(tc):
+    """A web run's client CPUs on gem5: cores after the measured ones, with
+    caches of their own straight on the bus (no bus-view monitor); the
+    snoop filter covers their caches too."""
+    m = load_machines()["ppro4"]
+    spec = RunSpec(m, parse_variant("vanilla", m), Workload(program="/bin/web"),
+                   engine="gem5")
+    assert spec.workload.client_cpus == 3
+    prm = Gem5Engine(cpu="timing").params(spec)
+    assert prm["processor"]["num_cores"] == 7
+    assert prm["processor"]["measured_cpus"] == prm["bus_monitors"]["count"] == 4
+    board = tc.build_board(prm)
+    board._pre_instantiate()
+    h = board.cache_hierarchy
+    assert len(h.l2caches) == 7 and len(h.l2_monitors) == 4
+    for i in range(4):
+        assert h.l2caches[i].mem_side not in h.membus.cpu_side_ports.peers
+    for i in range(4, 7):
+        assert h.l2caches[i].mem_side in h.membus.cpu_side_ports.peers
+    above = 7 * sum(prm["caches"][lvl]["size"] for lvl in ("l1i", "l1d", "l2"))
+    assert prm["membus"]["snoop_filter_max_capacity"] >= 2 * above
+    h.l2_monitors = h.l2_monitors[:3]
+    with pytest.raises(AssertionError, match="3 bus-view monitors for 4 measured"):
+        tc.check_hierarchy(h, board)
+
+
 def test_snoop_filter_covers_every_cache(tc):
     for name in ("ppro4", "piii8"):
         prm = _params(name, l2="1MiB")

@@ -223,6 +223,35 @@ def test_a_user_program_ends_its_gem5_run(tmp_path):
     assert (run / "gem5" / "stats.txt").is_file() and (run / "counters.csv").is_file()
 
 
+@pytest.mark.requires_gem5
+def test_web_runs_on_gem5_with_its_clients_outside_the_measured_machine(tmp_path):
+    """The web workload on gem5 with two client CPUs (one runs the clients,
+    one drives the wire): every byte verified, requests per modelled
+    second from gem5's clock, and counters and bus-view rows only for the
+    measured CPU."""
+    from colorsim.results.rundata import load_run
+    from colorsim.results.runrows import run_rows
+    from colorsim.run import runner
+    m = load_machines()["ppro4"].with_cpus(1)
+    spec = RunSpec(m, parse_variant("vanilla", m),
+                   Workload(program="/bin/web", args="--httpd,4,--clients,4,--requests,2",
+                            client_cpus=2),
+                   engine="gem5", timeout_s=1800)
+    run = runner.run(spec, out=tmp_path, progress=lambda *_: None)
+    console = (run / "console.log").read_text()
+    assert "web: ok" in console, console[-2000:]
+    with open(run / "counters.csv") as f:
+        cpus = {int(r["cpu"]) for r in csv.DictReader(f)}
+    with open(run / "bus_offsets.csv") as f:
+        bus_cpus = {int(r["cpu"]) for r in csv.DictReader(f) if r["view"] == "bus"}
+    assert cpus == {-1, 0} and bus_cpus == {0}
+    row = run_rows(load_run(run), tmp_path)["runs"]
+    assert row["roi_requests"] > 0 and row["requests_per_modeled_second"] > 0
+    # runqueue_lock as the kernel counted it, its hold in gem5's clock
+    assert 0 <= row["kernel_lock_contention"] < 1
+    assert 0 < row["kernel_lock_hold_mean_us"] < 1000
+
+
 def test_gem5_run_directory_feeds_the_same_analysis(tmp_path):
     # A gem5 run directory, as the runner leaves it, through load_run and
     # the Figure 1 functions: the region of interest is dump 0, not gem5's

@@ -275,7 +275,7 @@ def test_workload_option_parses(text, path):
 
 @pytest.mark.parametrize("argv", [["--workload", "init:bin/x"], ["--workload", "../x"],
                                   ["--workload", "init:/a b"], ["--workload", ""],
-                                  ["--workload", "web", "--engine", "gem5"]])
+                                  ["--workload", "tasks", "--client-cpus", "2"]])
 def test_bad_workload_is_refused(argv, capsys, tmp_path):
     rc = cli_main(["run", "--kernel", "vanilla", "--out", str(tmp_path)] + argv)
     err = capsys.readouterr().err

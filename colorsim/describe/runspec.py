@@ -138,10 +138,6 @@ class RunSpec:
         if self.engine not in ENGINES:
             raise ConfigError(f"unknown engine {self.engine!r}; choose one of "
                               f"{', '.join(ENGINES)}")
-        if self.engine == "gem5" and self.workload.program == "/bin/web":
-            raise ConfigError("web runs on QEMU only for now: its clients "
-                              "need client CPUs and the wire, which the gem5 "
-                              "path does not set up yet")
         l1, l2 = self.machine.caches.l1d, self.machine.caches.l2
         if l1.size > l2.size:
             warnings.warn(f"L1D {format_size(l1.size)} is larger than L2 "
@@ -152,9 +148,6 @@ class RunSpec:
             raise ConfigError(f"{self.cpus} CPUs + {self.workload.client_cpus} "
                               f"client CPUs is more than the {VCPUS_MAX} the "
                               f"testbed brings online")
-        if self.workload.client_cpus and self.engine != "qemu":
-            raise ConfigError("client CPUs (--client-cpus) are the testbed "
-                              "kernel's on QEMU; use --client-cpus 0")
         if not 0 < self.timeout_s < float("inf"):
             raise ConfigError(f"timeout must be a positive number of seconds, "
                               f"got {self.timeout_s}")

@@ -158,6 +158,7 @@ def run_rows(run, root: Path) -> dict:
     st.insert(0, "run_id", rid)
     row.update(timing_columns(cfg, run.counters, run.path / "console.log",
                               row["schedule_calls"]))
+    row.update(kernel_lock_columns(cfg, run.counters))
     # the scheduler's share of the region (colorsim/run/schedshare.py)
     sh = scheduler_shares(run.path)
     row.update(sched_share_basis=sh["basis"], sched_share_pct=sh["sched_pct"],
@@ -193,6 +194,29 @@ def modeled_seconds(elapsed_cycles, hz) -> float:
     if elapsed_cycles is None or elapsed_cycles != elapsed_cycles:
         return float("nan")
     return float(elapsed_cycles) / hz
+
+
+def kernel_lock_columns(cfg: dict, counters) -> dict:
+    """runqueue_lock as the kernel counted it (kernels/kernel/lockstat.c), the
+    same code on both engines: ``kernel_lock_contention`` (the share of
+    acquisitions whose first try found it held, by the guest's own order of
+    events) and, on gem5, whose TSC keeps modelled time,
+    ``kernel_lock_hold_mean_us`` (TSC ticks scaled by the region's
+    simulated seconds). NaN where the kernel did not count (the multi-queue
+    scheduler, runs made before it counted)."""
+    nan = float("nan")
+    out = {"kernel_lock_contention": nan, "kernel_lock_hold_mean_us": nan}
+    glob = counters[(counters["dump"] == 0) & (counters["cpu"] < 0)]
+    val = {s: float(v) for s, v in zip(glob["stat"], glob["value"])}
+    acq = val.get("kernel_lock_acquisitions", 0)
+    if not acq:
+        return out
+    out["kernel_lock_contention"] = val.get("kernel_lock_contended", 0) / acq
+    region, sim = val.get("kernel_region_tsc", 0), val.get("sim_seconds", 0)
+    if cfg.get("engine") == "gem5" and region and sim:
+        out["kernel_lock_hold_mean_us"] = (val["kernel_lock_hold_tsc"] / region
+                                           * sim / acq * 1e6)
+    return out
 
 
 def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:

@@ -78,7 +78,9 @@ CONSOLE_COUNTERS = (
     ("schedule_calls", "context_switches", "counter_recalcs", "roi_jiffies",
      "rq_samples", "rq_len_sum", "rq_len_max", "rq_len_mean")
     + tuple(f"rq_len_{b}" for b in RQ_BUCKETS)
-    + ("wait_samples",) + tuple(f"wait_{w}_mean" for w in WAIT_WORDS))
+    + ("wait_samples",) + tuple(f"wait_{w}_mean" for w in WAIT_WORDS)
+    + ("kernel_lock_acquisitions", "kernel_lock_contended",
+       "kernel_lock_hold_tsc", "kernel_region_tsc"))
 # The gem5 engine's counters that busmon has no row for (gem5stats.py).
 GEM5_COUNTERS = ("l1d_accesses", "l1d_misses", "l2_read_misses",
                  "l2_write_misses", "sim_seconds", "host_seconds",
@@ -125,6 +127,8 @@ RUN_FIELDS += (
     ("cycles_spread", F), ("busy_fraction", F), ("max_skew_us", F),
     ("wire_late_mean_us", F), ("wire_rx_late_mean_us", F),
     ("client_busy_fraction", F),
+    # runqueue_lock as the kernel counted it, on either engine
+    ("kernel_lock_contention", F), ("kernel_lock_hold_mean_us", F),
     # the scheduler's share of the region (run/schedshare.py)
     ("sched_share_basis", S), ("sched_share_pct", F), ("lock_held_pct", F),
     ("lock_spin_pct", F))

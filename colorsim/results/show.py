@@ -135,7 +135,8 @@ def cmd_show(a):
               "n_rq_len_mean", "n_rq_len_max",
               "timing", "workload_program", "workload_args", "accept", "work", "roi_requests",
               "roi_messages", "sched_share_basis", "sched_share_pct", "lock_held_pct",
-              "lock_spin_pct") + (TIMING_COLUMNS if row.get("timing") else ()):
+              "lock_spin_pct", "kernel_lock_contention",
+              "kernel_lock_hold_mean_us") + (TIMING_COLUMNS if row.get("timing") else ()):
         print(f"  {k:32} {_key_value(k, row.get(k))}")
     if direct is not None:
         _print_dumps(st)

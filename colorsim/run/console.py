@@ -29,6 +29,15 @@ the samples): ``wait_tasks_mean`` all tasks, ``wait_running_mean`` on a CPU,
 ``wait_runnable_mean`` on the run queue waiting for one, and one mean per
 channel a task was asleep in (``wait_accept_mean``, ``wait_recv_connected_mean``,
 ...; ``wait_exited_mean`` counts exited tasks not yet reaped).
+
+Then ``runqueue_lock`` as the kernel itself counted it (``kernels/kernel/
+lockstat.c``; the global-queue scheduler only)::
+
+    rqlock: acquisitions 1234 contended 56 hold_tsc 789012 region_tsc 3456789
+
+which become ``kernel_lock_acquisitions``, ``kernel_lock_contended`` (first
+try found it held), ``kernel_lock_hold_tsc`` and ``kernel_region_tsc`` (the
+TSC's advance over the region, to turn ticks into time).
 """
 
 from __future__ import annotations
@@ -44,6 +53,8 @@ STATS = {"schedule_calls": "schedules", "context_switches": "switches",
          "counter_recalcs": "recalcs"}
 RQ = re.compile(r"rq: samples (?P<samples>\d+) sum (?P<sum>\d+) max (?P<max>\d+) "
                 r"hist (?P<hist>[0-9:+ -]+)")
+RQLOCK = re.compile(r"rqlock: acquisitions (?P<acq>\d+) contended (?P<cont>\d+) "
+                    r"hold_tsc (?P<hold>\d+) region_tsc (?P<region>\d+)")
 WAIT = re.compile(r"wait: samples (?P<samples>\d+)(?P<rest>(?: [a-z0-9_]+ \d+)+)")
 ALL_CPUS, ALL_MODES, ROI_DUMP = -1, "all", 0
 
@@ -78,6 +89,19 @@ def parse_rq(text: str, start: int = 0) -> dict:
     return out
 
 
+def parse_rqlock(text: str, start: int = 0) -> dict:
+    """runqueue_lock as the kernel counted it, from the first ``rqlock:``
+    line at or after ``start`` ({} if there is none, or the kernel took the
+    lock nowhere it counts)."""
+    m = RQLOCK.search(text, start)
+    if not m or not int(m.group("acq")):
+        return {}
+    return {"kernel_lock_acquisitions": int(m.group("acq")),
+            "kernel_lock_contended": int(m.group("cont")),
+            "kernel_lock_hold_tsc": int(m.group("hold")),
+            "kernel_region_tsc": int(m.group("region"))}
+
+
 def parse_roi(text: str) -> dict:
     """The region's numbers from a console log ({} if it never ended).
 
@@ -96,6 +120,7 @@ def parse_roi(text: str) -> dict:
         out["roi_jiffies"] = int(m.group("end")) - int(begins[-1].group("begin"))
     out.update(parse_rq(text, m.end()))
     out.update(parse_wait(text, m.end()))
+    out.update(parse_rqlock(text, m.end()))
     return out
 
 

@@ -123,11 +123,12 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         bus = self._bus_monitor
         # No latency histograms: the monitor then adds no sender state to
         # packets that a peer cache may answer.
+        # One per measured CPU; a client CPU's L2 is on the bus directly.
         monitors = [CommMonitor(disable_addr_dists=bus["disable_addr_dists"],
                                 read_addr_mask=bus["read_addr_mask"],
                                 write_addr_mask=bus["write_addr_mask"],
                                 disable_latency_hists=True)
-                    for _ in range(n)]
+                    for _ in range(bus["count"])]
         setattr(self, bus["name"], monitors)
         if board.has_coherent_io():
             self._setup_io_cache(board)
@@ -137,7 +138,8 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
 
     def _connect_core(self, i, core) -> None:
         """CPU -> L1I, CPU and page walkers -> L1D bus -> L1D; both L1s ->
-        private L2 bus -> L2 -> bus-view monitor -> membus."""
+        private L2 bus -> L2 -> bus-view monitor -> membus (a client CPU:
+        L2 -> membus, unmonitored)."""
         core.connect_icache(self.l1icaches[i].cpu_side)
         core.connect_dcache(self.l1dbuses[i].cpu_side_ports)
         core.connect_walker_ports(self.l1dbuses[i].cpu_side_ports,
@@ -146,9 +148,12 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         self.l1icaches[i].mem_side = self.l2buses[i].cpu_side_ports
         self.l1dcaches[i].mem_side = self.l2buses[i].cpu_side_ports
         self.l2buses[i].mem_side_ports = self.l2caches[i].cpu_side
-        monitor = getattr(self, self._bus_monitor["name"])[i]
-        monitor.cpu_side_port = self.l2caches[i].mem_side
-        self.membus.cpu_side_ports = monitor.mem_side_port
+        if i < self._bus_monitor["count"]:
+            monitor = getattr(self, self._bus_monitor["name"])[i]
+            monitor.cpu_side_port = self.l2caches[i].mem_side
+            self.membus.cpu_side_ports = monitor.mem_side_port
+        else:
+            self.membus.cpu_side_ports = self.l2caches[i].mem_side
         core.connect_interrupt(self.membus.mem_side_ports,
                                self.membus.cpu_side_ports)
 
@@ -208,9 +213,10 @@ def check_hierarchy(hierarchy: TestbedCacheHierarchy, board) -> None:
                 problems.append(f"{level}[{i}] writes back clean lines")
     bus = hierarchy._bus_monitor
     monitors = getattr(hierarchy, bus["name"], [])
-    if len(monitors) != len(hierarchy.l2caches):
+    if len(monitors) != bus["count"] or bus["count"] > len(hierarchy.l2caches):
         problems.append(f"{len(monitors)} bus-view monitors for "
-                        f"{len(hierarchy.l2caches)} L2 caches")
+                        f"{bus['count']} measured CPUs of "
+                        f"{len(hierarchy.l2caches)}")
     for i, mon in enumerate(monitors):
         masks = (int(mon.read_addr_mask), int(mon.write_addr_mask))
         if masks != (bus["read_addr_mask"], bus["write_addr_mask"]) or \

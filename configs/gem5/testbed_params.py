@@ -162,6 +162,10 @@ def validate_spec(spec: dict) -> None:
                         f"X86Board's 3 GiB limit (I/O hole)")
     if m["processor"]["cpus"] < 1:
         raise SpecError("a machine needs at least one CPU")
+    clients = spec.get("client_cpus", 0)
+    if not isinstance(clients, int) or clients < 0:
+        raise SpecError(f"client_cpus must be a whole number >= 0, got "
+                        f"{clients!r}")
     rootfs = spec["kernel"].get("rootfs")
     if rootfs is not None and (
             rootfs["base"] + rootfs["size"] > m["memory"]["size"]):
@@ -229,7 +233,11 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
             "cpu_type": cpu_type.value,
             "stdlib_cpu_type": cpu_type.stdlib_name,
             "cpu_class": cpu_type.gem5_class,
-            "num_cores": int(m["processor"]["cpus"]),
+            # the measured CPUs, then the clients' (not measured: no
+            # bus-view monitor, no counters; their traffic still crosses
+            # the bus and reaches the memory-side monitor)
+            "num_cores": int(m["processor"]["cpus"]) + spec.get("client_cpus", 0),
+            "measured_cpus": int(m["processor"]["cpus"]),
             "isa": "X86",
             # O3 is fatal unless fetchBufferSize <= the line size.
             "fetch_buffer_size": (min(64, line) if cpu_type is CpuType.O3
@@ -240,7 +248,8 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
                    for level in ("l1i", "l1d", "l2")},
         "iocache": {"size": IOCACHE_SIZE, "assoc": 8, "prefetcher": None},
         "membus": {"kind": "SystemXBar", "width": timing["membus_width"],
-                   "snoop_filter_max_capacity": snoop_filter_capacity(m)},
+                   "snoop_filter_max_capacity": snoop_filter_capacity(
+                       m, spec.get("client_cpus", 0))},
         "memory": {
             "kind": "SingleChannelSimpleMemory",
             "size": int(m["memory"]["size"]),
@@ -273,7 +282,7 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
     }
 
 
-def snoop_filter_capacity(machine: dict) -> int:
+def snoop_filter_capacity(machine: dict, client_cpus: int = 0) -> int:
     """Bytes the membus snoop filter may track: twice every cache above it.
 
     The filter is exact (a map of lines), so its capacity changes no
@@ -282,7 +291,8 @@ def snoop_filter_capacity(machine: dict) -> int:
     """
     caches = machine["caches"]
     per_cpu = sum(caches[level]["size"] for level in ("l1i", "l1d", "l2"))
-    total = int(machine["processor"]["cpus"]) * per_cpu + IOCACHE_SIZE
+    cores = int(machine["processor"]["cpus"]) + client_cpus
+    total = cores * per_cpu + IOCACHE_SIZE
     mib = 1024**2
     return max(SNOOP_FILTER_DEFAULT, -(-2 * total // mib) * mib)
 

@@ -76,6 +76,7 @@ void net_rx_interrupt(void);
 void net_init(void);
 void net_report(void);
 void card_deliver(int c, struct sk_buff *skb);
+bool cards_pending(void);
 // wire.c: the wire between the client machines and the server's cards
 extern int wire_cpu;
 void wire_init(void);

@@ -205,6 +205,12 @@ void rqstat_sample(int n);
 void rqstat_reset(void);
 void rqstat_freeze(void);
 void rqstat_report(void);
+// lockstat.c: runqueue_lock as the kernel sees it, for the region's report
+void lockstat_acquired(int contended);
+void lockstat_released(void);
+void lockstat_reset(void);
+void lockstat_freeze(void);
+void lockstat_report(void);
 // task.c
 struct task_struct *alloc_task_struct(void);
 void free_task_struct(struct task_struct *p);

@@ -12,6 +12,7 @@ typedef struct {
 #define SPIN_LOCK_UNLOCKED {1}
 
 void spin_lock(spinlock_t *l);
+int spin_lock_waited(spinlock_t *l);   // spin_lock; 1 if the first try failed
 void spin_unlock(spinlock_t *l);
 
 static inline void spin_lock_irq(spinlock_t *l) { cli(); spin_lock(l); }

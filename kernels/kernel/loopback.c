@@ -143,6 +143,18 @@ card_deliver(int c, struct sk_buff *skb)
     lapic_send_ipi(cpus[target].apic_id, T_NET_RX);
 }
 
+// Whether a wire card's interrupt has been raised and its packets not yet
+// taken (read without the locks: the wire only asks before moving an idle
+// machine's time, and asks again at its next look).
+bool
+cards_pending(void)
+{
+  for (int c = 1; c < NR_CARDS; c++)
+    if (cards[c].irq_pending)
+      return true;
+  return false;
+}
+
 // Drain one card whose interrupt this CPU took.
 static void
 drain(struct card *card, int cpu)

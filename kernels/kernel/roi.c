@@ -41,6 +41,7 @@ roi_begin(uint64_t now, int measuring)
   recalc0 = nr_recalcs;
   rqstat_reset();                      // with sched0: the same region
   waitstat_reset();
+  lockstat_reset();
   printk("roi: begin at jiffies %lu, nr_running %d\n", now, nr_running);
   m5_op(M5OP_RESET_STATS);
 }
@@ -52,11 +53,13 @@ roi_end(uint64_t now)
   m5_op(M5OP_DUMP_STATS);
   rqstat_freeze();                     // before the slow console line
   waitstat_freeze();
+  lockstat_freeze();
   printk("roi: end at jiffies %lu: schedules %lu switches %lu recalcs %lu "
          "nr_running %d\n", now, nr_schedules - sched0,
          nr_switches - switch0, nr_recalcs - recalc0, nr_running);
   rqstat_report();                     // run-queue lengths seen (rqstat.c)
   waitstat_report();                   // where the others waited (waitstat.c)
+  lockstat_report();                   // runqueue_lock as the kernel saw it
   net_report();                        // where the card's interrupts went
 }
 

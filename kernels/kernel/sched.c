@@ -13,6 +13,21 @@
 
 
 spinlock_t runqueue_lock __attribute__((aligned(SMP_CACHE_BYTES))) = SPIN_LOCK_UNLOCKED;
+
+// runqueue_lock, taken and released with interrupts off and counted by the
+// kernel itself (lockstat.c): the same numbers on every engine.
+static inline void
+rq_lock(void)
+{
+  lockstat_acquired(spin_lock_waited(&runqueue_lock));
+}
+
+static inline void
+rq_unlock(void)
+{
+  lockstat_released();
+  spin_unlock(&runqueue_lock);
+}
 spinlock_t tasklist_lock __attribute__((aligned(SMP_CACHE_BYTES))) = SPIN_LOCK_UNLOCKED;
 struct list32 runqueue_head __attribute__((aligned(SMP_CACHE_BYTES)));
 struct schedule_data aligned_data[NR_CPUS];
@@ -162,7 +177,8 @@ try_to_wake_up(struct task_struct *p, int sync)
   if (p->flags & PF_CLIENT)           // the client partition (partition.c)
     return client_wake_up(p);
   int success = 0;
-  uint64_t f = spin_lock_irqsave(&runqueue_lock);
+  uint64_t f = local_irq_save();
+  rq_lock();
   p->state = TASK_RUNNING;
   if (!task_on_runqueue(p)) {
     add_to_runqueue(p);
@@ -171,7 +187,8 @@ try_to_wake_up(struct task_struct *p, int sync)
       reschedule_idle(p);
     success = 1;
   }
-  spin_unlock_irqrestore(&runqueue_lock, f);
+  rq_unlock();
+  local_irq_restore(f);
   return success;
 }
 
@@ -214,9 +231,11 @@ schedule_tail(struct task_struct *prev)
   }
   if (prev->pid == 0 || prev->state != TASK_RUNNING)
     return;
-  uint64_t f = spin_lock_irqsave(&runqueue_lock);
+  uint64_t f = local_irq_save();
+  rq_lock();
   reschedule_idle(prev);
-  spin_unlock_irqrestore(&runqueue_lock, f);
+  rq_unlock();
+  local_irq_restore(f);
 }
 
 // 2.4's switch_mm and lazy TLB: a task without an mm (idle, kernel
@@ -261,7 +280,8 @@ need_resched_back:
     client_schedule();
     return;
   }
-  spin_lock_irq(&runqueue_lock);
+  cli();
+  rq_lock();
   if (prev->state == TASK_INTERRUPTIBLE && prev->sigpending)
     prev->state = TASK_RUNNING;               // killed: no sleeping (2.4)
   if (prev->state != TASK_RUNNING && task_on_runqueue(prev)) {
@@ -280,15 +300,18 @@ need_resched_back:
     c = runqueue_walk(this_cpu, prev->active_mm, c, &next);
     if (c != 0)
       break;
-    spin_unlock_irq(&runqueue_lock);          // every slice used up
+    rq_unlock();                              // every slice used up
+    sti();
     recalculate();
-    spin_lock_irq(&runqueue_lock);
+    cli();
+    rq_lock();
   }
   cpu_curr(this_cpu) = next;
   next->has_cpu = 1;
   next->processor = this_cpu;
   nr_schedules++;
-  spin_unlock_irq(&runqueue_lock);
+  rq_unlock();
+  sti();
 
   if (next != prev) {
     aligned_data[this_cpu].last_schedule = rdtsc();

@@ -4,16 +4,22 @@
 // free, then try again.
 #include "spinlock.h"
 
-void
-spin_lock(spinlock_t *l)
+int
+spin_lock_waited(spinlock_t *l)
 {
-  for (;;) {
+  for (int waited = 0;; waited = 1) {
     int32_t old = __atomic_fetch_sub(&l->slock, 1, __ATOMIC_ACQUIRE);
     if (old == 1)
-      return;
+      return waited;
     while (__atomic_load_n(&l->slock, __ATOMIC_RELAXED) <= 0)
       cpu_relax();
   }
+}
+
+void
+spin_lock(spinlock_t *l)
+{
+  spin_lock_waited(l);
 }
 
 void

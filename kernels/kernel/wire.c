@@ -23,8 +23,11 @@
 // arrival.  The wire's CPU looks at every round-robin turn while packets
 // are on the wire.  When every other CPU is idle nothing would move that
 // time, so the wire asks the bus monitor to move the idle machine up to the
-// next arrival; it asks only after a look that delivered nothing, so the
-// CPUs its last deliveries woke have run first.  The monitor counts how
+// next arrival; it asks only after a look that delivered nothing and while
+// no card's interrupt waits to be taken, so the CPUs its last deliveries
+// woke have taken their packets first (whether the round robin ends the
+// wire CPU's turn between two looks is the emulator's choice: under the
+// bus monitor's time bound a PAUSE does not).  The monitor counts how
 // late deliveries were (busmon stats `system.wire.*`).
 //
 // DMA (nicdma=1): the server's cards are bus masters (the EtherExpress
@@ -239,8 +242,8 @@ wire_run(void)
 }
 
 // Modelled time, interrupts off: deliver what has arrived by the machine's
-// time; after a look that delivered nothing, ask for the idle machine to
-// move to the next arrival (modeled_time: refused while any other CPU
+// time; after a look that delivered nothing, with every delivered packet
+// taken by its CPU, ask for the idle machine to move to the next arrival (modeled_time: refused while any other CPU
 // runs).  Returns whether packets are still on the wire.
 static bool
 wire_look(void)
@@ -248,7 +251,7 @@ wire_look(void)
   static bool quiet;                    // the last look delivered nothing
   uint64_t next;
   int n = deliver_due(wire_now(), &next);
-  if (!n && next != ~0ul && quiet)
+  if (!n && next != ~0ul && quiet && !cards_pending())
     n = deliver_due(cycles_to_ns(modeled_time(wire_cpu, ns_to_cycles_up(next))), &next);
   quiet = n == 0;
   return next != ~0ul;
@@ -277,7 +280,7 @@ wire_idle(void)
       safe_halt();                      // until a kick or the timer
     } else if (wire_look()) {
       sti();
-      cpu_relax();                      // ends the turn: look again next one
+      cpu_relax();                      // look again
     } else {
       safe_halt();                      // nothing on the wire: until a kick
     }

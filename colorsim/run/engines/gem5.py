@@ -205,6 +205,8 @@ class Gem5Engine:
                        # gem5 does not trap SSE on CR0.TS (kernels/include/fpu.h)
                        "cmdline": spec.kernel_cmdline(lapic_hz) + " fpu_eager=1"},
             "cpu_type": self.cpu.value,
+            # cores beyond the measured ones, for a program's clients
+            "client_cpus": spec.workload.client_cpus,
             "timing": json.loads(json.dumps(p.DEFAULT_TIMING)),
         }
         if spec.workload.program:   # the image, where the kernel finds it
@@ -250,6 +252,8 @@ class Gem5Engine:
                "cpus": m["processor"]["cpus"],
                "clock_hz": m["processor"]["clock_hz"],
                "memory": m["memory"]["size"]}
+        if d["client_cpus"]:      # more cores boot
+            key["client_cpus"] = d["client_cpus"]
         rootfs = d["kernel"].get("rootfs")
         if rootfs:      # in memory at the checkpoint (after init's exec)
             image = Path(rootfs["path"])
@@ -425,7 +429,9 @@ class Gem5Engine:
             shutil.copyfile(console, run_dir / CONSOLE_LOG)
         from colorsim.run.console import roi_counters
         roi = roi_counters(run_dir / CONSOLE_LOG)
-        counters = counter_rows(dumps) + global_rows(dumps, roi)
+        measured = json.loads((run_dir / SPEC_FILE).read_text())["machine"][
+            "processor"]["cpus"] if (run_dir / SPEC_FILE).is_file() else None
+        counters = counter_rows(dumps, measured) + global_rows(dumps, roi)
         _write_csv(run_dir / "bus_offsets.csv", BUS_HEADER, bus)
         _write_csv(run_dir / "counters.csv", COUNTER_HEADER, counters)
         checks = self._check_config(run_dir)
@@ -565,9 +571,9 @@ def check_config_json(config: dict, prm: dict) -> list[str]:
     if isinstance(mons, dict):
         mons = [mons]
     if mons:                  # absent in runs recorded before the bus view
-        if len(mons) != cores:
-            problems.append(f"{len(mons)} bus-view monitors for {cores} "
-                            f"CPUs")
+        if len(mons) != bus["count"]:
+            problems.append(f"{len(mons)} bus-view monitors for "
+                            f"{bus['count']} measured CPUs")
         for i, m in enumerate(mons):
             for k in ("read_addr_mask", "write_addr_mask"):
                 if m.get(k) not in (None, bus[k]):

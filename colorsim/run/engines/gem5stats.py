@@ -153,8 +153,10 @@ def global_rows(dumps, roi: dict = None) -> list[list]:
     return rows
 
 
-def counter_rows(dumps) -> list[list]:
-    """counters rows: per dump, per CPU, :data:`COUNTER_MAP` stats."""
+def counter_rows(dumps, cpus: int = None) -> list[list]:
+    """counters rows: per dump, per CPU, :data:`COUNTER_MAP` stats; with
+    ``cpus``, only the measured CPUs' (a program's client CPUs follow
+    them)."""
     import re
 
     comps = {c: re.compile("^" + rx + "(?P<stat>.+)$")
@@ -170,8 +172,9 @@ def counter_rows(dumps) -> list[list]:
                     found.setdefault((comp, cpu), {})[m.group("stat")] = \
                         s.value
                     break
-        cpus = sorted({cpu for _, cpu in found})
-        for cpu in cpus:
+        for cpu in sorted({cpu for _, cpu in found}):
+            if cpus is not None and cpu >= cpus:
+                continue
             for stat, comp, alternatives in COUNTER_MAP:
                 values = found.get((comp, cpu))
                 if values is None:
