@@ -29,8 +29,8 @@ import math
 import statistics
 from pathlib import Path
 
-from colorsim.orchestrate.convergence import SEEDS, bounded
-from colorsim.orchestrate.interleaving import KERNELS
+from colorsim.orchestrate.convergence import SEEDS, _mean_range, bounded
+from colorsim.orchestrate.interleaving import KERNELS, web_spec
 from colorsim.orchestrate.sensitivity import add_table_run_options, emit_table, made_run
 
 MACHINE = "piii8"
@@ -51,21 +51,17 @@ def spec_for(point: str, engine: str, q_us, kernel: str, seed: int):
     from colorsim.describe.runspec import RunSpec, Workload
     from colorsim.describe.variants import parse_variant
     p = WEB if point == "web" else CHAT
+    timing = engine == "qemu"
     m = get_machine(MACHINE).with_cpus(p["cpus"])
+    m = bounded(m, q_us) if timing else m
     if point == "web":
-        w = Workload(tasks=p["httpd"], program=PROGRAMS["web"],
-                     args=workload_args("web", p["httpd"], {"clients": p["clients"],
-                                                            "requests": p["requests"]}),
-                     client_cpus=p["client_cpus"], seed=seed)
+        w = web_spec(m, kernel, p, seed).workload
     else:
         threads = p["rooms"] * p["users"] * 4     # chat: 4 threads per user
         w = Workload(tasks=threads, program=PROGRAMS["chat"],
                      args=workload_args("chat", threads, {"messages": p["messages"],
                                                           "skip": p["skip"]}),
                      seed=seed)
-    timing = engine == "qemu"
-    if timing:
-        m = bounded(m, q_us)
     return RunSpec(m, parse_variant(kernel, m), w, engine=engine, timing=timing,
                    timeout_s=3600)
 
@@ -116,17 +112,12 @@ def _pair(got, key, fmt) -> str:
     return f"{fmt.format(v)} / {fmt.format(c)}"
 
 
-def _range(values, fmt) -> str:
-    return (f"{fmt.format(statistics.mean(values))} "
-            f"[{fmt.format(min(values))}..{fmt.format(max(values))}]")
-
-
 def format_row(point, label, got) -> str:
     v, c = got["vanilla"], got["c32"]
     gains = [100 * (b["rate"] / a["rate"] - 1) for a, b in zip(v, c)]
-    return (f"| {point} | {label} | {_range([r['rate'] for r in v], '{:.0f}')} "
-            f"| {_range([r['rate'] for r in c], '{:.0f}')} "
-            f"| {_range(gains, '{:+.1f}')} % "
+    return (f"| {point} | {label} | {_mean_range([r['rate'] for r in v], '{:.0f}')} "
+            f"| {_mean_range([r['rate'] for r in c], '{:.0f}')} "
+            f"| {_mean_range(gains, '{:+.1f}')} % "
             f"| {_pair(got, 'kernel_contention', '{:.2f}')} "
             f"| {_pair(got, 'meter_contention', '{:.2f}')} "
             f"| {_pair(got, 'hold', '{:.1f}')} "
