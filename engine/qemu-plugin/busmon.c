@@ -786,64 +786,6 @@ static uint64_t spin_yields;	/* waiters' turns ended as they began to wait */
 static uint64_t lock_wait_skips;	/* turns sat out waiting for a metered lock */
 
 /*
- * An IPI to a halted CPU: turns end until it has run (skipheld= only).
- * Under QEMU's patch 0008 PAUSE no longer ends a turn, so a CPU that wakes
- * another (a reschedule IPI, the wire's card interrupt, INIT/SIPI) would
- * otherwise run on to the end of its slice while the woken CPU, halted
- * until it runs, is no part of the floor that holds the sender: the
- * sender's clock ran ahead unbounded, and the woken CPU started late, at
- * the machine's time then.  So the write to the local APIC's interrupt
- * command register marks its halted targets (the destination in the
- * register's high half, or the shorthand's), and until each has run a TB
- * every other vCPU's TB ends its turn, as a held CPU's does.  A target
- * needs a turn or two (INIT, then SIPI, take one each); one that does not
- * wake (its interrupts masked) releases the others after WAKE_TURNS such
- * turns.  Which writes these are depends only on the guest, so runs stay
- * repeatable.
- */
-#define LAPIC_ICR_LO 0xFEE00300ull	/* xAPIC MMIO, physical */
-#define LAPIC_ICR_HI 0xFEE00310ull
-#define WAKE_TURNS 64
-static uint32_t icr_high[MAX_CPUS];	/* each vCPU's last ICR high half */
-static uint8_t wake_pending[MAX_CPUS];	/* sent an IPI while halted */
-static unsigned wake_pending_n, wake_turns;
-static uint64_t ipi_turn_ends;	/* turns ended for a woken CPU to run */
-
-static void ipi_sent(unsigned vcpu, uint32_t lo)
-{
-	unsigned shorthand = (lo >> 18) & 3, dest = icr_high[vcpu] >> 24;
-
-	for (unsigned c = 0; c < model.ncpus; c++) {
-		int to = shorthand == 0 ? c == dest : shorthand >= 2;
-
-		if (to && c != vcpu && halted[c] && !wake_pending[c]) {
-			wake_pending[c] = 1;
-			wake_pending_n++;
-			wake_turns = 0;
-		}
-	}
-}
-
-/* A vCPU's TB: end its turn while an IPI's target has not run yet. */
-static void wake_wait(unsigned vcpu)
-{
-	if (wake_pending_n == 0)
-		return;
-	if (vcpu < model.ncpus && wake_pending[vcpu]) {
-		wake_pending[vcpu] = 0;		/* it runs: woken */
-		wake_pending_n--;
-		return;
-	}
-	if (++wake_turns > WAKE_TURNS) {	/* it does not wake: let go */
-		memset(wake_pending, 0, sizeof wake_pending);
-		wake_pending_n = 0;
-		return;
-	}
-	ipi_turn_ends++;
-	qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
-}
-
-/*
  * A CPU waiting for a metered lock that another CPU still holds (skipheld=
  * only) sits its turns out until the lock is released.  Its spinning
  * would only re-read a line it already has: no bus transaction, and no
@@ -1758,8 +1700,6 @@ static void vcpu_tb_exec(unsigned int vcpu, void *udata)
 {
 	unsigned cpu = cpu_of(vcpu);
 
-	if (skipping_held)
-		wake_wait(vcpu);
 	if (ignored(vcpu)) {
 		client_tb(vcpu, (uintptr_t)udata);
 		return;
@@ -1778,8 +1718,6 @@ static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 	struct tbinfo *ti = udata;
 	unsigned cpu = cpu_of(vcpu);
 
-	if (skipping_held)
-		wake_wait(vcpu);
 	if (ignored(vcpu)) {
 		client_tb(vcpu, ti->packed);
 		return;
@@ -2035,17 +1973,10 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 				qemu_plugin_mem_get_value(info).data.u64);
 		return;
 	}
+	if (ignored(vcpu))
+		return;
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
-	/* (QEMU reports the local APIC's page as memory, not I/O) */
-	if (store && skipping_held && hw != NULL && vcpu < MAX_CPUS) {
-		uint64_t pa = qemu_plugin_hwaddr_phys_addr(hw);
-
-		if (pa - LAPIC_ICR_HI < 4)
-			icr_high[vcpu] = qemu_plugin_mem_get_value(info).data.u32;
-		else if (pa - LAPIC_ICR_LO < 4)	/* the wire's CPU's too */
-			ipi_sent(vcpu, qemu_plugin_mem_get_value(info).data.u32);
-	}
-	if (ignored(vcpu) || hw == NULL || qemu_plugin_hwaddr_is_io(hw))
+	if (hw == NULL || qemu_plugin_hwaddr_is_io(hw))
 		return;
 	/* Translation first: a DTLB miss walks the page table. */
 	if (cr3[cpu_of(vcpu)] != 0 && !cm_tlb_hit(&model, cpu_of(vcpu), 0, vaddr))
@@ -2492,8 +2423,6 @@ static void stats_sync(FILE *f)
 	stat_count(f, lock_wait_skips, "Round-robin turns sat out waiting for "
 		   "a metered lock another CPU held (skipheld=)",
 		   "system.sync.lockWaitSkips");
-	stat_count(f, ipi_turn_ends, "Turns ended for a CPU an IPI woke to run "
-		   "first (skipheld=)", "system.sync.ipiTurnEnds");
 }
 
 static void fill_stats(FILE *f)
@@ -2939,7 +2868,7 @@ static void reset_stats(unsigned cpu)
 	client_holds = 0;
 	client_lag_turns = client_lead_turns = 0;
 	client_lag_skips = client_lead_skips = 0;
-	spin_yields = lock_wait_skips = ipi_turn_ends = 0;
+	spin_yields = lock_wait_skips = 0;
 	if (cfg.timing) {		/* a busy client counts from here */
 		uint64_t now = machine_now();
 
