@@ -580,17 +580,112 @@ static void client_tb(unsigned vcpu, uint64_t packed)
 			     clocked ? cclk[vcpu] : machine_now());
 }
 
+/*
+ * An IPI wakes a halted CPU at the time it was sent (timing= only).  A
+ * halted CPU is no part of the floor, and under QEMU's patch 0008 a PAUSE
+ * no longer ends a turn, so the CPU that sent the IPI would run on to the
+ * end of its round-robin slice before the woken CPU ran, and the woken
+ * CPU would then start at the floor those turns had reached: up to a slice
+ * late.  So a write to the local APIC's interrupt command register (QEMU
+ * reports its page as memory) that sends a halted CPU an interrupt, an NMI
+ * or a start-up IPI (not INIT: that leaves it waiting for the start-up)
+ * notes the sender's clock then (wake_at) and ends the sender's turn.
+ * Until the woken CPU has run a TB, the other server CPUs sit their turns
+ * out (skipheld=; turn_held), at most WAKE_SKIPS of them, in case it does
+ * not take the interrupt.  Its first TB starts its clock at wake_at rather
+ * than at the floor; it rejoins the floor behind the sender, and the
+ * quantum holds the sender until it has caught up.  Which writes these are
+ * depends only on the guest, so runs stay repeatable.  Counted in
+ * system.sync.ipiWakes and system.sync.ipiWakeSkips.
+ */
+#define LAPIC_ICR_LO 0xFEE00300ull	/* xAPIC MMIO, physical */
+#define LAPIC_ICR_HI 0xFEE00310ull
+#define NO_WAKE UINT64_MAX
+#define WAKE_SKIPS 64
+static uint32_t icr_high[MAX_CPUS];	/* each CPU's last ICR high half */
+static uint64_t wake_at[MAX_CPUS];	/* a pending IPI's send time */
+static unsigned wakes_pending, wake_skips_left;
+static uint64_t ipi_wakes, ipi_wake_skips;
+static int ipi_rule_on;		/* from the first resetstats */
+
+static int ipi_targets(uint32_t lo, uint32_t hi, unsigned from, unsigned c)
+{
+	unsigned dest = hi >> 24;
+
+	switch ((lo >> 18) & 3) {	/* destination shorthand */
+	case 1: return c == from;
+	case 2: return 1;
+	case 3: return c != from;
+	}
+	if (lo & (1u << 11))		/* logical: flat model's bitmask */
+		return c < 8 && (dest >> c) & 1;
+	return c == dest;
+}
+
+static void ipi_sent(unsigned cpu, uint32_t lo)
+{
+	unsigned mode = (lo >> 8) & 7;	/* delivery mode */
+	int woke = 0;
+
+	if (!ipi_rule_on || mode == 2 || mode == 3 || mode == 5 || mode == 7)
+		return;			/* SMI, INIT, reserved: no start */
+	for (unsigned c = 0; c < model.ncpus; c++)
+		if (c != cpu && halted[c] &&
+		    ipi_targets(lo, icr_high[cpu], cpu, c)) {
+			if (wake_at[c] == NO_WAKE) {
+				wake_at[c] = model.cpu[cpu].now;
+				wakes_pending++;
+			}
+			woke = 1;
+		}
+	if (woke) {
+		wake_skips_left = WAKE_SKIPS;
+		qemu_plugin_update_ns(time_handle, 0);	/* ends the turn */
+	}
+}
+
+static void lapic_store(unsigned cpu, uint64_t pa, uint32_t v)
+{
+	if (pa - LAPIC_ICR_HI < 4)
+		icr_high[cpu] = v;
+	else if (pa - LAPIC_ICR_LO < 4)
+		ipi_sent(cpu, v);
+}
+
+/* turn_held: does a CPU an IPI woke still wait for its first turn? */
+static int awaits_woken(unsigned cpu)
+{
+	if (wakes_pending == 0 || wake_at[cpu] != NO_WAKE)
+		return 0;
+	if (wake_skips_left == 0) {	/* it does not wake: let go */
+		for (unsigned c = 0; c < model.ncpus; c++)
+			wake_at[c] = NO_WAKE;
+		wakes_pending = 0;
+		return 0;
+	}
+	wake_skips_left--;
+	ipi_wake_skips++;
+	return 1;
+}
+
 static void idle_catch_up(unsigned cpu)
 {
 	/* with the wire: the machine's time, this CPU still left out */
 	uint64_t floor = wire_on ? machine_now() : clock_floor(cpu);
 
-	halted[cpu] = 0;
-	park_update(cpu);
+	if (wake_at[cpu] != NO_WAKE) {	/* an IPI woke it: from then */
+		if (wake_at[cpu] < floor)
+			floor = wake_at[cpu];
+		wake_at[cpu] = NO_WAKE;
+		wakes_pending--;
+		ipi_wakes++;
+		}
 	if (floor != UINT64_MAX && floor > model.cpu[cpu].now) {
 		model.cpu[cpu].now = floor;
 		idle_catchups++;
 	}
+	halted[cpu] = 0;
+	park_update(cpu);	/* rejoins the floor, perhaps below floor_lb */
 }
 
 /*
@@ -822,6 +917,8 @@ static bool turn_held(unsigned int vcpu)
 	}
 	if (exempt_from_holds(cpu))	/* parked covers halted */
 		return false;
+	if (awaits_woken(cpu))
+		return true;
 	room = (was & HELD_LEAD) ? 0 : cfg.quantum;
 	if (cfg.quantum != 0 && now > floor_lb + room) {
 		floor = clock_floor(UINT32_MAX);
@@ -1976,6 +2073,10 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	if (ignored(vcpu))
 		return;
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
+	if (store && cfg.timing && hw != NULL &&
+	    qemu_plugin_hwaddr_phys_addr(hw) - LAPIC_ICR_LO < 0x20)
+		lapic_store(cpu_of(vcpu), qemu_plugin_hwaddr_phys_addr(hw),
+			    qemu_plugin_mem_get_value(info).data.u32);
 	if (hw == NULL || qemu_plugin_hwaddr_is_io(hw))
 		return;
 	/* Translation first: a DTLB miss walks the page table. */
@@ -2423,6 +2524,10 @@ static void stats_sync(FILE *f)
 	stat_count(f, lock_wait_skips, "Round-robin turns sat out waiting for "
 		   "a metered lock another CPU held (skipheld=)",
 		   "system.sync.lockWaitSkips");
+	stat_count(f, ipi_wakes, "Halted CPUs an IPI woke, started at the "
+		   "IPI's send time (timing=)", "system.sync.ipiWakes");
+	stat_count(f, ipi_wake_skips, "Turns sat out for a CPU an IPI woke to "
+		   "run first (skipheld=)", "system.sync.ipiWakeSkips");
 }
 
 static void fill_stats(FILE *f)
@@ -2861,6 +2966,7 @@ static void reset_stats(unsigned cpu)
 {
 	cm_reset_stats(&model);
 	roi_start = op_clock(cpu);
+	ipi_rule_on = 1;
 	max_skew = 0;			/* the region's own skew */
 	memset(&wirest, 0, sizeof(wirest));
 	memset(client_cycles, 0, sizeof(client_cycles));
@@ -2868,7 +2974,7 @@ static void reset_stats(unsigned cpu)
 	client_holds = 0;
 	client_lag_turns = client_lead_turns = 0;
 	client_lag_skips = client_lead_skips = 0;
-	spin_yields = lock_wait_skips = 0;
+	spin_yields = lock_wait_skips = ipi_wakes = ipi_wake_skips = 0;
 	if (cfg.timing) {		/* a busy client counts from here */
 		uint64_t now = machine_now();
 
@@ -3344,6 +3450,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	}
 	/* Every CPU is parked until it first runs (a halted CPU's first TB
 	 * wakes it), so CPUs not yet started do not hold the bus back. */
+	for (unsigned c = 0; c < MAX_CPUS; c++)
+		wake_at[c] = NO_WAKE;
 	for (unsigned c = 0; cfg.timing && c < model.ncpus; c++) {
 		halted[c] = 1;
 		park_update(c);
