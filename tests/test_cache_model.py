@@ -23,6 +23,7 @@ from colorsim.run.rundir import spawn, stop
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = ROOT / "build" / "engine" / "busmon.so"
 TEST_CACHE = ROOT / "build" / "engine" / "test_cache"
+TEST_BRANCH = ROOT / "build" / "engine" / "test_branch"
 
 
 def _qemu():
@@ -43,7 +44,7 @@ def built():
     r = subprocess.run(["scons", "-Q", "build/engine", "variants="],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert PLUGIN.exists() and TEST_CACHE.exists()
+    assert PLUGIN.exists() and TEST_CACHE.exists() and TEST_BRANCH.exists()
 
 
 def qemu_cmd(plugin_args, *extra):
@@ -63,6 +64,14 @@ def test_cache_model_unit():
     assert r.returncode == 0, r.stdout
     assert last.endswith(" passed, 0 failed"), r.stdout
     assert int(last.split()[0]) > 100
+
+
+def test_branch_model_unit():
+    """The branch decoder and the BTB (engine/qemu-plugin/branch.h)."""
+    r = subprocess.run([str(TEST_BRANCH)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and "FAIL" not in r.stdout, r.stdout
+    assert r.stdout.strip() == "test_branch: all passed", r.stdout
 
 
 # ---- 2. option errors -------------------------------------------------------

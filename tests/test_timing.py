@@ -376,6 +376,9 @@ def test_timing_refusals(args, expect, capsys, tmp_path, monkeypatch):
     (["clients=0:2000"], "busmon: bad value in 'clients=0:2000'"),
     (["clients=100"], "busmon: bad value in 'clients=100'"),
     (["clients=100:x"], "busmon: bad value in 'clients=100:x'"),
+    (["branch=15:512"], "busmon: branch= needs timing="),
+    (["branch=15"], "busmon: bad value in 'branch=15'"),
+    (["timing=1:2:3:4:5:6:7", "branch=15:500"], "the BTB's entries must be a power of two"),
 ])
 def test_timing_option_errors(args, message, tmp_path):
     import subprocess

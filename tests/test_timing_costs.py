@@ -277,3 +277,58 @@ def test_the_plugin_readme_cost_table_is_machines_toml():
             assert rows[k][col] == want, (name, k, rows[k][col], want)
     switches = {c for r in rows.values() for c in re.findall(r"`(\w+)`", r[-1])}
     assert set(TIMING_SWITCHES) <= switches, set(TIMING_SWITCHES) - switches
+
+
+# 100 passes of a 10-trip loop.  The inner branch's 4-bit history cannot
+# tell the tenth trip from the others, so its exit is mispredicted every
+# pass; every other trip, and the outer branch until its own exit, is
+# predicted (a new backward branch is predicted taken).
+BRANCH_GUEST = """
+\tm5 0x40                       /* resetstats */
+\tmov $100, %edx
+outer:\tmov $10, %ecx
+1:\tdec %ecx
+\tjnz 1b
+\tdec %edx
+\tjnz outer
+\tm5 0x41                       /* dumpstats */
+"""
+
+
+@needs_qemu
+def test_branch_mispredicts_of_a_known_loop(tmp_path):
+    """With branch=15:512 the loop nest's branches resolve 1100 times and
+    miss 101 times (each inner exit and the outer exit); each miss costs
+    15 cycles more than the same run without the model, and no more."""
+    from tests.test_cache_model import build_guest, counters, run_guest
+    from tests.test_timing import TIMING
+    elf, _ = build_guest(tmp_path, BRANCH_GUEST)
+    cycles, stats = {}, {}
+    for arg in ("branch=0:512", "branch=15:512"):
+        d = tmp_path / arg.replace(":", "-").replace("=", "")
+        d.mkdir()
+        out = run_guest(d, elf, TIMING, arg)
+        cycles[arg] = counters(out)[(0, 0, "kernel", "cycles")]
+        stats[arg] = dict(line.split()[:2] for line in
+                          (out / "stats.txt").read_text().splitlines()
+                          if ".branch." in line)
+    s = stats["branch=15:512"]
+    assert stats["branch=0:512"] == {}      # off: no branch stats at all
+    assert s["system.branch.missCycles"] == "15"
+    assert s["system.branch.btbEntries"] == "512"
+    assert s["system.cpu0.branch.resolved"] == "1100", s
+    assert s["system.cpu0.branch.mispredicted"] == "101", s
+    assert cycles["branch=15:512"] - cycles["branch=0:512"] == 15 * 101
+
+
+def test_branch_model_refusals(tmp_path):
+    """A BTB size the model cannot take is refused before anything runs."""
+    import dataclasses
+
+    from colorsim.describe.machine import ConfigError
+    t = get_machine("ppro4").timing
+    for bad in (500, 2, 8192):
+        with pytest.raises(ConfigError, match="timing.btb must be a power of two"):
+            dataclasses.replace(t, btb=bad)
+    assert "branch=15:512" in t.adding("branch_miss").plugin_args()
+    assert not any(a.startswith("branch=") for a in t.plugin_args())

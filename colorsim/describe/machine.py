@@ -216,6 +216,8 @@ TIMING_SWITCHES = {
 TIMING_ADDITIONS = {
     "overlap": (4, "load misses outside the run-queue loop overlap, "
                    "4 in flight (an upper bound)"),
+    "branch_miss": (15, "mispredicted branches cost 15 clocks "
+                        "(the machine's BTB)"),
 }
 
 
@@ -252,6 +254,8 @@ class Timing:
     itlb_large: int = 0     # ITLB entries, large pages
     overlap: int = 0        # load misses in flight outside the run-queue loop
     hold_for_clients: bool = False  # server CPUs wait while a client CPU works
+    branch_miss: int = 0    # clocks a mispredicted branch costs (0: off)
+    btb: int = 512          # branch target buffer entries (with branch_miss)
 
     def __post_init__(self):
         for f in TIMING_FIELDS:
@@ -269,11 +273,16 @@ class Timing:
                        ("bus_cpus", 1024), ("store_buffer", 64),
                        ("dtlb", 1024), ("dtlb_large", 1024), ("itlb", 1024),
                        ("itlb_large", 1024), ("overlap", 64),
-                       ("quantum", 1_000_000_000)):
+                       ("quantum", 1_000_000_000), ("branch_miss", 1000)):
             v = getattr(self, f)
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= top:
                 raise ConfigError(f"timing.{f} must be a whole number "
                                   f"0..{top}, got {v!r}")
+        b = self.btb
+        if (isinstance(b, bool) or not isinstance(b, int) or not 4 <= b <= 4096
+                or b & (b - 1)):
+            raise ConfigError(f"timing.btb must be a power of two 4..4096 "
+                              f"(entries, 4-way), got {b!r}")
         d = self.bus_depth
         if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 64:
             raise ConfigError(f"timing.bus_depth must be a whole number of "
@@ -306,10 +315,24 @@ class Timing:
         return dataclasses.replace(self, **{cost: 0})
 
     def plugin_args(self) -> list:
-        """busmon's options for these costs: timing= and the others."""
+        """busmon's options for these costs: timing= and the others
+        (branch= only when on, so that earlier runs' commands stay)."""
         return ([f"timing={self.plugin_arg()}"]
                 + [f"{opt}={int(getattr(self, k))}"
-                   for k, (opt, _) in TIMING_EXTRA.items()])
+                   for k, (opt, _) in TIMING_EXTRA.items()]
+                + ([f"branch={self.branch_miss}:{self.btb}"]
+                   if self.branch_miss else []))
+
+    def identity(self) -> dict:
+        """As recorded in a timing run's identity: keys added since the
+        first timing runs only when switched on, so those runs keep their
+        ids."""
+        d = dataclasses.asdict(self)
+        if not d["hold_for_clients"]:
+            del d["hold_for_clients"]
+        if not d["branch_miss"]:
+            del d["branch_miss"], d["btb"]
+        return d
 
 
 NETWORK_CARDS = 4          # kernels/kernel/loopback.c NR_NICS
@@ -469,7 +492,7 @@ MACHINE_SCHEMA = {
                "inclusion": None, "instruction_fetch": None},
     "memory": _values("size", "latency"),
     "emulation": _values("icount_shift", "rr_slice_min", "rr_slice_max"),
-    "timing": _values(*TIMING_FIELDS, *TIMING_EXTRA, "fetch"),
+    "timing": _values(*TIMING_FIELDS, *TIMING_EXTRA, "fetch", "branch_miss", "btb"),
     "network": _values("cards", "bandwidth", "latency", "dma"),
     "clients": _values("pcs", "clock", "cpi", "skew_us"),
 }
@@ -502,7 +525,9 @@ def machine_from_table(name: str, t: dict) -> Machine:
             tt = t["timing"]
             timing = Timing(**{f: tt[f] for f in TIMING_FIELDS},
                             **{k: tt.get(k, d) for k, (_, d) in TIMING_EXTRA.items()},
-                            fetch=tt.get("fetch", False))
+                            fetch=tt.get("fetch", False),
+                            branch_miss=tt.get("branch_miss", 0),
+                            btb=tt.get("btb", 512))
         network = None
         if "network" in t:
             n = t["network"]

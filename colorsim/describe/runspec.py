@@ -257,9 +257,7 @@ class RunSpec:
         d["variant"]["name"] = self.variant.name
         d["variant"]["build_id"] = self.variant.build_id
         if self.timing:                     # absent in counting-only runs,
-            d["timing"] = dataclasses.asdict(self.machine.timing)  # as before
-            if not d["timing"]["hold_for_clients"]:   # runs made before
-                del d["timing"]["hold_for_clients"]   # it existed
+            d["timing"] = self.machine.timing.identity()   # as before
         if self.client_model is not None:   # runs without it keep their ids
             d["clients"] = dataclasses.asdict(self.client_model)
         return d

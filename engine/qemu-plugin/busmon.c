@@ -20,6 +20,7 @@
 #include "qemu_plugin_api.h"
 #include "cachemodel.h"
 #include "x86insn.h"
+#include "branch.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -98,6 +99,8 @@ static struct config {
 	uint64_t quantum;		/* cycles a CPU may lead the floor; 0: off */
 	int clienthold;			/* server CPUs wait while a client works */
 	int noskipheld;			/* skipheld=0: held CPUs run a TB a turn */
+	uint64_t branch_miss;		/* cycles a mispredicted branch costs; 0: off */
+	unsigned btb_entries;		/* the BTB's entries (branch=) */
 	uint64_t clientcost;		/* clients=: thousandths of a cycle per
 					 * client instruction; 0: no client clocks */
 	uint64_t clientskew;		/* clients=: most cycles a client and a
@@ -1123,18 +1126,25 @@ static void vcpu_drain(unsigned int vcpu, void *udata)
 
 /* An interrupt or exception drains it too; the event's delivery is
  * charged in kernel mode. */
+static void branch_discon(unsigned cpu);
+
 static void vcpu_discon(qemu_plugin_id_t id, unsigned int vcpu,
 			enum qemu_plugin_discon_type type, uint64_t from,
 			uint64_t to)
 {
+	unsigned cpu = vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus;
+
 	(void)id;
 	(void)type;
 	(void)from;
 	(void)to;
 	if (ignored(vcpu))
 		return;
+	branch_discon(cpu);
+	if (cfg.t.store_buffer + cfg.t.overlap == 0)
+		return;
 	drains++;
-	cm_drain(&model, vcpu < cfg.ncpus ? vcpu : vcpu % cfg.ncpus, CM_KERNEL);
+	cm_drain(&model, cpu, CM_KERNEL);
 }
 
 /*
@@ -1508,6 +1518,8 @@ struct tbinfo {
 	uint32_t cpu, again;
 	uint32_t lines[CM_NMODES];
 	uint64_t nfetch;
+	uint64_t pc;			/* its first instruction's address */
+	struct br_site br;		/* the branch that ends it (branch=) */
 	/* fetch[i]: packed range i, in code order; fetch[nfetch + i]: the
 	 * virtual address of its first byte (for the ITLB). */
 	uint64_t fetch[];
@@ -1618,7 +1630,74 @@ static void tb_lines(struct tbinfo *ti, const uint64_t *ranges, unsigned k)
  * an ITLB under timing=. */
 static int tb_fetching(void)
 {
-	return model.has_l1i || (cfg.timing && cfg.t.itlb > 0);
+	return model.has_l1i || (cfg.timing && cfg.t.itlb > 0) ||
+	       (cfg.timing && cfg.branch_miss > 0);
+}
+
+/*
+ * Branch prediction (branch=PENALTY:ENTRIES, with timing=): each server
+ * CPU's branch target buffer (branch.h: what is modelled, and from which
+ * sources).  A TB ends at a branch, so a branch's outcome is where the
+ * CPU's next TB starts: the TB notes its last instruction if that is a
+ * conditional or indirect branch, and the CPU's next TB resolves it
+ * (branch_tb).  A misprediction stalls the CPU PENALTY cycles, in the
+ * branch's mode.  Code in free= ranges is not modelled.
+ */
+static struct btb *btbs;		/* one per server CPU */
+static const struct tbinfo *br_pending[MAX_CPUS];
+struct brstat {
+	uint64_t resolved, missed, unresolved;
+} __attribute__((aligned(64)));
+static struct brstat brstats[MAX_CPUS];
+
+static void tb_branch(struct tbinfo *ti, struct qemu_plugin_tb *tb, size_t n)
+{
+	const struct qemu_plugin_insn *last;
+	uint8_t b[16];
+	size_t len;
+
+	ti->br.kind = BR_NONE;
+	ti->pc = n > 0 ? qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0)) : 0;
+	if (cfg.branch_miss == 0 || n == 0 || (ti->packed & TB_FREE))
+		return;
+	last = qemu_plugin_tb_get_insn(tb, n - 1);
+	len = qemu_plugin_insn_data(last, b, sizeof(b));
+	if (len != qemu_plugin_insn_size(last))
+		return;
+	x86_branch(b, len, qemu_plugin_insn_vaddr(last), &ti->br);
+	ti->br.user = (pc_flags(qemu_plugin_insn_vaddr(last)) & CM_F_USER) != 0;
+}
+
+static void branch_tb(unsigned cpu, const struct tbinfo *ti)
+{
+	const struct tbinfo *p = br_pending[cpu];
+
+	if (p != NULL) {
+		int m = btb_resolve(&btbs[cpu], &p->br, ti->pc);
+
+		if (m < 0) {
+			brstats[cpu].unresolved++;
+		} else {
+			brstats[cpu].resolved++;
+			if (m) {
+				brstats[cpu].missed++;
+				cm_stall(&model, cpu, p->br.user ? CM_USER : CM_KERNEL,
+					 cfg.branch_miss);
+			}
+		}
+	}
+	br_pending[cpu] = ti->br.kind == BR_COND || ti->br.kind == BR_INDIRECT
+			  ? ti : NULL;
+}
+
+/* An interrupt or exception: the branch the last TB ended with is not
+ * followed by its outcome; it is not counted. */
+static void branch_discon(unsigned cpu)
+{
+	if (btbs != NULL && br_pending[cpu] != NULL) {
+		br_pending[cpu] = NULL;
+		brstats[cpu].unresolved++;
+	}
 }
 
 /* Register the TB's exec callback: with fetches, one that fetches too. */
@@ -1634,7 +1713,8 @@ static void tb_register_exec(struct qemu_plugin_tb *tb, size_t n,
 			QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)packed);
 		return;
 	}
-	k = tb_fetches(tb, n, ranges, va);
+	/* branch= alone: no fetches, the TB's struct for its branch */
+	k = model.has_l1i || cfg.t.itlb > 0 ? tb_fetches(tb, n, ranges, va) : 0;
 	/* Whole host cache lines: a TB start then touches one or two. */
 	ti = arena_alloc((sizeof(*ti) + 2 * k * sizeof(ti->fetch[0]) + 63) & ~(size_t)63);
 	if (ti == NULL) {
@@ -1645,7 +1725,10 @@ static void tb_register_exec(struct qemu_plugin_tb *tb, size_t n,
 	ti->nfetch = k;
 	ti->cpu = UINT32_MAX;
 	ti->epoch = 0;
-	tb_lines(ti, ranges, k);
+	ti->again = 0;
+	if (k > 0)
+		tb_lines(ti, ranges, k);
+	tb_branch(ti, tb, n);
 	memcpy(ti->fetch, ranges, k * sizeof(ti->fetch[0]));
 	memcpy(ti->fetch + k, va, k * sizeof(ti->fetch[0]));
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_tb_exec_fetch,
@@ -1820,6 +1903,8 @@ static void vcpu_tb_exec_fetch(unsigned int vcpu, void *udata)
 		return;
 	}
 	tb_start(cpu, ti->packed);
+	if (btbs != NULL)
+		branch_tb(cpu, ti);
 	if (wset[cpu].open)
 		wset_code(cpu, ti->fetch, ti->nfetch);
 	if (ti->again && ti->cpu == cpu) {
@@ -2530,6 +2615,24 @@ static void stats_sync(FILE *f)
 		   "run first (skipheld=)", "system.sync.ipiWakeSkips");
 }
 
+/* Branch prediction (branch=). */
+static void stats_branch(FILE *f)
+{
+	stat_count(f, cfg.branch_miss, "Cycles a mispredicted branch costs",
+		   "system.branch.missCycles");
+	stat_count(f, cfg.btb_entries, "Branch target buffer entries per CPU",
+		   "system.branch.btbEntries");
+	for (unsigned c = 0; c < model.ncpus; c++) {
+		stat_count(f, brstats[c].resolved, "Conditional and indirect "
+			   "branches resolved", "system.cpu%u.branch.resolved", c);
+		stat_count(f, brstats[c].missed, "Of them mispredicted",
+			   "system.cpu%u.branch.mispredicted", c);
+		stat_count(f, brstats[c].unresolved, "Conditional branches an "
+			   "interrupt or exception followed (not counted)",
+			   "system.cpu%u.branch.unresolved", c);
+	}
+}
+
 static void fill_stats(FILE *f)
 {
 	uint64_t insts = 0;
@@ -2554,6 +2657,8 @@ static void fill_stats(FILE *f)
 	if (cfg.timing) {
 		stats_bus_time(f);
 		stats_sync(f);
+		if (btbs != NULL)
+			stats_branch(f);
 	}
 	if (wire_on)
 		stats_wire(f);
@@ -2975,6 +3080,7 @@ static void reset_stats(unsigned cpu)
 	client_lag_turns = client_lead_turns = 0;
 	client_lag_skips = client_lead_skips = 0;
 	spin_yields = lock_wait_skips = ipi_wakes = ipi_wake_skips = 0;
+	memset(brstats, 0, sizeof(brstats));
 	if (cfg.timing) {		/* a busy client counts from here */
 		uint64_t now = machine_now();
 
@@ -3189,6 +3295,16 @@ static int parse_option(const char *arg)
 			p = e + 1;
 		}
 		cfg.timing = 1;
+	} else if (KEY("branch")) {
+		/* PENALTY:ENTRIES; 0 switches it off */
+		char *e;
+		uint64_t n;
+
+		if (parse_u64(val, &v, &e, 0) < 0 || v > 1000000 || *e != ':' ||
+		    parse_u64(e + 1, &n, NULL, 1) < 0 || n > BTB_MAX_ENTRIES)
+			goto bad;
+		cfg.branch_miss = v;
+		cfg.btb_entries = (unsigned)n;
 	} else if (KEY("locked")) {
 		if (parse_u64(val, &v, NULL, 1) < 0 || v > 1000000)
 			goto bad;
@@ -3423,6 +3539,28 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		cm_free(&model);
 		return -1;
 	}
+	if (cfg.branch_miss != 0 && !cfg.timing) {
+		fprintf(stderr, "busmon: branch= needs timing= (a misprediction "
+			"costs modelled time)\n");
+		cm_free(&model);
+		return -1;
+	}
+	if (cfg.branch_miss != 0) {
+		btbs = calloc(model.ncpus, sizeof(*btbs));
+		for (unsigned c = 0; btbs != NULL && c < model.ncpus; c++)
+			if (btb_init(&btbs[c], cfg.btb_entries) < 0) {
+				fprintf(stderr, "busmon: branch=: the BTB's entries "
+					"must be a power of two, 4 to %u, got %u\n",
+					BTB_MAX_ENTRIES, cfg.btb_entries);
+				cm_free(&model);
+				return -1;
+			}
+		if (btbs == NULL) {
+			fprintf(stderr, "busmon: out of memory for the BTBs\n");
+			cm_free(&model);
+			return -1;
+		}
+	}
 	if ((cfg.quantum != 0 || cfg.clienthold || cfg.clientcost != 0) &&
 	    (time_handle = qemu_plugin_request_time_control()) == NULL) {
 		fprintf(stderr, "busmon: quantum=, clients= and clienthold= need QEMU's "
@@ -3472,7 +3610,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		membuf = g_byte_array_new();
 		qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
 	}
-	if (cfg.timing && cfg.t.store_buffer + cfg.t.overlap > 0)
+	if (cfg.timing && (cfg.t.store_buffer + cfg.t.overlap > 0 || btbs != NULL))
 		qemu_plugin_register_vcpu_discon_cb(id,
 			QEMU_PLUGIN_DISCON_INTERRUPT | QEMU_PLUGIN_DISCON_EXCEPTION,
 			vcpu_discon);
