@@ -55,3 +55,26 @@ def test_missing_runs_are_refused_and_the_file_kept(tmp_path):
 def test_the_docs_have_the_block():
     text = DOC.read_text()
     assert re.search(r"<!-- referee:begin -->.*<!-- referee:end -->", text, re.S)
+
+
+def test_the_gem5_rows_are_the_recorded_runs():
+    """The table's gem5 rows in docs/engines.md are what the gem5 runs
+    recorded in recorded/gem5/referee.csv (their builds and numbers) give,
+    three seeds per kernel, each run made by the one gem5 build."""
+    import csv
+
+    from colorsim.orchestrate.referee import RECORDED, recorded_rows
+    block = re.search(r"<!-- referee:begin -->(.*?)<!-- referee:end -->",
+                      DOC.read_text(), re.S).group(1)
+    with open(RECORDED, newline="") as f:
+        runs = list(csv.DictReader(f))
+    assert len(runs) == len(POINTS) * 2 * len(SEEDS)
+    assert len({r["engine_sha256"] for r in runs}) == 1
+    assert {r["run"] for r in runs} == {
+        spec_for(p, "gem5", None, k, s).default_name()
+        for p in POINTS for k in ("vanilla", "c32") for s in SEEDS}
+    rows = list(recorded_rows(RECORDED))
+    assert [r[0] for r in rows] == list(POINTS)
+    for r in rows:
+        line = format_row(*r)
+        assert line in block, line

@@ -29,10 +29,12 @@ import math
 import statistics
 from pathlib import Path
 
+from colorsim import ROOT
 from colorsim.orchestrate.convergence import SEEDS, _mean_range, bounded
 from colorsim.orchestrate.interleaving import KERNELS, web_spec
 from colorsim.orchestrate.sensitivity import add_table_run_options, emit_table, made_run
 
+RECORDED = ROOT / "recorded" / "gem5" / "referee.csv"  # its gem5 runs' numbers
 MACHINE = "piii8"
 WEB = {"cpus": 8, "httpd": 64, "clients": 64, "requests": 4, "client_cpus": 6}
 CHAT = {"cpus": 2, "rooms": 10, "users": 20, "messages": 5, "skip": 20}
@@ -100,6 +102,59 @@ def rows(out: Path, run: bool, force: bool, missing=None):
                 yield point, label, got
 
 
+# What recorded/gem5/referee.csv keeps of each gem5 run: its name, the
+# builds it came from, and the numbers the table shows.
+IDENTITY = ("engine_version", "engine_sha256", "engine_config_sha256",
+            "kernel_sha256", "rootfs_sha256", "config_sha256")
+NUMBERS = ("rate", "kernel_contention", "meter_contention", "hold", "walks",
+           "walk_miss", "host_s")
+
+
+def record_gem5(out: Path, dest: Path) -> int:
+    """Write the gem5 rows' runs under ``out`` to ``dest`` (a CSV, one
+    line per run: name, point, kernel, seed, identity, numbers), so that a
+    clone without gem5 can check the table's gem5 rows.  Refuses, before
+    writing anything, when a run is missing."""
+    import csv
+    from colorsim.errors import ResultsError
+    label, engine, q = ENGINES[0]
+    lines = []
+    for point in POINTS:
+        for k in KERNELS:
+            for seed in SEEDS:
+                path = out / spec_for(point, engine, q, k, seed).default_name()
+                if not (path / "config.json").is_file():
+                    raise ResultsError(f"{path} is missing: make the gem5 runs "
+                                       f"first (--run)")
+                config = json.loads((path / "config.json").read_text())
+                lines.append({"run": path.name, "point": point, "kernel": k,
+                              "seed": seed, **{f: config[f] for f in IDENTITY},
+                              **summary(path)})
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, ["run", "point", "kernel", "seed", *IDENTITY, *NUMBERS],
+                           lineterminator="\n")
+        w.writeheader()
+        w.writerows({k: repr(float(v)) if k in NUMBERS else v
+                     for k, v in line.items()} for line in lines)
+    tmp.replace(dest)
+    return len(lines)
+
+
+def recorded_rows(recorded: Path):
+    """The gem5 rows from ``recorded`` (record_gem5's CSV)."""
+    import csv
+    label = ENGINES[0][0]
+    with open(recorded, newline="") as f:
+        runs = list(csv.DictReader(f))
+    for point in POINTS:
+        got = {k: [{n: float(r[n]) for n in NUMBERS} for r in runs
+                   if r["point"] == point and r["kernel"] == k]
+               for k in KERNELS}
+        yield point, label, got
+
+
 def _mean(rs, key):
     vals = [r[key] for r in rs if r[key] == r[key]]
     return statistics.mean(vals) if vals else math.nan
@@ -161,6 +216,9 @@ def cmd_referee(a):
         for _, engine, q in ENGINES:    # before any run
             spec_for(point, engine, q, KERNELS[0], SEEDS[0])
     check_block_files(a, "referee")
+    if a.record_gem5:
+        n = record_gem5(a.out, RECORDED)
+        print(f"referee: {n} gem5 runs recorded in {RECORDED}")
     emit_table(a, "referee", "referee", lambda missing: rows(a.out, a.run, a.force, missing),
                render)
     return 0
@@ -171,5 +229,9 @@ def add_parser(sub):
     t = sub.add_parser("referee",
                        help="the timed web and Chat results on gem5 beside QEMU's")
     add_table_run_options(t, "referee")
+    t.add_argument("--record-gem5", action="store_true",
+                   help="also write the gem5 runs' builds and numbers to "
+                        "recorded/gem5/referee.csv, which the tests check the "
+                        "table's gem5 rows against")
     add_block_options(t, "referee")
     t.set_defaults(func=cmd_referee)
