@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 from colorsim.run import runner  # noqa: E402
 from colorsim.run.rundir import spawn  # noqa: E402
 from colorsim.run.engines.qemu import EXIT_OK, QemuEngine, qemu_version  # noqa: E402
-from colorsim.describe.machine import get_machine  # noqa: E402
+from colorsim.describe.machine import TIMING_ADDITIONS, get_machine  # noqa: E402
 from colorsim.describe.runspec import RunSpec, Workload  # noqa: E402
 from colorsim.describe.variants import parse_variant  # noqa: E402
 from colorsim.errors import ConfigError  # noqa: E402
@@ -105,8 +105,8 @@ SWITCHABLE = ("fetch", "itlb", "dtlb", "store_buffer", "locked_rmw")
 
 def print_costs(best, stats):
     """Host time per guest instruction of the timing mode with each cost
-    off, beside the full timing mode and the counting mode: what each cost
-    adds.  A cost switched off also changes what the guest does (its
+    off (and each what-if on), beside the full timing mode and the
+    counting mode: what each cost adds.  A cost switched off also changes what the guest does (its
     modelled time, so its ticks), hence per instruction."""
     def per_insn(name):
         return best[name] / stats[name]["insts_since_start"] * 1e9
@@ -178,7 +178,7 @@ def main():
     ap.add_argument("--costs", action="store_true",
                     help="also time the timing mode with each switchable cost "
                          "off in turn, and all of them off: where its host "
-                         "time goes")
+                         "time goes; and with each what-if cost on")
     ap.add_argument("--rr-slice-min", type=int, metavar="N",
                     help="also run both modes with QEMU's smallest round-robin "
                          "slice set to N instructions (machines.toml "
@@ -216,6 +216,13 @@ def main():
             olayout = runner.prepare(ospec, progress=lambda *_: None)
             name = "timing, " + ("all of them" if len(off) > 1 else off[0]) + " off"
             modes[name] = (lambda d, s=ospec, lo=olayout: eng.command(s, d, lo), True)
+        for add in TIMING_ADDITIONS:        # the what-ifs, each on
+            aspec = RunSpec(dataclasses.replace(m, timing=m.timing.adding(add)),
+                            parse_variant(a.kernel, m), Workload(tasks=a.tasks),
+                            timing=True)
+            alayout = runner.prepare(aspec, progress=lambda *_: None)
+            modes[f"timing, {add} on"] = (
+                lambda d, s=aspec, lo=alayout: eng.command(s, d, lo), True)
     if sm is not None:
         for name, timing in (("counting with slice", False), ("timing with slice", True)):
             sspec = RunSpec(sm, parse_variant(a.kernel, sm), Workload(tasks=a.tasks),
