@@ -26,6 +26,7 @@ from colorsim import cli
 BLOCKS = {
     "headline": "headline --run",
     "linux24": "linux24-table --run",
+    "linux24-engines": "linux24-engines --run",
     "shapes": "shapes --quick",
     "shapes-paper": "shapes --runs recorded/paper",
     "crosscheck": "crosscheck",
@@ -94,6 +95,7 @@ def build_parser():
                    ).set_defaults(func=cmd_blocks)
     headline.add_parser(sub)
     linux24table.add_parser(sub)
+    linux24table.add_engines_parser(sub)
     figures.add_shapes_parser(sub)
     cli.add_studies(sub)
     sub.help = "the command (each has --help)"

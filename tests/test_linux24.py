@@ -159,14 +159,15 @@ def test_boot_is_deterministic_with_all_cpus(built, tmp_path):
 
 
 def test_linux24_kernels_are_a_family_on_the_command_line():
-    from colorsim.describe.runspec import RunSpec
+    from colorsim.describe.runspec import RunSpec, Workload
     from colorsim.describe.variants import parse_variant
     m = get_machine("ppro4")
     v = parse_variant("linux24:c32", m)
     assert described.is_linux24(v) and v.name == "linux24-c32"
     assert RunSpec(m, v).kernel_dir == linux24.BUILD / "linux24" / "ppro4-c32-b17"
-    with pytest.raises(ConfigError, match="linux24 kernels run on QEMU"):
-        RunSpec(m, v, engine="gem5")
+    assert RunSpec(m, v, engine="gem5").engine == "gem5"   # its tasks workload
+    with pytest.raises(ConfigError, match="no other --workload"):
+        RunSpec(m, v, Workload(program="/bin/chat"))
     with pytest.raises(ConfigError, match="power of two"):
         parse_variant("linux24:c3", m)
     with pytest.raises(ConfigError, match="unknown linux24 kernel"):

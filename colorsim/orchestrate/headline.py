@@ -48,18 +48,19 @@ def make_runs(out: Path, log=print) -> None:
         run(spec, name=spec.default_name(), out=out)
 
 
-def pick_runs(cat, kernels=KERNELS, tasks=TASKS, how="headline") -> list:
-    """Per L2 size of L2S, {kernel: its catalog row}: ppro4's 4 CPUs, QEMU,
-    counting only, the built-in (or linux24 init's) tasks workload, seed 1.
-    ``how`` names the command that makes missing runs."""
+def pick_runs(cat, kernels=KERNELS, tasks=TASKS, how="headline",
+              engine="qemu") -> list:
+    """Per L2 size of L2S, {kernel: its catalog row}: ppro4's 4 CPUs, on
+    ``engine``, counting only, the built-in (or linux24 init's) tasks
+    workload, seed 1.  ``how`` names the command that makes missing runs."""
     from colorsim.units import parse_size
     runs = cat.table("runs")
     need = {"machine", "kernel", "l2_size", "tasks", "workload_program"}
     if not len(runs) or not need <= set(runs.columns):
         raise ResultsError(f"the catalog of {cat.root} has no runs: make them "
-                           f"with 'python3 -m colorsim {how} --run'")
+                           f"with 'python3 -m colorsim.maintain {how} --run'")
     sel = runs[(runs["machine"] == "ppro4") & (runs["tasks"] == tasks) &
-               (runs["engine"] == "qemu") & (runs["workload_program"] == "") &
+               (runs["engine"] == engine) & (runs["workload_program"] == "") &
                (runs["cpus"] == 4) & (runs["seed"] == 1) &
                ~runs["timing"].fillna(False).astype(bool)]
     out = []
@@ -70,8 +71,8 @@ def pick_runs(cat, kernels=KERNELS, tasks=TASKS, how="headline") -> list:
             r = sel[(sel["l2_size"] == size) & (sel["kernel"] == k)]
             if not len(r):
                 raise ResultsError(
-                    f"no ppro4 {l2} {k} run of {tasks} tasks in the catalog of "
-                    f"{cat.root}: run 'python3 -m colorsim {how} --run'")
+                    f"no ppro4 {l2} {k} run of {tasks} tasks on {engine} in the catalog of "
+                    f"{cat.root}: run 'python3 -m colorsim.maintain {how} --run'")
             pick[k] = r.sort_values("run_id").iloc[0]
         out.append(pick)
     return out

@@ -13,10 +13,17 @@ The rows come from one runs folder's catalog (default ``runs/linux24``):
 ``--run`` makes the headline's six testbed runs and the six Linux runs in
 it first.  ``--write FILE`` and ``--check FILE`` work as for ``headline``,
 between ``<!-- linux24:begin -->`` and ``<!-- linux24:end -->``.
+
+``linux24-engines`` puts the same six Linux runs beside their gem5 twins
+(the boot image of colorsim/run/linux24gem5.py, TimingSimple CPUs):
+Figure 1's peak and Figure 7's colored-line change on both engines
+(block ``linux24-engines`` of docs/linux24.md; ``--run`` makes the gem5
+runs, which need gem5 and the user's tree).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from colorsim.argtypes import directory
@@ -61,6 +68,55 @@ def make_runs(out: Path, log=print) -> None:
     for i, spec in enumerate(todo, 1):
         log(f"linux24-table: run {i}/{len(todo)}: {spec.default_name()}")
         run(spec, name=spec.default_name(), out=out)
+
+
+def gem5_specs() -> list:
+    """The six Linux runs on gem5."""
+    return [dataclasses.replace(s, engine="gem5") for s in specs()]
+
+
+def make_gem5_runs(out: Path, log=print) -> None:
+    from colorsim.run.runner import run
+    todo = gem5_specs()
+    for i, spec in enumerate(todo, 1):
+        log(f"linux24-engines: gem5 run {i}/{len(todo)}: {spec.default_name()}")
+        run(spec, name=spec.default_name(), out=out)
+
+
+def engine_rows(cat) -> list:
+    """One row per L2 size: Linux's vanilla/c32 pair on QEMU and on gem5."""
+    from colorsim.report.common import paper_results
+    paper = paper_results()
+    qemu = headline.pick_runs(cat, NAMES, TASKS, how="linux24-table")
+    gem5 = headline.pick_runs(cat, NAMES, TASKS, how="linux24-engines",
+                              engine="gem5")
+    return [{"l2": l2,
+             "qemu": headline.pair_numbers(*(qemu[i][k] for k in NAMES)),
+             "gem5": headline.pair_numbers(*(gem5[i][k] for k in NAMES)),
+             "bus": tuple(int(p[k]["colored_lines_sum"])
+                          for p in (qemu[i], gem5[i]) for k in NAMES),
+             "paper_peak": paper["fig1"]["peak_offset"],
+             "paper_colored": paper["fig7"]["colored_change"].get(l2)}
+            for i, l2 in enumerate(headline.L2S)]
+
+
+def render_engines(rows) -> str:
+    out = ["| L2 | vanilla's peak offset: QEMU / gem5 / paper "
+           "| c32's largest offset, share of vanilla's peak: QEMU / gem5 "
+           "| colored-line transactions, vanilla and c32: QEMU / gem5 "
+           "| change, c32 vs vanilla: QEMU / gem5 / paper (Figure 7) |",
+           "|---|---|---|---|---|"]
+    for r in rows:
+        q, g, pc = r["qemu"], r["gem5"], r["paper_colored"]
+        qv, qc, gv, gc = r["bus"]
+        out.append(
+            f"| {r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
+            f"| {q['peak']:#05x} / {g['peak']:#05x} / {r['paper_peak']:#05x} "
+            f"| {_pct(q['c32_peak_share'])} / {_pct(g['c32_peak_share'])} "
+            f"| {qv:,} and {qc:,} / {gv:,} and {gc:,} "
+            f"| {_pct(q['colored_change'], True)} / {_pct(g['colored_change'], True)}"
+            f" / {'—' if pc is None else f'{pc:+.1f} %'} |")
+    return "\n".join(out) + "\n"
 
 
 def table_rows(cat) -> list:
@@ -175,6 +231,27 @@ def cmd_linux24_table(a):
     emit(table, a, "linux24", how="linux24-table")
 
 
+def cmd_linux24_engines(a):
+    from colorsim.results.catalog import Catalog, rebuild
+    from colorsim.run.rundir import check_out_dir
+    from colorsim.run.runner import RUNS
+    out = check_out_dir(Path(a.runs) if a.runs else RUNS / "linux24")
+    check_block_files(a, "linux24-engines")
+    if a.run:
+        from colorsim.describe.linux24 import source_tree
+        from colorsim.run.engines.gem5 import Gem5Engine
+        source_tree()          # one-line refusals before any run
+        Gem5Engine().check_available()
+        make_runs(out)
+        make_gem5_runs(out)
+        rebuild(out)
+    if not (out / "catalog" / "runs.parquet").is_file():
+        raise ResultsError(f"no catalog of runs in {out}: make the runs with "
+                           f"'python3 -m colorsim.maintain linux24-engines --run'")
+    emit(render_engines(engine_rows(Catalog(out))), a, "linux24-engines",
+         how="linux24-engines")
+
+
 def add_parser(sub):
     p = sub.add_parser("linux24-table", help="the real Linux 2.4 table (docs/results.md), from "
                        "the catalog")
@@ -185,4 +262,17 @@ def add_parser(sub):
                    "LINUX24_SRC) and rebuild the catalog")
     add_block_options(p, "linux24")
     p.set_defaults(func=cmd_linux24_table)
+    return p
+
+
+def add_engines_parser(sub):
+    p = sub.add_parser("linux24-engines", help="Linux 2.4 on QEMU and on gem5 "
+                       "(docs/linux24.md), from the catalog")
+    p.add_argument("--runs", type=directory, default=None,
+                   help="runs folder with its catalog (default runs/linux24)")
+    p.add_argument("--run", action="store_true",
+                   help="make the six Linux runs on each engine first (needs "
+                   "LINUX24_SRC and gem5) and rebuild the catalog")
+    add_block_options(p, "linux24-engines")
+    p.set_defaults(func=cmd_linux24_engines)
     return p

@@ -43,6 +43,7 @@ from pathlib import Path
 
 from colorsim import BUILD, ROOT
 from colorsim.errors import ConfigError, RunError
+from colorsim.run.kernels import kind_of
 from colorsim.run.engines.gem5stats import (BUS_HEADER, COUNTER_HEADER,
                                            bus_rows, counter_rows, global_rows)
 from colorsim.run.rundir import spawn, stop
@@ -200,22 +201,13 @@ class Gem5Engine:
             "run": spec.default_name(),
             "machine": spec.machine.to_dict(),
             "variant": spec.to_dict()["variant"],
-            "kernel": {"path": str(spec.kernel_elf64),
-                       "layout": str(spec.layout_file),
-                       # gem5 does not trap SSE on CR0.TS (kernels/include/fpu.h)
-                       "cmdline": spec.kernel_cmdline(lapic_hz) + " fpu_eager=1"},
+            "kernel": kind_of(spec.variant).gem5_kernel(
+                spec, spec.kernel_cmdline(lapic_hz), p.ROOTFS_BASE),
             "cpu_type": self.cpu.value,
             # cores beyond the measured ones, for a program's clients
             "client_cpus": spec.workload.client_cpus,
             "timing": json.loads(json.dumps(p.DEFAULT_TIMING)),
         }
-        if spec.workload.program:   # the image, where the kernel finds it
-            image = Path(spec.rootfs_image)
-            size = image.stat().st_size if image.is_file() else 0
-            d["kernel"]["rootfs"] = {"path": str(image), "base": p.ROOTFS_BASE,
-                                     "size": size}
-            d["kernel"]["cmdline"] += (f" rootfs_base={p.ROOTFS_BASE:#x}"
-                                       f" rootfs_size={size}")
         try:
             p.validate_spec(d)
         except p.SpecError as e:
@@ -324,7 +316,7 @@ class Gem5Engine:
         out.append("system:")
         out.extend("  " + line for line in describe_params(prm))
         kernel = Path(prm["kernel"]["path"])
-        note = "" if kernel.is_file() else "  (missing: build it with scons)"
+        note = "" if kernel.is_file() else "  (not built yet: the run builds it first)"
         out.append(f"  kernel     {kernel}{note}")
         out.append(f"  cmdline    {prm['kernel']['cmdline']}")
         out.append(f"  console    {run_dir / OUTDIR / prm['console']} -> "
@@ -342,10 +334,11 @@ class Gem5Engine:
         :raises RunError: gem5 failed or left no complete result.
         """
         self.check_available()
-        kernel = spec.kernel_elf64
+        kernel = Path(self.spec_dict(spec)["kernel"]["path"])
         if not kernel.is_file():
-            raise ConfigError(f"kernel image {kernel} is missing; build it "
-                              f"with: scons variants={spec.variant.build_id}")
+            raise ConfigError(f"kernel image {kernel} is missing: a run "
+                              f"builds it (colorsim run), a bare engine "
+                              f"call does not")
         run_dir = Path(run_dir)
         self.write_inputs(spec, run_dir)
         if self.checkpoint and not self.has_checkpoint(spec):

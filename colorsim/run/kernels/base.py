@@ -56,6 +56,12 @@ class KernelKind:
         own multiboot command line (the testbed's)."""
         return None
 
+    def gem5_kernel(self, spec, cmdline: str, rootfs_base: int) -> dict:
+        """gem5_spec.json's ``kernel`` entry: the ELF64 gem5's X86 loader
+        starts (``path``), the run's ``layout`` and ``cmdline``, and for a
+        user program its root file system raw in memory (``rootfs``)."""
+        raise NotImplementedError
+
     def has_compute_unit(self, spec) -> bool:
         """Whether the booted workload has the built-in ``compute`` loop,
         the bus monitor's unit of work."""

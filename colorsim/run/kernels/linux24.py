@@ -28,11 +28,10 @@ class Linux24Kernel(KernelKind):
             linux24.prepare(v, progress)
         if any(s.workload.program for s in specs):
             web_initrd(progress)          # one image for every web point
-
-    def built_files(self, spec) -> list:
-        from colorsim.run.linux24 import SOURCE_FILE
-        # its initrd, and the tree it was built from
-        return [spec.rootfs_image, spec.variant.dir / SOURCE_FILE]
+        for s in specs:
+            if s.engine == "gem5":        # the kernel, its entry and initrd
+                from colorsim.run.linux24gem5 import boot_image
+                boot_image(s.variant, s.rootfs_image, progress)
 
     def identity(self, spec) -> dict:
         from colorsim.run import linux24
@@ -50,6 +49,21 @@ class Linux24Kernel(KernelKind):
         if spec.workload.program:
             from colorsim.run import linux24web
             linux24web.check_web_output(console)
+
+    def gem5_kernel(self, spec, cmdline, rootfs_base):
+        from colorsim.run.linux24gem5 import image_path
+        # the initrd is inside the image; its place is the stub's
+        return {"path": str(image_path(spec.variant, spec.rootfs_image)),
+                "layout": str(spec.layout_file), "cmdline": cmdline}
+
+    def built_files(self, spec) -> list:
+        from colorsim.run.linux24 import SOURCE_FILE
+        from colorsim.run.linux24gem5 import image_path
+        # its initrd, and the tree it was built from (and gem5's image)
+        files = [spec.rootfs_image, spec.variant.dir / SOURCE_FILE]
+        if spec.engine == "gem5":
+            files.append(image_path(spec.variant, spec.rootfs_image))
+        return files
 
     def kernel_image(self, spec):
         return spec.kernel_elf64

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from colorsim.run.kernels.base import KernelKind
 from colorsim.describe.runspec import file_sha256
 
@@ -26,3 +28,14 @@ class TestbedKernel(KernelKind):
 
     def kernel_image(self, spec):
         return spec.kernel_multiboot
+
+    def gem5_kernel(self, spec, cmdline, rootfs_base):
+        # gem5 does not trap SSE on CR0.TS (kernels/include/fpu.h)
+        k = {"path": str(spec.kernel_elf64), "layout": str(spec.layout_file),
+             "cmdline": cmdline + " fpu_eager=1"}
+        if spec.workload.program:   # the image, where the kernel finds it
+            image = Path(spec.rootfs_image)
+            size = image.stat().st_size if image.is_file() else 0
+            k["rootfs"] = {"path": str(image), "base": rootfs_base, "size": size}
+            k["cmdline"] += f" rootfs_base={rootfs_base:#x} rootfs_size={size}"
+        return k

@@ -1,0 +1,97 @@
+// gem5-entry.S: how the user's Linux 2.4 (x86_64) starts on gem5.
+//
+// gem5's X86 loader enters a kernel ELF in 64-bit long mode at its entry
+// point, with its own identity page tables (CR3 = 0x70000), its own GDT,
+// interrupts off, no stack and RSI = its Linux zero page (0x90200: the e820
+// map and the command-line pointer filled in).  2.4's x86_64 head.S instead
+// expects to be entered in 32-bit protected mode at startup_32 (0x100000) by
+// its real-mode setup code, which gem5 never runs.  This stub does, in long
+// mode, what startup_32 does on the boot CPU and then joins head.S where its
+// 64-bit part begins (reach_long64):
+//
+//   1. the zero-page fields a boot loader writes and gem5 leaves empty:
+//      type_of_loader (0x210) and the initrd's place and size (0x218,
+//      0x21c), which setup_arch() needs to take the initrd;
+//   2. CR4 = PAE|PGE, CR3 = head.S's init_level4_pgt (physical 0x101000: it
+//      maps the first 40 MiB both at 0 and at 0xffffffff80000000), EFER
+//      with LME, SCE and NX where the CPU has it, CR0 as startup_32 sets it;
+//   3. head.S's 32-bit GDT (its descriptor pGDT32 at 0x100F00, its 64-bit
+//      code segment __KERNEL_CS = 0x10), and a far return to reach_long64,
+//      whose address head.S keeps at 0x100F10 for the SMP trampoline.
+//
+// 0x100F00 and 0x100F10 are fixed by head.S's own .org lines; the APs still
+// start through the real-mode trampoline and startup_32, as on hardware.
+// The host (colorsim/run/linux24gem5.py) links this at ENTRY_BASE, writes
+// the initrd's place and size into the two slots below and puts it beside
+// the kernel's and the initrd's segments in one ELF64 that gem5 loads.
+
+        .set ZP_LOADER_TYPE, 0x210
+        .set ZP_INITRD_START, 0x218
+        .set ZP_INITRD_SIZE, 0x21c
+        .set HEAD_PGT, 0x101000         // init_level4_pgt
+        .set HEAD_GDT32, 0x100F00       // pGDT32: limit, 32-bit base
+        .set HEAD_LONG64, 0x100F10      // ljumpvector: reach_long64
+        .set KERNEL_CS, 0x10
+        .set MSR_EFER, 0xC0000080
+
+        .text
+        .code64
+        .globl _start
+_start:
+        jmp entry
+        .balign 8
+// Filled in by the host: magic, initrd physical address, initrd bytes.
+slots:
+        .ascii "C24GEM5\0"
+initrd_start:
+        .quad 0
+initrd_size:
+        .quad 0
+
+entry:
+        cli
+        leaq stack_top(%rip), %rsp      // gem5 leaves RSP at 0
+
+        // 1. The loader's fields of the zero page.
+        movb $0xff, ZP_LOADER_TYPE(%rsi)        // "other" boot loader
+        movl initrd_start(%rip), %eax
+        movl %eax, ZP_INITRD_START(%rsi)
+        movl initrd_size(%rip), %eax
+        movl %eax, ZP_INITRD_SIZE(%rsi)
+
+        // 2. Paging and long mode as startup_32 leaves them.
+        movl $0xa0, %eax                // PAE | PGE
+        movq %rax, %cr4
+        movl $HEAD_PGT, %eax
+        movq %rax, %cr3                 // this page runs below 40 MiB: still mapped
+        movl $0x80000001, %eax
+        cpuid
+        movl %edx, %edi                 // bit 20: NX
+        movl $MSR_EFER, %ecx
+        rdmsr
+        orl $0x101, %eax                // LME | SCE
+        btl $20, %edi
+        jnc 1f
+        btsl $11, %eax                  // NX
+1:      wrmsr
+        movl $0x80050033, %eax          // PG | AM | WP | NE | ET | MP | PE
+        movq %rax, %cr0
+
+        // 3. head.S's GDT, then its 64-bit code segment at reach_long64.
+        movzwl HEAD_GDT32, %eax
+        movw %ax, gdtr(%rip)
+        movl HEAD_GDT32 + 2, %eax
+        movq %rax, gdtr + 2(%rip)       // the 32-bit base, zero-extended
+        lgdt gdtr(%rip)
+        movl HEAD_LONG64, %eax
+        pushq $KERNEL_CS
+        pushq %rax
+        lretq                           // RSI still holds the zero page
+
+        .balign 8
+gdtr:
+        .word 0
+        .quad 0
+        .balign 16
+        .skip 256
+stack_top:

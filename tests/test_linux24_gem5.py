@@ -1,0 +1,205 @@
+"""The user's Linux 2.4 on gem5 (colorsim/run/linux24gem5.py,
+kernels/linux24/gem5-entry.S): the boot image gem5's X86 loader starts.
+
+Without a Linux tree the image's ELF handling and the gem5 spec are checked
+on inputs made here; with one (requires_linux24) the image boots on QEMU
+through kernels/tools/gem5-loader, which enters it as gem5's loader does;
+with gem5 too (requires_gem5) it runs the tasks workload on gem5."""
+
+import csv
+import struct
+import subprocess
+
+import pytest
+
+from colorsim import ROOT
+from colorsim.describe import linux24 as described
+from colorsim.describe.machine import get_machine
+from colorsim.describe.runspec import RunSpec, Workload
+from colorsim.errors import ConfigError, RunError
+from colorsim.run import linux24, linux24gem5
+from colorsim.run.engines.gem5 import Gem5Engine
+
+KMAP = linux24gem5.START_KERNEL_MAP
+
+
+def _elf(path, segs, entry=KMAP + 0x100000):
+    """A small ELF64 with ``segs`` [(vaddr, data, memsz)] as a linker
+    would write it (paddr = vaddr, as 2.4's vmlinux.lds does)."""
+    linux24gem5.write_elf(path, entry, [(a, d, m, 7) for a, d, m in segs])
+    return path
+
+
+def test_elf_segments_round_trip(tmp_path):
+    segs = [(0x100000, b"\x90" * 100, 4096), (0x3f0000, b"ab", 2)]
+    f = _elf(tmp_path / "k", segs, entry=0x100000)
+    entry, back = linux24gem5.load_segments(f.read_bytes())
+    assert entry == 0x100000
+    assert [(a, d, m) for a, d, m, _ in back] == segs
+    raw = f.read_bytes()
+    for a, d, _, _ in back:        # each segment's bytes at offset = address mod 4 KiB
+        off = raw.index(d)
+        assert off % 4096 == a % 4096
+
+
+def test_the_stub_carries_the_initrds_place_and_size():
+    code = linux24gem5.entry_stub(0x200000)
+    assert code[8:16] == linux24gem5.ENTRY_MAGIC
+    assert struct.unpack_from("<QQ", code, 16) == (linux24gem5.INITRD_BASE, 0x200000)
+    assert code[0] == 0xEB and code[1] + 2 >= 32     # a short jump over the slots
+
+
+def test_boot_image_puts_the_kernel_at_its_physical_address(tmp_path):
+    fake = type("B", (), {"dir": tmp_path, "build_id": "fake"})()
+    _elf(tmp_path / "vmlinux", [(KMAP + 0x100000, b"K" * 64, 8192)])
+    rd = tmp_path / "initrd.ext2"
+    rd.write_bytes(b"R" * 1000)
+    img = linux24gem5.boot_image(fake, rd, progress=lambda *_: None)
+    assert img == linux24gem5.image_path(fake, rd) and img.name == "gem5-boot-initrd.elf"
+    entry, segs = linux24gem5.load_segments(img.read_bytes())
+    assert entry == linux24gem5.ENTRY_BASE
+    assert [(a, m) for a, _, m, _ in segs] == [
+        (linux24gem5.ENTRY_BASE, len(segs[0][1])), (0x100000, 8192),
+        (linux24gem5.INITRD_BASE, 1000)]
+    assert segs[1][1] == b"K" * 64 and segs[2][1] == b"R" * 1000
+    mtime = img.stat().st_mtime_ns
+    assert linux24gem5.boot_image(fake, rd, progress=lambda *_: None) == img
+    assert img.stat().st_mtime_ns == mtime           # made once
+    rd.write_bytes(b"S" * 1000)                       # a new initrd: made again
+    linux24gem5.boot_image(fake, rd, progress=lambda *_: None)
+    assert linux24gem5.load_segments(img.read_bytes())[1][2][1] == b"S" * 1000
+
+
+def test_boot_image_refuses_what_is_not_a_24_kernel(tmp_path):
+    fake = type("B", (), {"dir": tmp_path, "build_id": "fake"})()
+    _elf(tmp_path / "vmlinux", [(0x100000, b"x", 1)])          # not in the kernel map
+    (tmp_path / "rd").write_bytes(b"r")
+    with pytest.raises(RunError, match="outside 2.4's kernel map"):
+        linux24gem5.boot_image(fake, tmp_path / "rd", progress=lambda *_: None)
+    assert not linux24gem5.image_path(fake, tmp_path / "rd").exists()
+    (tmp_path / "vmlinux").write_bytes(b"not an elf")
+    with pytest.raises(RunError, match="ELF64"):
+        linux24gem5.boot_image(fake, tmp_path / "rd", progress=lambda *_: None)
+
+
+def _spec(kernel="vanilla", **workload):
+    m = get_machine("ppro4")
+    return RunSpec(m, described.variant_for(m, kernel),
+                   Workload(tasks=64, **workload), engine="gem5")
+
+
+def test_gem5_spec_of_a_linux24_run_boots_its_image():
+    d = Gem5Engine().spec_dict(_spec("c32"))
+    k = d["kernel"]
+    assert k["path"].endswith("ppro4-c32-b17/gem5-boot-initrd.elf")
+    assert "rootfs" not in k                      # the initrd is inside the image
+    assert "fpu_eager" not in k["cmdline"] and "tasks=64" in k["cmdline"]
+
+
+def test_web_on_a_linux24_kernel_is_refused_on_gem5():
+    with pytest.raises(ConfigError, match="runs on QEMU only"):
+        _spec(program="/bin/web", args="--httpd,4")
+
+
+def _loader_boot(image, machine, console, cmdline):
+    """QEMU through the gem5-loader stand-in: gem5's entry state."""
+    from colorsim.run.engines.qemu import firmware_dirs, qemu_binary
+    subprocess.run(["scons", "-Q", "build/tools"], cwd=ROOT, check=True,
+                   capture_output=True)
+    q = qemu_binary()
+    cmd = [str(q)]
+    for d in firmware_dirs(q):
+        cmd += ["-L", str(d)]
+    n = machine.processor.cpus
+    cmd += ["-display", "none", "-nodefaults", "-machine", "pc,acpi=off",
+            "-cpu", linux24.QEMU_CPU, "-m", f"{machine.memory.size // 2**20}M",
+            "-smp", f"{n},sockets={n}", "-accel", "tcg,thread=single",
+            "-icount", "shift=3,sleep=off", "-no-reboot",
+            "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+            "-serial", f"file:{console}",
+            "-kernel", str(ROOT / "build/tools/gem5-loader/loader.elf"),
+            "-initrd", str(image), "-append", cmdline]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.requires_linux24
+def test_linux24_boots_through_gem5s_entry_on_the_loader_stand_in(tmp_path):
+    """The boot image, entered in long mode as gem5's loader enters it (no
+    real-mode setup, RSP = 0, gem5's page tables): every CPU comes up, the
+    initrd is found where the stub said, and init marks its region."""
+    m = get_machine("ppro4")
+    b = described.variant_for(m, "vanilla")
+    linux24.prepare(b, progress=lambda *_: None)
+    img = linux24gem5.boot_image(b, linux24.initrd(lambda *_: None),
+                                 progress=lambda *_: None)
+    line = described.cmdline(16, 2000, 2, 2)
+    r = _loader_boot(img, m, tmp_path / "console.log", line)
+    text = (tmp_path / "console.log").read_text()
+    assert r.returncode == 1, (r.returncode, text[-1500:])
+    assert f"Bootdata ok (command line is {line})" in text
+    assert "Total of 4 processors activated" in text
+    assert "RAMDISK: ext2 filesystem found" in text
+    assert "workload: 16 tasks" in text and "roi: exit requested by pid 1" in text
+
+
+@pytest.mark.requires_gem5
+@pytest.mark.requires_linux24
+def test_linux24_runs_its_workload_on_gem5(tmp_path):
+    """vanilla and c32 2.4 on gem5 (boot, checkpoint at init's m5 op,
+    restore into timing CPUs): the bus view's transactions land on the
+    walk's line, and c32 spreads them."""
+    from colorsim.run import runner
+    runs = {}
+    for k in ("vanilla", "c32"):
+        s = _spec(k, warmup_ticks=2, roi_ticks=2)
+        runs[k] = runner.run(s, out=tmp_path, progress=lambda *_: None)
+        text = (runs[k] / "console.log").read_text()
+        assert "Total of 4 processors activated" in text, text[-1500:]
+    peak = {}
+    for k, run in runs.items():
+        with open(run / "bus_offsets.csv") as f:
+            rows = [r for r in csv.DictReader(f) if r["view"] == "bus"]
+        assert rows, k
+        by = {}
+        for r in rows:
+            by[int(r["offset"])] = by.get(int(r["offset"]), 0) + int(r["count"])
+        peak[k] = max(by.values()) / sum(by.values())
+    assert peak["c32"] < peak["vanilla"]
+
+
+def test_engines_table_puts_gem5_beside_qemu():
+    from colorsim.orchestrate import linux24table as lt
+    q = {"peak": 0x78, "c32_peak_share": 0.1, "colored_change": -0.5}
+    g = {"peak": 0x60, "c32_peak_share": 0.25, "colored_change": -0.125}
+    text = lt.render_engines([{"l2": "1MiB", "qemu": q, "gem5": g,
+                               "bus": (200000, 100000, 8000, 7000),
+                               "paper_peak": 0x30, "paper_colored": -85.0}])
+    assert ("| 1 MiB | 0x078 / 0x060 / 0x030 | 10.0 % / 25.0 % "
+            "| 200,000 and 100,000 / 8,000 and 7,000 "
+            "| -50.0 % / -12.5 % / -85.0 % |") in text
+
+
+def test_engines_table_without_gem5_runs_names_the_command(tmp_path, capsys):
+    """A catalog with the QEMU runs only (the recorded Linux runs) and no
+    gem5 twins: one line that says how to make them."""
+    import shutil
+    from colorsim.cli import main as cli_main
+    from colorsim.maintain import main as docs_main
+    runs = tmp_path / "r"
+    shutil.copytree(ROOT / "recorded" / "linux24", runs,
+                    ignore=shutil.ignore_patterns("README.md", "*-gem5-*"))
+    assert cli_main(["catalog", "rebuild", "--runs", str(runs)]) == 0
+    capsys.readouterr()
+    assert docs_main(["linux24-engines", "--runs", str(runs)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "on gem5" in err and "colorsim.maintain linux24-engines --run" in err
+
+
+@pytest.mark.requires_gem5
+@pytest.mark.requires_linux24
+def test_linux24_engines_runs_on_both(tmp_path):
+    """The engines table from fresh runs matches the recorded block."""
+    from colorsim.maintain import main as docs_main
+    assert docs_main(["linux24-engines", "--run", "--runs", str(tmp_path / "r"),
+                      "--check", str(ROOT / "docs" / "linux24.md")]) == 0
