@@ -72,7 +72,8 @@ def test_coloring_follows_eq1():
     assert b.color_offset(0x12000) == 0x0 and b.color_offset(0x20000) == 0x20
     v = described.variant_for(get_machine("ppro4"), "vanilla")
     assert v.patches == [described.PATCHES / described.BUILD_FIXES,
-                         described.PATCHES / described.REPRODUCIBLE]
+                         described.PATCHES / described.REPRODUCIBLE,
+                         described.PATCHES / described.XAPIC]
     with pytest.raises(ConfigError, match="power of two"):
         described.variant_for(get_machine("ppro4"), "c12")
 

@@ -44,6 +44,12 @@ MODELLED_TIME = "0004-modelled-time.patch"
 COLORING = "0002-task-coloring.patch"
 
 
+# Every image: no INIT level de-assert IPI on an xAPIC (version 0x14 and
+# up, as QEMU's and gem5's local APICs report), where it is undefined and
+# gem5's APIC resets every CPU on it (kernels/linux24/README.md).
+XAPIC = "0005-xapic-no-arb-sync.patch"
+
+
 SRC_ENV = "LINUX24_SRC"
 
 
@@ -163,7 +169,7 @@ class Linux24Build:
     @property
     def patches(self) -> list:
         names = ([BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
-                 + [REPRODUCIBLE] + ([MODELLED_TIME] if self.timing else []))
+                 + [REPRODUCIBLE, XAPIC] + ([MODELLED_TIME] if self.timing else []))
         return [PATCHES / n for n in names]
 
     @property

@@ -12,10 +12,12 @@
 //   1. the zero-page fields a boot loader writes and gem5 leaves empty:
 //      type_of_loader (0x210) and the initrd's place and size (0x218,
 //      0x21c), which setup_arch() needs to take the initrd;
-//   2. CR4 = PAE|PGE, CR3 = head.S's init_level4_pgt (physical 0x101000: it
+//   2. the IO-APIC's pin 0 as ExtINT to CPU 0: the 8259's only way to a CPU
+//      on gem5's board, which 2.4's boot-time ticks take (below);
+//   3. CR4 = PAE|PGE, CR3 = head.S's init_level4_pgt (physical 0x101000: it
 //      maps the first 40 MiB both at 0 and at 0xffffffff80000000), EFER
 //      with LME, SCE and NX where the CPU has it, CR0 as startup_32 sets it;
-//   3. head.S's 32-bit GDT (its descriptor pGDT32 at 0x100F00, its 64-bit
+//   4. head.S's 32-bit GDT (its descriptor pGDT32 at 0x100F00, its 64-bit
 //      code segment __KERNEL_CS = 0x10), and a far return to reach_long64,
 //      whose address head.S keeps at 0x100F10 for the SMP trampoline.
 //
@@ -33,6 +35,7 @@
         .set HEAD_LONG64, 0x100F10      // ljumpvector: reach_long64
         .set KERNEL_CS, 0x10
         .set MSR_EFER, 0xC0000080
+        .set IOAPIC_BASE, 0xFEC00000
 
         .text
         .code64
@@ -59,7 +62,40 @@ entry:
         movl initrd_size(%rip), %eax
         movl %eax, ZP_INITRD_SIZE(%rsi)
 
-        // 2. Paging and long mode as startup_32 leaves them.
+        // 2. The 8259's interrupts.  2.4 runs its timer through the 8259
+        // until it sets up the IO-APIC, after calibrating its delay loop
+        // on those ticks.  On gem5's board the 8259's output reaches the
+        // CPUs only through the IO-APIC's pin 0 (ExtINT in its MP table),
+        // which resets masked; a PC's BIOS leaves that path open.  So:
+        // pin 0 to CPU 0 as ExtINT, through gem5's identity map with the
+        // IO-APIC's 2 MiB page made uncached (I/O is never cached).
+        movq %cr3, %rbx
+        movabsq $0x000ffffffffff000, %rdx       // a table entry's address bits
+        andq %rdx, %rbx
+        movq (%rbx), %rbx                       // PML4[0]: the first 512 GiB
+        testb $1, %bl
+        jz 3f
+        andq %rdx, %rbx
+        movq 3*8(%rbx), %rbx                    // PDPT[3]: the fourth GiB
+        testb $1, %bl
+        jz 3f
+        andq %rdx, %rbx
+        leaq ((IOAPIC_BASE >> 21) & 511)*8(%rbx), %rbx
+        movq (%rbx), %rax
+        movl %eax, %r8d
+        andl $0x81, %r8d
+        cmpl $0x81, %r8d                        // present, a 2 MiB page
+        jne 3f
+        orq $0x18, %rax                         // PWT | PCD
+        movq %rax, (%rbx)
+        movl $IOAPIC_BASE, %ecx
+        invlpg (%rcx)
+        movl $0x11, (%rcx)                      // IOREGSEL: pin 0, high half
+        movl $0, 0x10(%rcx)                     // IOWIN: to APIC 0
+        movl $0x10, (%rcx)                      // pin 0, low half
+        movl $0x700, 0x10(%rcx)                 // ExtINT, edge, unmasked
+3:
+        // 3. Paging and long mode as startup_32 leaves them.
         movl $0xa0, %eax                // PAE | PGE
         movq %rax, %cr4
         movl $HEAD_PGT, %eax
@@ -77,7 +113,7 @@ entry:
         movl $0x80050033, %eax          // PG | AM | WP | NE | ET | MP | PE
         movq %rax, %cr0
 
-        // 3. head.S's GDT, then its 64-bit code segment at reach_long64.
+        // 4. head.S's GDT, then its 64-bit code segment at reach_long64.
         movzwl HEAD_GDT32, %eax
         movw %ax, gdtr(%rip)
         movl HEAD_GDT32 + 2, %eax
