@@ -81,6 +81,11 @@ def per_kinst_pair(v, c) -> dict:
     return d
 
 
+def described_line() -> int:
+    from colorsim.describe.linux24 import LINE
+    return LINE
+
+
 def gem5_specs() -> list:
     """The six Linux runs on gem5."""
     return [dataclasses.replace(s, engine="gem5") for s in specs()]
@@ -112,18 +117,19 @@ def engine_rows(cat) -> list:
 
 
 def render_engines(rows) -> str:
-    out = ["| L2 | vanilla's peak offset: QEMU / gem5 / paper "
-           "| c32's largest offset, share of vanilla's peak: QEMU / gem5 "
+    # QEMU books a miss at the offset of the access, gem5's bus view at its
+    # line's base: the peak is compared by line
+    line = lambda off: off & ~(described_line() - 1)
+    out = ["| L2 | vanilla's peak line: QEMU / gem5 / paper "
            "| colored-line transactions in the region, vanilla and c32: QEMU / gem5 "
            "| change per instruction, c32 vs vanilla: QEMU / gem5 / paper (Figure 7) |",
-           "|---|---|---|---|---|"]
+           "|---|---|---|---|"]
     for r in rows:
         q, g, pc = r["qemu"], r["gem5"], r["paper_colored"]
         qv, qc, gv, gc = r["bus"]
         out.append(
             f"| {r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
-            f"| {q['peak']:#05x} / {g['peak']:#05x} / {r['paper_peak']:#05x} "
-            f"| {_pct(q['c32_peak_share'])} / {_pct(g['c32_peak_share'])} "
+            f"| {line(q['peak']):#05x} / {line(g['peak']):#05x} / {line(r['paper_peak']):#05x} "
             f"| {qv:,} and {qc:,} / {gv:,} and {gc:,} "
             f"| {_pct(q['colored_change'], True)} / {_pct(g['colored_change'], True)}"
             f" / {'—' if pc is None else f'{pc:+.1f} %'} |")
