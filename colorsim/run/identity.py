@@ -25,8 +25,10 @@ ID_KEYS = ("machine", "variant", "workload", "engine", "engine_version",
 # runs, and of gem5 runs recorded before them, stay what they were.
 ENGINE_KEYS = ("engine_sha256", "engine_config_sha256")
 # Linux 2.4 runs only: the content hash of the user's source tree their
-# image was built from (colorsim/run/linux24.py), covered where present.
-SOURCE_KEYS = ("linux24_source_sha256",)
+# image was built from (colorsim/run/linux24.py), and on gem5 that of the
+# boot image gem5 loads (our entry stub, the kernel and its initrd:
+# colorsim/run/linux24gem5.py), covered where present.
+SOURCE_KEYS = ("linux24_source_sha256", "gem5_boot_sha256")
 # Web runs whose clients are outside the measured machine only: the wire
 # between them (cards, bandwidth, latency; RunSpec.to_dict), covered where
 # present, so the ids of runs without a wire stay what they were; and, in

@@ -69,7 +69,8 @@ BUILD_HASHES = (("kernel_sha256", "kernel image"),
                 ("layout_sha256", "kernel layout (the monitor's address ranges)"),
                 ("firmware_sha256", "firmware (SeaBIOS and option ROMs)"),
                 ("rootfs_sha256", "root file-system image"),
-                ("linux24_source_sha256", "Linux source tree"))
+                ("linux24_source_sha256", "Linux source tree"),
+                ("gem5_boot_sha256", "gem5 boot image (entry stub, kernel, initrd)"))
 
 
 def differences(old: dict, spec: RunSpec, identity: dict) -> list:

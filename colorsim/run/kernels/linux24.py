@@ -36,9 +36,14 @@ class Linux24Kernel(KernelKind):
     def identity(self, spec) -> dict:
         from colorsim.run import linux24
         src = linux24.source_record(spec.variant)   # the user's tree, by content
-        return {"rootfs_sha256": file_sha256(spec.rootfs_image),
-                "linux24_source_sha256": src.get("sha256"),
-                "linux24_version": src.get("version")}
+        ident = {"rootfs_sha256": file_sha256(spec.rootfs_image),
+                 "linux24_source_sha256": src.get("sha256"),
+                 "linux24_version": src.get("version")}
+        if spec.engine == "gem5":       # what gem5 boots: our entry stub too
+            from colorsim.run.linux24gem5 import image_path
+            ident["gem5_boot_sha256"] = file_sha256(
+                image_path(spec.variant, spec.rootfs_image))
+        return ident
 
     def config(self, spec) -> dict:
         from colorsim.run import linux24web
