@@ -81,11 +81,6 @@ def per_kinst_pair(v, c) -> dict:
     return d
 
 
-def described_line() -> int:
-    from colorsim.describe.linux24 import LINE
-    return LINE
-
-
 def gem5_specs() -> list:
     """The six Linux runs on gem5."""
     return [dataclasses.replace(s, engine="gem5") for s in specs()]
@@ -119,7 +114,8 @@ def engine_rows(cat) -> list:
 def render_engines(rows) -> str:
     # QEMU books a miss at the offset of the access, gem5's bus view at its
     # line's base: the peak is compared by line
-    line = lambda off: off & ~(described_line() - 1)
+    from colorsim.describe.linux24 import LINE
+    line = lambda off: off & ~(LINE - 1)
     out = ["| L2 | vanilla's peak line: QEMU / gem5 / paper "
            "| colored-line transactions in the region, vanilla and c32: QEMU / gem5 "
            "| change per instruction, c32 vs vanilla: QEMU / gem5 / paper (Figure 7) |",

@@ -14,8 +14,9 @@ what its entry stub does instead).  The boot image holds three things:
   would.
 
 Nothing here is Linux code: the stub is ours, the rest is the user's build
-copied byte for byte.  The image is written next to the build, named by
-what it holds, and made once.
+copied byte for byte.  The image is written next to the build, named after
+its initrd, and made again only when the stub, the kernel or the initrd
+changed.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from colorsim import ROOT
 from colorsim.errors import RunError
+from colorsim.run.linux24 import START_KERNEL_MAP
 
 ENTRY_SOURCE = ROOT / "kernels" / "linux24" / "gem5-entry.S"
 # Free low memory on gem5's X86Board: its boot page tables and GDT end at
@@ -38,7 +40,6 @@ ENTRY_MAGIC = b"C24GEM5\0"
 # smallest machine's memory (the testbed's programs' root file system sits
 # at the same place on gem5).
 INITRD_BASE = 0x8000000
-START_KERNEL_MAP = 0xffffffff80000000
 PT_LOAD = 1
 
 

@@ -28,10 +28,10 @@ class Linux24Kernel(KernelKind):
             linux24.prepare(v, progress)
         if any(s.workload.program for s in specs):
             web_initrd(progress)          # one image for every web point
-        for s in specs:
-            if s.engine == "gem5":        # the kernel, its entry and initrd
-                from colorsim.run.linux24gem5 import boot_image
-                boot_image(s.variant, s.rootfs_image, progress)
+        for v, rd in {(s.variant, s.rootfs_image) for s in specs
+                      if s.engine == "gem5"}:   # the kernel, its entry, initrd
+            from colorsim.run.linux24gem5 import boot_image
+            boot_image(v, rd, progress)
 
     def identity(self, spec) -> dict:
         from colorsim.run import linux24
