@@ -68,7 +68,27 @@ PATCHES=(scripts/gem5-patches/*.patch)
 PHASH="$(cat "${PATCHES[@]}" scripts/gem5-kconfig | sha256sum | cut -c1-8)"
 NAME="gem5-${TAG#v}-$srckey-p$PHASH"
 DEST="$CACHE/$NAME"
-BIN="$DEST/src/build/X86C/gem5.fast"
+BIN="$DEST/gem5.fast"
+# One source tree per source, shared by every patch set: SCons keeps its
+# objects by absolute path, so a change of patches rebuilds only what the
+# patches touch (minutes) when the tree stays where it was built.  A build
+# made before trees were shared kept its tree in its own folder; it is
+# adopted as the tree, for the same reason.
+TREE="$CACHE/gem5-${TAG#v}-$srckey/src"
+if [ ! -d "$TREE" ]; then
+  for old in "$CACHE/gem5-${TAG#v}-$srckey-p"*/src; do
+    [ -f "$old/../patched" ] && [ -f "$old/SConstruct" ] || continue
+    TREE="$old"
+    # its binary stays that build's, whatever the tree builds next
+    ob="$old/build/X86C/gem5.fast"
+    if [ -f "$old/../built" ] && [ -x "$ob" ] && [ ! -e "$old/../gem5.fast" ]; then
+      cp "$ob" "$old/../gem5.fast"
+    fi
+    break
+  done
+fi
+TREEBIN="$TREE/build/X86C/gem5.fast"
+APPLIED="$TREE/.colorsim-patches"     # copies of the patches in the tree now
 
 $SUDO mkdir -p "$CACHE"
 LOCK="$CACHE/.build-gem5.lock"
@@ -86,14 +106,15 @@ fi
 # mends (gem5's own --build-info fails in v24.0.0.1: m5.defines lacks
 # gem5Version), so this also shows the patch is in.
 works() {
+  local bin="$1"
   mkdir -p "$DEST/check"
   printf '%s\n' "from gem5.isas import ISA" "from gem5.utils.requires import requires" \
     "requires(isa_required=ISA.X86)" "print('colorsim-gem5-ok')" > "$DEST/check/check.py"
-  "$BIN" --quiet --outdir "$DEST/check" "$DEST/check/check.py" 2>/dev/null </dev/null |
+  "$bin" --quiet --outdir "$DEST/check" "$DEST/check/check.py" 2>/dev/null </dev/null |
     grep -q colorsim-gem5-ok
 }
 
-if [ -x "$BIN" ] && [ -f "$DEST/built" ] && works; then
+if [ -x "$BIN" ] && [ -f "$DEST/built" ] && works "$BIN"; then
   echo "$NAME" | $SUDO tee "$CACHE/current-gem5" >/dev/null
   echo "build-gem5: cached: gem5 ${TAG#v} ($srckey) + patches $PHASH, at $BIN"
   exit 0
@@ -110,42 +131,73 @@ if [ ${#missing[@]} -gt 0 ]; then
     "${missing[@]}" >/dev/null
 fi
 
-$SUDO mkdir -p "$DEST"
-$SUDO chown "$(id -u):$(id -g)" "$DEST"
-if [ ! -f "$DEST/patched" ]; then
-  rm -rf "$DEST/src"
+$SUDO mkdir -p "$DEST" "$(dirname "$TREE")"
+$SUDO chown "$(id -u):$(id -g)" "$DEST" "$(dirname "$TREE")"
+if [ ! -f "$TREE/SConstruct" ]; then
+  rm -rf "$TREE"
   if [ -n "$GIT" ]; then
     # A plain checkout of the tag fails on tests/test-progs (binary test
     # programs whose objects a snapshot may lack); the build needs nothing
     # there, so a sparse checkout leaves it out.
     say "checking out $TAG ($commit) from $GIT"
-    git clone -q --no-checkout "$GIT" "$DEST/src"
-    git -C "$DEST/src" config core.sparseCheckout true     # before any checkout
-    git -C "$DEST/src" config core.sparseCheckoutCone false
-    printf '/*\n!/tests/test-progs/\n' > "$DEST/src/.git/info/sparse-checkout"
+    git clone -q --no-checkout "$GIT" "$TREE"
+    git -C "$TREE" config core.sparseCheckout true     # before any checkout
+    git -C "$TREE" config core.sparseCheckoutCone false
+    printf '/*\n!/tests/test-progs/\n' > "$TREE/.git/info/sparse-checkout"
     # (git still names the missing test-progs objects it skips: not errors)
-    git -C "$DEST/src" -c advice.detachedHead=false checkout -q "$commit" 2>&1 |
+    git -C "$TREE" -c advice.detachedHead=false checkout -q "$commit" 2>&1 |
       { grep -v "invalid object .* for 'tests/test-progs/" || true; } >&2
   else
     say "copying the tree $SRC"
-    mkdir -p "$DEST/src"
-    (cd "$SRC" && tar --exclude=./build -cf - .) | (cd "$DEST/src" && tar -xf -)
+    mkdir -p "$TREE"
+    (cd "$SRC" && tar --exclude=./build -cf - .) | (cd "$TREE" && tar -xf -)
   fi
+  mkdir -p "$APPLIED"
+fi
+
+# Bring the tree to exactly our patches.  Another set is taken out first: a
+# git tree is reset to the tag (its build/ and our record kept), a plain
+# tree has the recorded patches reversed.  Content that comes back unchanged
+# is not rebuilt (SCons compares contents once a file's time changed).
+applied_same() {
+  [ -d "$APPLIED" ] || return 1
+  local want have
+  want="$(cd "$ROOT/scripts/gem5-patches" && cat ${PATCHES[@]##*/} | sha256sum)"
+  have="$(cd "$APPLIED" && ls *.patch >/dev/null 2>&1 && cat *.patch | sha256sum)"
+  [ "$want" = "$have" ]
+}
+if ! applied_same; then
+  if [ -d "$TREE/.git" ]; then
+    say "resetting the tree to $TAG"
+    git -C "$TREE" checkout -q -f -- . 2>/dev/null
+    git -C "$TREE" clean -fdq -e build -e .colorsim-patches
+  elif [ -d "$APPLIED" ]; then
+    for p in $(ls -r "$APPLIED"/*.patch 2>/dev/null); do
+      say "taking out $(basename "$p")"
+      patch -s -R -p1 -d "$TREE" < "$p" || die "$p does not come out of $TREE: remove $(dirname "$TREE") and run again"
+    done
+  else
+    die "$TREE has patches nobody recorded: remove $(dirname "$TREE") and run again"
+  fi
+  rm -rf "$APPLIED"
+  mkdir -p "$APPLIED"
   for p in "${PATCHES[@]}"; do
     say "applying $(basename "$p")"
-    patch -s -p1 -d "$DEST/src" < "$ROOT/$p" || die "$p does not apply to $SRC at $TAG"
+    patch -s -p1 -d "$TREE" < "$ROOT/$p" || die "$p does not apply to $SRC at $TAG"
+    cp "$ROOT/$p" "$APPLIED/"
   done
-  touch "$DEST/patched"
 fi
 
 # SCons must run under Debian's python3: another python first on PATH makes
 # the Python-header check pick the wrong interpreter (facts sheet).
 export PATH="/usr/bin:$PATH"
-cd "$DEST/src"
-if [ ! -f build/X86C/gem5.build/config ] && [ ! -f build/X86C/config ]; then
+cd "$TREE"
+if { [ ! -f build/X86C/gem5.build/config ] && [ ! -f build/X86C/config ]; } ||
+   ! cmp -s "$ROOT/scripts/gem5-kconfig" "$APPLIED/kconfig"; then
   say "configuring build/X86C from scripts/gem5-kconfig"
   scons -Q defconfig build/X86C "$ROOT/scripts/gem5-kconfig" > "$DEST/configure.log" 2>&1 ||
     { tail -20 "$DEST/configure.log" >&2; die "configuring failed (log: $DEST/configure.log)"; }
+  cp "$ROOT/scripts/gem5-kconfig" "$APPLIED/kconfig"
 fi
 
 # The build: SCons prints one line per step; we keep them in a log and say,
@@ -156,14 +208,20 @@ say "building gem5.fast with $JOBS jobs (about 45 minutes on 2 idle cores; log: 
     say "still building: $n objects so far"
   done ) &
 ticker=$!
-stop_ticker() { pkill -P "$ticker" 2>/dev/null; kill "$ticker" 2>/dev/null; true; }
+disown "$ticker" 2>/dev/null || true   # no "Terminated" notice when it stops
+# (each step may find its process gone already: the ticker's loop ends by
+# itself once its sleep is killed; under set -e a failed kill would end us)
+stop_ticker() { pkill -P "$ticker" 2>/dev/null || true; kill "$ticker" 2>/dev/null || true; }
 trap stop_ticker EXIT
 if ! scons "build/X86C/gem5.fast" -j"$JOBS" --ignore-style > "$DEST/build.log" 2>&1; then
   tail -30 "$DEST/build.log" >&2
   die "the build failed (log: $DEST/build.log); run again to resume"
 fi
 stop_ticker
-works || die "the built $BIN does not run a stdlib script (try: $BIN $DEST/check/check.py)"
+works "$TREEBIN" || die "the built $TREEBIN does not run a stdlib script (try: $TREEBIN $DEST/check/check.py)"
+# The binary is self-contained (gem5's Python is compiled in): a copy of it
+# is this patch set's build, whatever the tree holds later.
+cp "$TREEBIN" "$BIN.tmp" && mv "$BIN.tmp" "$BIN"
 echo "$TAG $srckey patches $PHASH built $(date -u +%FT%TZ)" > "$DEST/built"
 echo "$NAME" | $SUDO tee "$CACHE/current-gem5" >/dev/null
 say "done: $BIN (GEM5 defaults to it)"

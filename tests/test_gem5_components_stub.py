@@ -156,6 +156,18 @@ class CommMonitor(SimObj):
     PORTS = ("cpu_side_port", "mem_side_port")
 
 
+class PcRangeCacheProbe(SimObj):
+    """The suite's own probe (scripts/gem5-patches/0002): its
+    PcRangeCacheProbe.py has two parameters, both required."""
+    PARAMS = {"cache": REQUIRED, "pc_ranges": REQUIRED}
+
+
+class AddrRange:
+    """m5.objects.AddrRange(start, end): end exclusive."""
+    def __init__(self, start, end):
+        self.start, self.end = start, end
+
+
 class CPU(SimObj):
     PORTS = ("icache_port", "dcache_port")
 
@@ -420,8 +432,10 @@ def _install_fakes(monkeypatch, outdir="."):
         "m5": {"options": types.SimpleNamespace(outdir=str(outdir)),
                "MaxTick": MAX_TICK},
         "m5.objects": dict(
-            BadAddr=BadAddr, Cache=Cache, CommMonitor=CommMonitor,
-            L2XBar=L2XBar, Port=Port, SystemXBar=SystemXBar),
+            AddrRange=AddrRange, BadAddr=BadAddr, Cache=Cache,
+            CommMonitor=CommMonitor, L2XBar=L2XBar,
+            PcRangeCacheProbe=PcRangeCacheProbe, Port=Port,
+            SystemXBar=SystemXBar),
         "m5.params": {"NULL": NULL, "Port": Port},
         "gem5": {}, "gem5.components": {},
         "gem5.components.boards": {},
@@ -587,6 +601,34 @@ def test_check_refuses_16way_l2(tc):
         tc.check_hierarchy(h, board)
     assert "l2[2]" in str(e.value) and "16-way" in str(e.value)
     assert "l1d[0] has prefetcher" in str(e.value)
+
+
+def test_each_measured_l2_counts_the_run_queue_loops_reads(tc):
+    """With the loop's ranges in the spec, every measured CPU's L2 gets a
+    probe on those ranges; a client CPU's L2 none; a missing probe is
+    refused."""
+    m = load_machines()["ppro4"]
+    spec = RunSpec(m, parse_variant("vanilla", m), Workload(), engine="gem5")
+    d = Gem5Engine().spec_dict(spec)
+    d["kernel"]["rqloop"] = [[0xffffffff80101000, 0xffffffff80101080]]
+    d["client_cpus"] = 2
+    prm = sys.modules["testbed_params"].gem5_params(d)
+    assert prm["rqloop_probes"]["count"] == 4
+    board = tc.build_board(prm)
+    board._pre_instantiate()
+    h = board.cache_hierarchy
+    assert len(h.rqloop_probes) == 4
+    for i, probe in enumerate(h.rqloop_probes):
+        assert probe.cache is h.l2caches[i]
+        assert [(r.start, r.end) for r in probe.pc_ranges] == \
+            [(0xffffffff80101000, 0xffffffff80101080)]
+    h.rqloop_probes = h.rqloop_probes[:3]
+    with pytest.raises(AssertionError, match="3 run-queue loop probes for 4"):
+        tc.check_hierarchy(h, board)
+    d["kernel"]["rqloop"] = [[0x2000, 0x1000]]
+    with pytest.raises(sys.modules["testbed_params"].SpecError,
+                       match="not \\[lo, hi\\)"):
+        sys.modules["testbed_params"].gem5_params(d)
 
 
 def test_bus_view_monitors_checked(tc):

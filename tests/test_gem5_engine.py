@@ -167,6 +167,40 @@ def test_counter_rows_from_sample():
     assert all(r[2] == "all" for r in counter_rows(parse_stats(SAMPLE)))
 
 
+def test_the_loop_probes_give_each_cpus_walk_reads_and_misses():
+    """The suite's probe (gem5 patch 0002) on each measured L2: its two
+    stats become the plugin's rqloop_l2_read_* counters of that CPU; a
+    client CPU's (beyond the measured ones) are left out."""
+    lines = SAMPLE.read_text().splitlines()
+    end = lines.index(next(x for x in lines if x.startswith("---------- End")))
+    probe = [f"board.cache_hierarchy.rqloop_probes{i}.{stat} {v} # (Count)"
+             for i, (a, m) in enumerate([(1000, 900), (800, 100), (7, 7)])
+             for stat, v in (("readAccesses", a), ("readMisses", m))]
+    text = "\n".join(lines[:end] + probe + lines[end:]) + "\n"
+    rows = {(r[0], r[1], r[3]): r[4]
+            for r in counter_rows(parse_stats(text), cpus=2)}
+    assert rows[(0, 0, "rqloop_l2_read_accesses")] == 1000
+    assert rows[(0, 0, "rqloop_l2_read_misses")] == 900
+    assert rows[(0, 1, "rqloop_l2_read_misses")] == 100
+    assert not any(cpu == 2 for _, cpu, _ in rows)
+
+
+def test_the_spec_carries_the_built_kernels_loop_ranges(tmp_path):
+    """gem5_spec.json's kernel entry names the run-queue loop's ranges from
+    the built kernel's layout.json, one range or several; none before the
+    kernel is built (a dry run)."""
+    from colorsim.run.engines.gem5 import rqloop_ranges
+    assert rqloop_ranges(None) == [] and rqloop_ranges(tmp_path / "no") == []
+    lay = tmp_path / "layout.json"
+    lay.write_text(json.dumps({"ranges": {"rqloop": [16, 32]}}))
+    assert rqloop_ranges(lay) == [[16, 32]]
+    lay.write_text(json.dumps({"ranges": {"rqloop": [[16, 32], [48, 64]]}}))
+    assert rqloop_ranges(lay) == [[16, 32], [48, 64]]
+    spec = _spec()
+    d = Gem5Engine().spec_dict(spec)
+    assert d["kernel"]["rqloop"] == rqloop_ranges(spec.layout_file)
+
+
 def test_collect_writes_engine_tables(tmp_path):
     eng = Gem5Engine()
     eng.write_inputs(_spec(), tmp_path)
@@ -203,6 +237,15 @@ def test_gem5_run_ppro4_end_to_end(tmp_path):
     assert summary["bus_rows"] > 0
     assert summary["config_checks"] == ["config.json matches the spec"]
     assert os.path.getsize(tmp_path / "run" / "console.log") > 0
+    # the loop probe on every measured L2 (gem5 patch 0002) saw the walk
+    with open(tmp_path / "run" / "counters.csv") as f:
+        rows = [r for r in csv.DictReader(f) if r["dump"] == "0"]
+    reads = {r["cpu"]: float(r["value"]) for r in rows
+             if r["stat"] == "rqloop_l2_read_accesses"}
+    misses = {r["cpu"]: float(r["value"]) for r in rows
+              if r["stat"] == "rqloop_l2_read_misses"}
+    assert len(reads) == spec.cpus and min(reads.values()) > 0, reads
+    assert all(0 <= misses[c] <= reads[c] for c in reads), (reads, misses)
 
 
 @pytest.mark.requires_gem5

@@ -26,8 +26,11 @@ echo "gem5 compiled Nov 23 2026 09:28:43"
 """
 
 
-def fake_gem5(path, version="24.0.0.1", note="one build"):
-    path.write_text(BANNER.format(version=version, note=note))
+def fake_gem5(path, version="24.0.0.1", note="one build", probe=False):
+    # the suite's build answers binary_identity's script that it has the
+    # loop probe (gem5 patch 0002); a gem5 of the user's own may not
+    path.write_text(BANNER.format(version=version, note=note)
+                    + ('echo "colorsim-loop-probe 1"\n' if probe else ""))
     path.chmod(0o755)
     return path
 
@@ -54,6 +57,21 @@ def test_the_identity_names_the_binary_and_the_configuration(spec, tmp_path, mon
     d = identity_dict({**spec.to_dict(), **ident})
     assert d["engine_sha256"] == ident["engine_sha256"]
     assert d["engine_config_sha256"] == ident["engine_config_sha256"]
+
+
+def test_a_gem5_without_the_loop_probe_runs_without_it(spec, tmp_path, monkeypatch):
+    """Only a gem5 with the suite's probe is given the loop's ranges; with
+    another the run goes on, its spec's rqloop empty (no miss ratio).  The
+    two binaries are other runs by their SHA-256 already."""
+    from colorsim.run.engines.gem5 import Gem5Engine, rqloop_ranges
+    want = rqloop_ranges(spec.layout_file)
+    assert want, "the built kernel's layout names the loop"
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "plain")))
+    assert not Gem5Engine().has_loop_probe()
+    assert Gem5Engine().spec_dict(spec)["kernel"]["rqloop"] == []
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "ours", probe=True)))
+    assert Gem5Engine().has_loop_probe()
+    assert Gem5Engine().spec_dict(spec)["kernel"]["rqloop"] == want
 
 
 def test_another_binary_or_version_is_another_run(spec, tmp_path, monkeypatch):

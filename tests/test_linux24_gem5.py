@@ -169,18 +169,36 @@ def test_linux24_runs_its_workload_on_gem5(tmp_path):
             by[int(r["offset"])] = by.get(int(r["offset"]), 0) + int(r["count"])
         peak[k] = max(by.values()) / sum(by.values())
     assert peak["c32"] < peak["vanilla"]
+    # the loop probe on each L2 (gem5 patch 0002): every CPU's walk reached
+    # its L2; c32's walk misses less often than vanilla's
+    miss = {}
+    for k, run in runs.items():
+        with open(run / "counters.csv") as f:
+            rows = [r for r in csv.DictReader(f) if r["dump"] == "0"]
+        acc = {r["cpu"]: float(r["value"]) for r in rows
+               if r["stat"] == "rqloop_l2_read_accesses"}
+        assert sorted(acc) == ["0", "1", "2", "3"] and min(acc.values()) > 0, acc
+        misses = sum(float(r["value"]) for r in rows
+                     if r["stat"] == "rqloop_l2_read_misses")
+        miss[k] = misses / sum(acc.values())
+    assert miss["c32"] < miss["vanilla"] <= 1, miss
 
 
 def test_engines_table_puts_gem5_beside_qemu():
     from colorsim.orchestrate import linux24table as lt
-    q = {"peak": 0x78, "c32_peak_share": 0.1, "colored_change": -0.5}
-    g = {"peak": 0x60, "c32_peak_share": 0.25, "colored_change": -0.125}
+    q = {"peak": 0x78, "c32_peak_share": 0.1, "colored_change": -0.5,
+         "miss_vanilla": 1.0, "miss_c32": 0.093}
+    g = {"peak": 0x60, "c32_peak_share": 0.25, "colored_change": -0.125,
+         "miss_vanilla": 0.999, "miss_c32": float("nan")}
     text = lt.render_engines([{"l2": "1MiB", "qemu": q, "gem5": g,
                                "bus": (200000, 100000, 8000, 7000),
-                               "paper_peak": 0x30, "paper_colored": -85.0}])
+                               "paper_peak": 0x30, "paper_colored": -85.0,
+                               "paper_miss": (99.5, 8.2)}])
+    # a gem5 run made before its loop probe has no miss ratio: a dash
     assert ("| 1 MiB | 0x060 / 0x060 / 0x020 "
             "| 200,000 and 100,000 / 8,000 and 7,000 "
-            "| -50.0 % / -12.5 % / -85.0 % |") in text
+            "| -50.0 % / -12.5 % / -85.0 % "
+            "| 100.0 % / 9.3 %; 99.9 % / —; 99.5 % / 8.2 % |") in text
 
 
 def test_engines_table_without_gem5_runs_names_the_command(tmp_path, capsys):

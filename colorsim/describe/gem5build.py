@@ -19,5 +19,12 @@ def cached_gem5():
         name = (cache / "current-gem5").read_text().strip()
     except OSError:
         return None
-    path = cache / name / "src" / "build" / "X86C" / "gem5.fast"
-    return path if name and path.is_file() and os.access(path, os.X_OK) else None
+    if not name:
+        return None
+    # a build keeps its own copy of the binary; builds made before source
+    # trees were shared kept it only in their tree
+    for path in (cache / name / "gem5.fast",
+                 cache / name / "src" / "build" / "X86C" / "gem5.fast"):
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+    return None

@@ -16,8 +16,8 @@ between ``<!-- linux24:begin -->`` and ``<!-- linux24:end -->``.
 
 ``linux24-engines`` puts the same six Linux runs beside their gem5 twins
 (the boot image of colorsim/run/linux24gem5.py, TimingSimple CPUs):
-Figure 1's peak and Figure 7's colored-line change on both engines
-(block ``linux24-engines`` of docs/linux24.md; ``--run`` makes the gem5
+Figure 1's peak, Figure 7's colored-line change and Table 2's loop miss
+ratio on both engines (block ``linux24-engines`` of docs/linux24.md; ``--run`` makes the gem5
 runs, which need gem5 and the user's tree).
 """
 
@@ -107,7 +107,9 @@ def engine_rows(cat) -> list:
              "bus": tuple(int(p[k]["colored_lines_sum"])
                           for p in (qemu[i], gem5[i]) for k in NAMES),
              "paper_peak": paper["fig1"]["peak_offset"],
-             "paper_colored": paper["fig7"]["colored_change"].get(l2)}
+             "paper_colored": paper["fig7"]["colored_change"].get(l2),
+             "paper_miss": (paper["table2"]["vanilla"][i],
+                            paper["table2"]["c32"][i])}
             for i, l2 in enumerate(headline.L2S)]
 
 
@@ -118,8 +120,9 @@ def render_engines(rows) -> str:
     line = lambda off: off & ~(LINE - 1)
     out = ["| L2 | vanilla's peak line: QEMU / gem5 / paper "
            "| colored-line transactions in the region, vanilla and c32: QEMU / gem5 "
-           "| change per instruction, c32 vs vanilla: QEMU / gem5 / paper (Figure 7) |",
-           "|---|---|---|---|"]
+           "| change per instruction, c32 vs vanilla: QEMU / gem5 / paper (Figure 7) "
+           "| run-queue loop L2 miss ratio, vanilla / c32: QEMU; gem5; paper (Table 2) |",
+           "|---|---|---|---|---|"]
     for r in rows:
         q, g, pc = r["qemu"], r["gem5"], r["paper_colored"]
         qv, qc, gv, gc = r["bus"]
@@ -128,7 +131,10 @@ def render_engines(rows) -> str:
             f"| {line(q['peak']):#05x} / {line(g['peak']):#05x} / {line(r['paper_peak']):#05x} "
             f"| {qv:,} and {qc:,} / {gv:,} and {gc:,} "
             f"| {_pct(q['colored_change'], True)} / {_pct(g['colored_change'], True)}"
-            f" / {'—' if pc is None else f'{pc:+.1f} %'} |")
+            f" / {'—' if pc is None else f'{pc:+.1f} %'} "
+            f"| {_pct(q['miss_vanilla'])} / {_pct(q['miss_c32'])}; "
+            f"{_pct(g['miss_vanilla'])} / {_pct(g['miss_c32'])}; "
+            f"{r['paper_miss'][0]:.1f} % / {r['paper_miss'][1]:.1f} % |")
     return "\n".join(out) + "\n"
 
 
@@ -184,7 +190,8 @@ def field_rows(cat) -> dict:
 
 
 def _pct(x, sign=False) -> str:
-    return "—" if x is None else headline._pct(x, sign)
+    # a run without a counter (a gem5 built before its loop probe) has none
+    return "—" if x is None or x != x else headline._pct(x, sign)
 
 
 def render(rows, fields) -> str:
@@ -264,27 +271,25 @@ def cmd_linux24_engines(a):
          how="linux24-engines")
 
 
-def add_parser(sub):
-    p = sub.add_parser("linux24-table", help="the real Linux 2.4 table (docs/results.md), from "
-                       "the catalog")
+def _add(sub, name, help_, run_help, func):
+    p = sub.add_parser(name, help=help_)
     p.add_argument("--runs", type=directory, default=None,
                    help="runs folder with its catalog (default runs/linux24)")
-    p.add_argument("--run", action="store_true",
-                   help="make the twelve runs first (the Linux ones need "
-                   "LINUX24_SRC) and rebuild the catalog")
-    add_block_options(p, "linux24")
-    p.set_defaults(func=cmd_linux24_table)
+    p.add_argument("--run", action="store_true", help=run_help)
+    add_block_options(p, name.replace("-table", ""))
+    p.set_defaults(func=func)
     return p
+
+
+def add_parser(sub):
+    return _add(sub, "linux24-table",
+                "the real Linux 2.4 table (docs/results.md), from the catalog",
+                "make the twelve runs first (the Linux ones need LINUX24_SRC) "
+                "and rebuild the catalog", cmd_linux24_table)
 
 
 def add_engines_parser(sub):
-    p = sub.add_parser("linux24-engines", help="Linux 2.4 on QEMU and on gem5 "
-                       "(docs/linux24.md), from the catalog")
-    p.add_argument("--runs", type=directory, default=None,
-                   help="runs folder with its catalog (default runs/linux24)")
-    p.add_argument("--run", action="store_true",
-                   help="make the six Linux runs on each engine first (needs "
-                   "LINUX24_SRC and gem5) and rebuild the catalog")
-    add_block_options(p, "linux24-engines")
-    p.set_defaults(func=cmd_linux24_engines)
-    return p
+    return _add(sub, "linux24-engines",
+                "Linux 2.4 on QEMU and on gem5 (docs/linux24.md), from the catalog",
+                "make the six Linux runs on each engine first (needs LINUX24_SRC "
+                "and gem5) and rebuild the catalog", cmd_linux24_engines)

@@ -17,8 +17,9 @@ Each row gives the throughput per modelled second and c32's gain (mean
 counted it (kernels/kernel/lockstat.c: the same code on both engines) and,
 on QEMU, as the lockmeter ordered it in modelled time, the mean hold (gem5:
 the kernel's, in gem5's clock; QEMU: the lockmeter's), schedule() calls per
-request or message, and the run-queue walk's L2 miss ratio where the engine
-measures it (QEMU).  ``--write FILE`` / ``--check FILE`` put the table into,
+request or message, and the run-queue walk's L2 miss ratio (gem5: the
+suite's probe on each L2, configs/gem5/README.md; runs of a gem5 built
+before it have none).  ``--write FILE`` / ``--check FILE`` put the table into,
 or compare it with, FILE's ``referee`` block (docs/engines.md's).
 """
 

@@ -87,6 +87,7 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         self._iocache = params["iocache"]
         self._monitor = params["monitor"]
         self._bus_monitor = params["bus_monitors"]
+        self._rqloop = params["rqloop_probes"]
         self._line = params["board"]["cache_line_size"]
         self.membus = SystemXBar(width=params["membus"]["width"])
         # The snoop filter only tracks lines; its capacity is a sanity
@@ -134,7 +135,26 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
             self._setup_io_cache(board)
         for i, core in enumerate(board.get_processor().get_cores()):
             self._connect_core(i, core)
+        self._add_rqloop_probes()
         check_hierarchy(self, board)
+
+    def _add_rqloop_probes(self) -> None:
+        """The run-queue loop's L2 reads and read misses of each measured
+        CPU: a probe on its L2's Hit and Miss points counts the reads whose
+        load came from the loop (the QEMU plugin's rqloop_l2_read_*)."""
+        p = self._rqloop
+        if not p["count"]:
+            return
+        try:
+            from m5.objects import AddrRange, PcRangeCacheProbe
+        except ImportError:
+            raise RuntimeError(
+                "this gem5 has no PcRangeCacheProbe: it was built without "
+                "the suite's patch 0002 (run scripts/build-gem5.sh)") from None
+        ranges = [AddrRange(lo, hi) for lo, hi in p["ranges"]]
+        setattr(self, p["name"],
+                [PcRangeCacheProbe(cache=self.l2caches[i], pc_ranges=ranges)
+                 for i in range(p["count"])])
 
     def _connect_core(self, i, core) -> None:
         """CPU -> L1I, CPU and page walkers -> L1D bus -> L1D; both L1s ->
@@ -223,6 +243,13 @@ def check_hierarchy(hierarchy: TestbedCacheHierarchy, board) -> None:
                 bool(mon.disable_addr_dists):
             problems.append(f"bus-view monitor {i} does not count page "
                             f"offsets with mask {bus['read_addr_mask']:#x}")
+    rq = hierarchy._rqloop
+    probes = getattr(hierarchy, rq["name"], [])
+    if len(probes) != rq["count"] or any(
+            pr.cache is not hierarchy.l2caches[i]
+            for i, pr in enumerate(probes)):
+        problems.append(f"{len(probes)} run-queue loop probes for "
+                        f"{rq['count']} measured L2s")
     if problems:
         raise AssertionError("built cache hierarchy does not match the "
                              "machine description:\n  "

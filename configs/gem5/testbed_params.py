@@ -49,6 +49,9 @@ MONITOR_NAME = "mem_monitor"
 # (every request an L2 puts on the bus, whoever serves it).  Stats are
 # "<hierarchy>.l2_monitors<i>.readAddrDist" (no index with one CPU).
 BUS_MONITOR_NAME = "l2_monitors"
+# One PcRangeCacheProbe per measured CPU's L2 (the suite's gem5 patch
+# 0002): the reads and read misses of loads from the run-queue loop.
+RQLOOP_PROBE_NAME = "rqloop_probes"
 
 # Timing that machines.toml does not describe.  Every value here is an
 # assumption of this testbed, not a number from the paper; the host copies
@@ -275,11 +278,29 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
             "write_addr_mask": mask,
             "max_key": mask,
         },
+        "rqloop_probes": {
+            "name": RQLOOP_PROBE_NAME,
+            "count": int(m["processor"]["cpus"]) if rqloop_ranges(spec) else 0,
+            "placement": "l2caches[i] Hit and Miss probe points",
+            "ranges": rqloop_ranges(spec),
+        },
         "kernel": {"path": spec["kernel"]["path"],
                    "cmdline": spec["kernel"]["cmdline"],
                    "rootfs": spec["kernel"].get("rootfs")},
         "console": CONSOLE_FILE,
     }
+
+
+def rqloop_ranges(spec: dict) -> list:
+    """The run-queue loop's instruction ranges ``[[lo, hi), ...]`` from the
+    spec's kernel entry (the host copies them from the built kernel's
+    layout.json); none when the kernel was not built yet (a dry run)."""
+    ranges = spec["kernel"].get("rqloop") or []
+    for r in ranges:
+        if len(r) != 2 or not 0 <= r[0] < r[1]:
+            raise SpecError(f"run-queue loop range {r!r} is not [lo, hi) "
+                            f"with lo < hi")
+    return [[int(lo), int(hi)] for lo, hi in ranges]
 
 
 def snoop_filter_capacity(machine: dict, client_cpus: int = 0) -> int:

@@ -64,17 +64,22 @@ CONSOLE_LOG = "console.log"
 
 VERSION_LINE = "gem5 version "       # gem5's banner (src/python/m5/main.py)
 VERSION_PROBE_S = 120.0
+PROBE_LINE = "colorsim-loop-probe"   # what binary_identity's script prints
 
 
 @functools.lru_cache(maxsize=None)
 def binary_identity(path: str, size: int, mtime_ns: int) -> tuple:
-    """(version, SHA-256) of the gem5 binary at ``path``; cached while the
-    file keeps its size and time.  gem5 prints its version in the banner
-    of every start, so it is asked to run an empty configuration script."""
+    """(version, SHA-256, has the loop probe) of the gem5 binary at
+    ``path``; cached while the file keeps its size and time.  gem5 prints
+    its version in the banner of every start; the script it is given says
+    whether the binary has the suite's PcRangeCacheProbe (gem5 patch 0002:
+    the suite's build has it, a gem5 of the user's own may not)."""
     digest = file_sha256(Path(path))
     with tempfile.TemporaryDirectory() as d:
-        probe = Path(d) / "empty.py"
-        probe.write_text("")
+        probe = Path(d) / "probe.py"
+        probe.write_text("import m5.objects\n"
+                         f"print('{PROBE_LINE}', "
+                         "int(hasattr(m5.objects, 'PcRangeCacheProbe')))\n")
         proc = spawn([path, f"--outdir={d}/m5out", "--listener-mode=off",
                       str(probe)], stdout=subprocess.PIPE,
                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -85,9 +90,11 @@ def binary_identity(path: str, size: int, mtime_ns: int) -> tuple:
             out = ""
         finally:
             stop(proc, grace_s=0)
-    for line in out.splitlines():
+    lines = out.splitlines()
+    has_probe = f"{PROBE_LINE} 1" in lines
+    for line in lines:
         if line.startswith(VERSION_LINE):
-            return line[len(VERSION_LINE):].strip(), digest
+            return line[len(VERSION_LINE):].strip(), digest, has_probe
     raise ConfigError(f"{GEM5_ENV}={path} printed no '{VERSION_LINE}...' line "
                       f"when started (is it a gem5 binary?): "
                       f"{(out.strip().splitlines() or ['no output'])[-1][:160]}")
@@ -165,7 +172,8 @@ class Gem5Engine:
         of testbed_params.DEFAULT_TIMING, the CPU model, checkpointing)."""
         path = self.check_available().resolve()
         st = path.stat()
-        version, digest = binary_identity(str(path), st.st_size, st.st_mtime_ns)
+        version, digest, _ = binary_identity(str(path), st.st_size,
+                                             st.st_mtime_ns)
         return {"engine_version": version, "engine_sha256": digest,
                 "engine_config_sha256": self.config_sha256(spec)}
 
@@ -181,6 +189,19 @@ class Gem5Engine:
         params["checkpoint"] = self.checkpoint
         h.update(json.dumps(params, sort_keys=True).encode())
         return h.hexdigest()
+
+    def has_loop_probe(self) -> bool:
+        """Whether the gem5 to run can count the run-queue loop's L2 reads
+        (the suite's probe, gem5 patch 0002).  Without it a run goes on
+        and its loop miss ratio is missing (its spec's ``rqloop`` is
+        empty).  True when no gem5 is at hand: a dry run shows what the
+        suite's build would do."""
+        try:
+            path = self.check_available().resolve()
+            st = path.stat()
+            return binary_identity(str(path), st.st_size, st.st_mtime_ns)[2]
+        except ConfigError:
+            return True
 
     def binary(self) -> str:
         """``$GEM5`` if set, else the cached build, else the placeholder
@@ -208,6 +229,8 @@ class Gem5Engine:
             "client_cpus": spec.workload.client_cpus,
             "timing": json.loads(json.dumps(p.DEFAULT_TIMING)),
         }
+        d["kernel"]["rqloop"] = (rqloop_ranges(d["kernel"].get("layout"))
+                                 if self.has_loop_probe() else [])
         try:
             p.validate_spec(d)
         except p.SpecError as e:
@@ -222,12 +245,13 @@ class Gem5Engine:
         except p.SpecError as e:
             raise ConfigError(f"gem5 cannot build this machine: {e}") from None
 
-    def write_inputs(self, spec, run_dir) -> Path:
-        """Write ``gem5_spec.json`` into ``run_dir``; returns its path."""
+    def write_inputs(self, spec, run_dir, d: dict = None) -> Path:
+        """Write ``gem5_spec.json`` (``d``, or the spec's dict) into
+        ``run_dir``; returns its path."""
         run_dir = Path(run_dir)
         (run_dir / OUTDIR).mkdir(parents=True, exist_ok=True)
         path = run_dir / SPEC_FILE
-        path.write_text(json.dumps(self.spec_dict(spec), indent=2,
+        path.write_text(json.dumps(d or self.spec_dict(spec), indent=2,
                                    sort_keys=True) + "\n")
         return path
 
@@ -334,13 +358,14 @@ class Gem5Engine:
         :raises RunError: gem5 failed or left no complete result.
         """
         self.check_available()
-        kernel = Path(self.spec_dict(spec)["kernel"]["path"])
+        d = self.spec_dict(spec)
+        kernel = Path(d["kernel"]["path"])
         if not kernel.is_file():
             raise ConfigError(f"kernel image {kernel} is missing: a run "
                               f"builds it (colorsim run), a bare engine "
                               f"call does not")
         run_dir = Path(run_dir)
-        self.write_inputs(spec, run_dir)
+        self.write_inputs(spec, run_dir, d)
         if self.checkpoint and not self.has_checkpoint(spec):
             self._boot(spec, run_dir, timeout_s)
         self._call(self.command(spec, run_dir), run_dir / OUTDIR, timeout_s)
@@ -454,6 +479,17 @@ class Gem5Engine:
 
 
 # -- pure helpers (tested without gem5) ---------------------------------
+
+def rqloop_ranges(layout_path) -> list:
+    """The run-queue loop's ``[[lo, hi), ...]`` from a built kernel's
+    layout.json (the ranges the QEMU plugin gets as ``rqloop=``); none
+    before the kernel is built."""
+    path = Path(layout_path) if layout_path else None
+    if path is None or not path.is_file():
+        return []
+    rq = json.loads(path.read_text())["ranges"]["rqloop"]
+    return [list(r) for r in (rq if isinstance(rq[0], list) else [rq])]
+
 
 def show_command(cmd: list[str]) -> str:
     """Shell-quoted command; the ``$GEM5`` placeholder stays expandable."""

@@ -38,12 +38,16 @@ COUNTER_MAP = (
     ("l2_write_misses", "l2", (("ReadExReq.misses::total",
                                 "UpgradeReq.misses::total"),)),
     ("l2_writebacks", "l2", (("writebacks::total",),)),
+    # loads from the run-queue loop that reached the L2 (patch 0002's probe)
+    ("rqloop_l2_read_accesses", "rqloop", (("readAccesses",),)),
+    ("rqloop_l2_read_misses", "rqloop", (("readMisses",),)),
 )
 # Counters of the QEMU plugin that gem5's stats cannot provide.
 NO_GEM5_EQUIVALENT = {
     "user/kernel split (mode)": "gem5 stats are not split by privilege "
                                 "level; every gem5 row has mode 'all'",
-    "run-queue-loop misses": "no PC filter on cache misses in gem5 stats",
+    "run-queue-loop miss causes": "the probe counts the loop's L2 reads "
+                                  "and misses, not why a line was missing",
     "critical-chunk offsets": "gem5 classic caches fill whole, "
                               "line-aligned blocks",
     "lockmeter": "not built on either engine yet",
@@ -54,6 +58,7 @@ _COMPONENTS = {
     "l1i": r"board\.cache_hierarchy\.l1icaches(\d*)\.",
     "l1d": r"board\.cache_hierarchy\.l1dcaches(\d*)\.",
     "l2": r"board\.cache_hierarchy\.l2caches(\d*)\.",
+    "rqloop": r"board\.cache_hierarchy\.rqloop_probes(\d*)\.",
 }
 _MONITOR = (r"\.{name}s?(\d*)\.(?P<kind>read|write)AddrDist$")
 _BUS_MONITOR = (r"\.{name}(\d*)\.(?P<kind>read|write)AddrDist$")
