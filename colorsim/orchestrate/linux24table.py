@@ -271,25 +271,25 @@ def cmd_linux24_engines(a):
          how="linux24-engines")
 
 
-def _add(sub, name, help_, run_help, func):
+def _add(sub, name, block, help_, run_help, func):
     p = sub.add_parser(name, help=help_)
     p.add_argument("--runs", type=directory, default=None,
                    help="runs folder with its catalog (default runs/linux24)")
     p.add_argument("--run", action="store_true", help=run_help)
-    add_block_options(p, name.replace("-table", ""))
+    add_block_options(p, block)
     p.set_defaults(func=func)
     return p
 
 
 def add_parser(sub):
-    return _add(sub, "linux24-table",
+    return _add(sub, "linux24-table", "linux24",
                 "the real Linux 2.4 table (docs/results.md), from the catalog",
                 "make the twelve runs first (the Linux ones need LINUX24_SRC) "
                 "and rebuild the catalog", cmd_linux24_table)
 
 
 def add_engines_parser(sub):
-    return _add(sub, "linux24-engines",
+    return _add(sub, "linux24-engines", "linux24-engines",
                 "Linux 2.4 on QEMU and on gem5 (docs/linux24.md), from the catalog",
                 "make the six Linux runs on each engine first (needs LINUX24_SRC "
                 "and gem5) and rebuild the catalog", cmd_linux24_engines)

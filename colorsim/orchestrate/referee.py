@@ -196,7 +196,8 @@ def title() -> str:
             "modelled time (QEMU only); hold: mean µs (gem5: the kernel's count in "
             "gem5's clock; QEMU: the lockmeter's); walks: schedule() calls per "
             "request or message; walk L2 miss: the run-queue loop's read miss "
-            "ratio (gem5: the suite's probe on each L2); host s: mean wall time per run on the machine that made the table.")
+            "ratio (gem5: the suite's probe on each L2); host s: mean wall time "
+            "per run on the machine that made the table.")
 
 
 HEADER = ("| point | engine | vanilla per s | c32 per s | c32's gain "

@@ -170,10 +170,7 @@ class Gem5Engine:
         kernel: the binary (version line and SHA-256), and the configuration
         scripts with the parameters they are given (the assumed latencies
         of testbed_params.DEFAULT_TIMING, the CPU model, checkpointing)."""
-        path = self.check_available().resolve()
-        st = path.stat()
-        version, digest, _ = binary_identity(str(path), st.st_size,
-                                             st.st_mtime_ns)
+        version, digest, _ = self._binary_facts()
         return {"engine_version": version, "engine_sha256": digest,
                 "engine_config_sha256": self.config_sha256(spec)}
 
@@ -197,11 +194,15 @@ class Gem5Engine:
         empty).  True when no gem5 is at hand: a dry run shows what the
         suite's build would do."""
         try:
-            path = self.check_available().resolve()
-            st = path.stat()
-            return binary_identity(str(path), st.st_size, st.st_mtime_ns)[2]
+            return self._binary_facts()[2]
         except ConfigError:
             return True
+
+    def _binary_facts(self) -> tuple:
+        """binary_identity of the gem5 to run (ConfigError: none)."""
+        path = self.check_available().resolve()
+        st = path.stat()
+        return binary_identity(str(path), st.st_size, st.st_mtime_ns)
 
     def binary(self) -> str:
         """``$GEM5`` if set, else the cached build, else the placeholder
@@ -484,11 +485,11 @@ def rqloop_ranges(layout_path) -> list:
     """The run-queue loop's ``[[lo, hi), ...]`` from a built kernel's
     layout.json (the ranges the QEMU plugin gets as ``rqloop=``); none
     before the kernel is built."""
+    from colorsim.run.kernels.base import loop_ranges
     path = Path(layout_path) if layout_path else None
     if path is None or not path.is_file():
         return []
-    rq = json.loads(path.read_text())["ranges"]["rqloop"]
-    return [list(r) for r in (rq if isinstance(rq[0], list) else [rq])]
+    return loop_ranges(json.loads(path.read_text()))
 
 
 def show_command(cmd: list[str]) -> str:

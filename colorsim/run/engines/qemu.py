@@ -35,6 +35,7 @@ from colorsim import ROOT
 from colorsim.run.build import PLUGIN
 from colorsim.errors import ConfigError
 from colorsim.run.kernels import kind_of
+from colorsim.run.kernels.base import loop_ranges
 from colorsim.run.rundir import MANIFEST_FILES
 from colorsim.describe.runspec import RunSpec
 
@@ -219,8 +220,7 @@ class QemuEngine:
                                              if spec.timing else "")
                         + " from layout.json of the built kernel>")
             return ",".join([str(PLUGIN)] + args)
-        rq = layout["ranges"]["rqloop"]     # one [lo, hi), or a list of them
-        for lo, hi in (rq if isinstance(rq[0], list) else [rq]):
+        for lo, hi in loop_ranges(layout):
             args.append(f"rqloop={lo:#x}-{hi:#x}")
         for lo, hi in layout["ranges"]["user"]:
             args.append(f"user={lo:#x}-{hi:#x}")

@@ -5,6 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def loop_ranges(layout: dict) -> list:
+    """The run-queue loop's instruction ranges ``[[lo, hi), ...]`` that a
+    kernel's layout.json names, as one range or a list of them (the
+    testbed's loop is one range; Linux's inlined walk is several)."""
+    rq = layout["ranges"]["rqloop"]
+    return [list(r) for r in (rq if isinstance(rq[0], list) else [rq])]
+
+
 class KernelKind:
     """What the runner, the QEMU engine and the sweep need of a kernel."""
 
