@@ -41,6 +41,7 @@ BLOCKS = {
     "chat-regime": "chat-regime --run",
     "wset": "working-set --run",
     "referee": "referee --run",
+    "gem5-bus": "gem5-bus",
 }
 
 MARKER = re.compile(r"^<!-- ([a-z0-9-]+):begin -->$")
@@ -82,7 +83,7 @@ def cmd_blocks(a) -> int:
 
 
 def build_parser():
-    from colorsim.orchestrate import headline, linux24table
+    from colorsim.orchestrate import gem5bus, headline, linux24table
     from colorsim.report import command as figures
     ap = _DocsParser(prog="python3 -m colorsim.maintain", description=DESCRIPTION,
                      formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(
@@ -96,6 +97,7 @@ def build_parser():
     headline.add_parser(sub)
     linux24table.add_parser(sub)
     linux24table.add_engines_parser(sub)
+    gem5bus.add_parser(sub)
     figures.add_shapes_parser(sub)
     cli.add_studies(sub)
     sub.help = "the command (each has --help)"

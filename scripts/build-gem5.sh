@@ -203,10 +203,12 @@ fi
 # The build: SCons prints one line per step; we keep them in a log and say,
 # once a minute, how many objects exist (about 2900 when done).
 say "building gem5.fast with $JOBS jobs (about 45 minutes on 2 idle cores; log: $DEST/build.log)"
+# (fd 9 closed: the lock is ours, not the ticker's; a ticker left behind
+# by a killed build would otherwise hold it and stall the next build)
 ( while sleep 60; do
     n=$(find build/X86C -name '*.fo' 2>/dev/null | wc -l)
     say "still building: $n objects so far"
-  done ) &
+  done ) 9>&- &
 ticker=$!
 disown "$ticker" 2>/dev/null || true   # no "Terminated" notice when it stops
 # (each step may find its process gone already: the ticker's loop ends by

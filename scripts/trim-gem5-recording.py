@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from colorsim.run.engines.gem5stats import (  # noqa: E402
-    _COMPONENTS, COUNTER_MAP, GLOBAL_MAP)
+    _COMPONENTS, COUNTER_MAP, GLOBAL_MAP, P6_BUS_DIST)
 
 RUN_FILES = ("config.json", "layout.json", "gem5_spec.json", "console.log",
              "bus_offsets.csv", "counters.csv")
@@ -58,7 +58,7 @@ def kept_names():
              for c, stats in per_component.items()]
 
     def keep(name: str) -> bool:
-        if name in exact or "AddrDist" in name:
+        if name in exact or "AddrDist" in name or P6_BUS_DIST.match(name):
             return True
         for rx, stats in comps:
             m = rx.match(name)

@@ -122,22 +122,50 @@ class SnoopFilter(SimObj):
     PARAMS = {"lookup_latency": 1, "max_capacity": "8MiB"}
 
 
-class _XBar(SimObj):
-    PARAMS = {"width": 16}
+class VoltageDomain(SimObj):
+    PARAMS = {"voltage": "1.0V"}
+
+
+class SrcClockDomain(SimObj):
+    PARAMS = {"clock": REQUIRED, "voltage_domain": REQUIRED,
+              "domain_id": -1, "init_perf_level": 0}
+
+
+# BaseXBar and CoherentXBar (XBar.py): no defaults for the latencies and
+# the width; single_response_layer is the suite's patch 0003.
+COHERENT_XBAR = {"width": REQUIRED, "frontend_latency": REQUIRED,
+                 "forward_latency": REQUIRED, "response_latency": REQUIRED,
+                 "header_latency": 1, "snoop_response_latency": REQUIRED,
+                 "snoop_filter": NULL, "single_response_layer": False,
+                 "point_of_coherency": False, "point_of_unification": False,
+                 "clk_domain": "Parent.clk_domain",
+                 "max_outstanding_snoops": 512,
+                 "max_routing_table_size": 512}
+
+
+class CoherentXBar(SimObj):
+    PARAMS = COHERENT_XBAR
     PORTS = ("cpu_side_ports", "mem_side_ports", "default")
     CHILDREN = ("badaddr_responder",)
 
+
+class _XBar(CoherentXBar):
     def __init__(self, **kw):
         super().__init__(**kw)
-        object.__setattr__(self, "snoop_filter", SnoopFilter())
+        self._v["snoop_filter"] = SnoopFilter()
 
 
 class SystemXBar(_XBar):
-    pass
+    PARAMS = dict(COHERENT_XBAR, width=16, frontend_latency=3,
+                  forward_latency=4, response_latency=2,
+                  snoop_response_latency=4, point_of_coherency=True,
+                  point_of_unification=True)
 
 
 class L2XBar(_XBar):
-    PARAMS = {"width": 32}
+    PARAMS = dict(COHERENT_XBAR, width=32, frontend_latency=1,
+                  forward_latency=0, response_latency=1,
+                  snoop_response_latency=1, point_of_unification=True)
 
 
 class IOXBar(SimObj):
@@ -433,9 +461,10 @@ def _install_fakes(monkeypatch, outdir="."):
                "MaxTick": MAX_TICK},
         "m5.objects": dict(
             AddrRange=AddrRange, BadAddr=BadAddr, Cache=Cache,
-            CommMonitor=CommMonitor, L2XBar=L2XBar,
-            PcRangeCacheProbe=PcRangeCacheProbe, Port=Port,
-            SystemXBar=SystemXBar),
+            CoherentXBar=CoherentXBar, CommMonitor=CommMonitor,
+            L2XBar=L2XBar, PcRangeCacheProbe=PcRangeCacheProbe, Port=Port,
+            SrcClockDomain=SrcClockDomain, SystemXBar=SystemXBar,
+            VoltageDomain=VoltageDomain),
         "m5.params": {"NULL": NULL, "Port": Port},
         "gem5": {}, "gem5.components": {},
         "gem5.components.boards": {},
@@ -527,12 +556,20 @@ def test_build_and_wire(tc, name, l2):
     assert h.l1dbuses[0].cpu_side_ports in core.core.dcache_port.peers
     assert h.l1dcaches[0].cpu_side in h.l1dbuses[0].mem_side_ports.peers
     assert h.l1dcaches[0].mem_side in h.l2buses[0].cpu_side_ports.peers
-    # The bus view: L2 -> its own monitor -> membus, for every CPU.
+    # The bus view: L2 -> its own monitor -> its P6 bus, for every CPU;
+    # the buses on the membus.
     assert h.l2caches[0].mem_side not in h.membus.cpu_side_ports.peers
     assert len(h.l2_monitors) == n
+    per_bus = 4
+    assert len(h.p6buses) == n // per_bus
     for i, bmon in enumerate(h.l2_monitors):
         assert bmon.cpu_side_port.peers == [h.l2caches[i].mem_side]
-        assert bmon.mem_side_port in h.membus.cpu_side_ports.peers
+        assert bmon.mem_side_port in h.p6buses[i // per_bus].cpu_side_ports.peers
+        assert bmon.mem_side_port not in h.membus.cpu_side_ports.peers
+    for bus in h.p6buses:
+        assert bus.mem_side_ports in h.membus.cpu_side_ports.peers
+        assert bus.single_response_layer is True and bus.width == 8
+        assert bus.snoop_filter is NULL and bus.point_of_coherency is False
         assert bmon.read_addr_mask == bmon.write_addr_mask == 0xFE0
         assert bmon.disable_addr_dists is False
         assert bmon.disable_latency_hists is True
@@ -542,8 +579,9 @@ def test_build_and_wire(tc, name, l2):
     assert h.iocache.prefetcher is NULL
     assert board.iobus.mem_side_ports in h.iocache.cpu_side.peers
     assert h.membus.cpu_side_ports in board.system_port.peers
-    cap = prm["membus"]["snoop_filter_max_capacity"]
-    assert h.membus.snoop_filter.max_capacity == f"{cap}B"
+    # Below the P6 buses the chipset has no snoop filter (a bus port
+    # carries several L2s, which gem5's filter refuses).
+    assert h.membus.snoop_filter is NULL
     assert h.membus.width == prm["membus"]["width"]
 
 
@@ -648,7 +686,7 @@ def test_bus_view_monitors_checked(tc):
 
 def test_dry_run_shows_bus_view(tc):
     """The dry run's system text names the monitors the stand-ins built."""
-    from colorsim.run.engines.gem5 import describe_params
+    from colorsim.run.engines.gem5show import describe_params
     prm = _params("piii8")
     board = tc.build_board(prm)
     board._pre_instantiate()
@@ -656,7 +694,9 @@ def test_dry_run_shows_bus_view(tc):
     n = len(board.cache_hierarchy.l2_monitors)
     assert n == 8
     assert f"bus view   {n} x CommMonitor l2_monitors[i]" in text
-    assert "l2caches[i].mem_side -> monitor -> membus.cpu_side_ports" in text
+    assert "l2caches[i].mem_side -> monitor -> p6buses[bus of i]" in text
+    assert "p6 bus     2 x CoherentXBar p6buses[b], 4 CPUs each, clock " \
+        "10000ps (100.00 MHz), width 8 B, request phase 2" in text
     assert "mem view   CommMonitor mem_monitor" in text
 
 
@@ -762,3 +802,61 @@ def test_run_fs_kernel_panic_is_an_error(monkeypatch, tmp_path):
     rc, info, _ = _run_fs(monkeypatch, tmp_path, "full",
                           ["m5_fail instruction encountered"])
     assert rc == 4 and info["failed"] is True
+
+
+@pytest.mark.parametrize("name,period,buses,cross", [("ppro4", "15000ps", 1, 0),
+                                                     ("piii8", "10000ps", 2, 2)])
+def test_p6_bus_from_the_machines_costs(tc, name, period, buses, cross):
+    """The P6 bus(es) at the bus clock the machine's costs imply, request
+    and snoop phases in bus clocks, one response layer, the chipset's
+    crossing cost; memory's latency is the load-to-use less what the
+    caches and the bus charge."""
+    prm = _params(name)
+    pb, mb = prm["p6_buses"], prm["membus"]
+    assert (pb["clock"], pb["count"], pb["cpus_per_bus"]) == (period, buses, 4)
+    assert (pb["header_latency"], pb["frontend_latency"],
+            pb["snoop_response_latency"]) == (2, 2, 4)
+    assert mb["clock"] == period and mb["snoop_response_latency"] == cross
+    board = tc.build_board(prm)
+    board._pre_instantiate()
+    h = board.cache_hierarchy
+    assert [b.clk_domain.clock for b in h.p6buses] == [period] * buses
+    assert h.membus.clk_domain.clock == period
+    assert h.membus.frontend_latency == h.membus.forward_latency == 0
+    m = load_machines()[name]
+    load_to_use = m.memory.latency_ns
+    hz, bus_hz = m.processor.clock_hz, pb["clock_hz"]
+    path = (1 + 1 + 4 + 2) / hz * 1e9 + (2 + 4) / bus_hz * 1e9
+    assert float(prm["memory"]["latency"].rstrip("ns")) == \
+        pytest.approx(load_to_use - path, abs=0.01)
+    h.p6buses[0].single_response_layer = False
+    with pytest.raises(AssertionError, match="P6 bus 0 is"):
+        tc.check_hierarchy(h, board)
+
+
+def test_p6_bus_refuses_costs_that_are_not_bus_clocks(tc):
+    """Costs that do not make whole bus clocks, or a HITM that is not the
+    sum of its phases, are refused with the field's name."""
+    m = load_machines()["ppro4"]
+    spec = RunSpec(m, parse_variant("vanilla", m), Workload(), engine="gem5")
+    d = Gem5Engine().spec_dict(spec)
+    tp = sys.modules["testbed_params"]
+    bad = dict(d, bus=dict(d["bus"], bus_addr=7))
+    with pytest.raises(tp.SpecError, match="timing.bus_addr: 7 core clocks"):
+        tp.gem5_params(bad)
+    bad = dict(d, bus=dict(d["bus"], hitm=33))
+    with pytest.raises(tp.SpecError, match="timing.hitm is 11 bus clocks"):
+        tp.gem5_params(bad)
+    slow = json.loads(json.dumps(d))
+    slow["machine"]["memory"]["latency_ns"] = 100
+    with pytest.raises(tp.SpecError, match="below what the caches and the bus"):
+        tp.gem5_params(slow)
+    d["bus"] = None             # a machine without costs: one SystemXBar
+    prm = tp.gem5_params(d)
+    assert prm["p6_buses"] is None and "clock" not in prm["membus"]
+    board = tc.build_board(prm)
+    board._pre_instantiate()
+    h = board.cache_hierarchy
+    cap = prm["membus"]["snoop_filter_max_capacity"]
+    assert h.membus.snoop_filter.max_capacity == f"{cap}B"
+    assert h.l2_monitors[0].mem_side_port in h.membus.cpu_side_ports.peers

@@ -46,7 +46,7 @@ def test_params_match_machine(machine, cpu):
     assert prm["processor"]["num_cores"] == machine.processor.cpus
     assert prm["processor"]["lapic_hz"] == machine.processor.clock_hz // 16
     assert prm["memory"]["size"] == machine.memory.size
-    assert prm["memory"]["latency"] == f"{machine.memory.latency_ns:g}ns"
+    assert prm["memory"]["load_to_use"] == f"{machine.memory.latency_ns:g}ns"
     mon = prm["monitor"]
     assert mon["disable_addr_dists"] is False
     assert mon["read_addr_mask"] == mon["write_addr_mask"] == 0xFE0

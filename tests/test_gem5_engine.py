@@ -11,7 +11,7 @@ import pytest
 from colorsim.run.engines import ENGINES
 from colorsim.run.engines.gem5 import Gem5Engine
 from colorsim.run.engines.gem5stats import (BUS_HEADER, COUNTER_HEADER,
-                                           bus_rows, counter_rows)
+                                           bus_rows, counter_rows, global_rows)
 from colorsim.errors import ConfigError, RunError
 from colorsim.describe.machine import load_machines
 from colorsim.describe.runspec import RunSpec, Workload
@@ -91,7 +91,8 @@ def test_describe_dry_run(monkeypatch, tmp_path, name):
     assert "read_addr_mask=0xfe0" in text and "write_addr_mask=0xfe0" in text
     assert str(spec.kernel_elf64) in text
     assert spec.kernel_cmdline(spec.machine.processor.clock_hz // 16) in text
-    assert f"latency {spec.machine.memory.latency_ns:g}ns" in text
+    assert f"(load-to-use {spec.machine.memory.latency_ns:g}ns less" in text
+    assert "p6 bus" in text and "one response layer" in text
 
 
 def test_describe_full_mode_o3():
@@ -183,6 +184,31 @@ def test_the_loop_probes_give_each_cpus_walk_reads_and_misses():
     assert rows[(0, 0, "rqloop_l2_read_misses")] == 900
     assert rows[(0, 1, "rqloop_l2_read_misses")] == 100
     assert not any(cpu == 2 for _, cpu, _ in rows)
+
+
+def test_bus_kinds_are_the_p6_buses_own_requests():
+    """With P6 buses, a bus's requests by kind are its transDist less the
+    snoops the chipset sent it (snoopDist, gem5 patch 0003), summed over
+    the buses; the membus's count is left aside.  Without them, the
+    membus's transDist as before."""
+    lines = SAMPLE.read_text().splitlines()
+    end = lines.index(next(x for x in lines if x.startswith("---------- End")))
+
+    def glob(extra):
+        text = "\n".join(lines[:end] + extra + lines[end:]) + "\n"
+        return {r[3]: r[4] for r in global_rows(parse_stats(text))
+                if r[0] == 0}
+    hc = "board.cache_hierarchy."
+    membus = [f"{hc}membus.transDist::ReadSharedReq 50 # (Count)",
+              f"{hc}membus.transDist::ReadExReq 9 # (Count)"]
+    assert glob(membus)["bus_read"] == 50
+    buses = [f"{hc}p6buses0.transDist::ReadSharedReq 70 # (Count)",
+             f"{hc}p6buses0.snoopDist::ReadSharedReq 20 # (Count)",
+             f"{hc}p6buses1.transDist::ReadSharedReq 40 # (Count)",
+             f"{hc}p6buses1.transDist::UpgradeReq 6 # (Count)",
+             f"{hc}p6buses1.snoopDist::UpgradeReq 1 # (Count)"]
+    g = glob(membus + buses)
+    assert (g["bus_read"], g["bus_invalidate"], g["bus_rfo"]) == (90, 5, 0)
 
 
 def test_the_spec_carries_the_built_kernels_loop_ranges(tmp_path):

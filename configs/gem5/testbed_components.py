@@ -22,10 +22,13 @@ from pathlib import Path
 from m5.objects import (
     BadAddr,
     Cache,
+    CoherentXBar,
     CommMonitor,
     L2XBar,
     Port,
+    SrcClockDomain,
     SystemXBar,
+    VoltageDomain,
 )
 from m5.params import NULL
 
@@ -68,9 +71,14 @@ def _has_no_prefetcher(cache) -> bool:
 
 
 class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
-    """Each core has a private L1I, L1D and L2; the L2s share one coherent
-    SystemXBar.  Two views of the traffic, both CommMonitors whose address
-    distributions are masked to the page offset at line granularity:
+    """Each core has a private L1I, L1D and L2.  The measured CPUs' L2s sit
+    on the machine's P6 bus(es) (``p6buses``: one CoherentXBar per bus, at
+    the bus clock, with one response layer as the bus's one data path),
+    and the buses on the chipset's crossbar (``membus``, the point of
+    coherency, where memory, I/O and the clients' CPUs are); a machine
+    without bus costs puts every L2 on the membus.  Two views of the
+    traffic, both CommMonitors whose address distributions are masked to
+    the page offset at line granularity:
 
     * the bus view (the paper's GATES tracer on the front-side bus): one
       monitor per CPU between its L2 and the bus (``l2_monitors``), so every
@@ -89,12 +97,8 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         self._bus_monitor = params["bus_monitors"]
         self._rqloop = params["rqloop_probes"]
         self._line = params["board"]["cache_line_size"]
-        self.membus = SystemXBar(width=params["membus"]["width"])
-        # The snoop filter only tracks lines; its capacity is a sanity
-        # bound in lines of the system's line size (8 MiB / 32 B by
-        # default), which eight full 1 MiB L2s plus their L1s exceed.
-        self.membus.snoop_filter.max_capacity = \
-            f"{params['membus']['snoop_filter_max_capacity']}B"
+        self._buses = params["p6_buses"]
+        self.membus = make_membus(params["membus"])
         self.membus.badaddr_responder = BadAddr()
         self.membus.default = self.membus.badaddr_responder.pio
 
@@ -131,6 +135,10 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
                                 disable_latency_hists=True)
                     for _ in range(bus["count"])]
         setattr(self, bus["name"], monitors)
+        if self._buses:
+            setattr(self, self._buses["name"], make_p6_buses(self._buses))
+            for bus in getattr(self, self._buses["name"]):
+                bus.mem_side_ports = self.membus.cpu_side_ports
         if board.has_coherent_io():
             self._setup_io_cache(board)
         for i, core in enumerate(board.get_processor().get_cores()):
@@ -158,8 +166,8 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
 
     def _connect_core(self, i, core) -> None:
         """CPU -> L1I, CPU and page walkers -> L1D bus -> L1D; both L1s ->
-        private L2 bus -> L2 -> bus-view monitor -> membus (a client CPU:
-        L2 -> membus, unmonitored)."""
+        private L2 bus -> L2 -> bus-view monitor -> its P6 bus (a client
+        CPU: L2 -> membus, unmonitored)."""
         core.connect_icache(self.l1icaches[i].cpu_side)
         core.connect_dcache(self.l1dbuses[i].cpu_side_ports)
         core.connect_walker_ports(self.l1dbuses[i].cpu_side_ports,
@@ -171,11 +179,19 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         if i < self._bus_monitor["count"]:
             monitor = getattr(self, self._bus_monitor["name"])[i]
             monitor.cpu_side_port = self.l2caches[i].mem_side
-            self.membus.cpu_side_ports = monitor.mem_side_port
+            self.bus_of(i).cpu_side_ports = monitor.mem_side_port
         else:
             self.membus.cpu_side_ports = self.l2caches[i].mem_side
         core.connect_interrupt(self.membus.mem_side_ports,
                                self.membus.cpu_side_ports)
+
+    def bus_of(self, i: int):
+        """The bus measured CPU ``i``'s L2 is on: CPUs 0..k-1 on the first
+        P6 bus, k..2k-1 on the second (k CPUs per bus); else the membus."""
+        if not self._buses:
+            return self.membus
+        buses = getattr(self, self._buses["name"])
+        return buses[i // self._buses["cpus_per_bus"]]
 
     def _connect_memory(self, board: AbstractBoard) -> None:
         """membus -> CommMonitor -> each memory port."""
@@ -243,6 +259,7 @@ def check_hierarchy(hierarchy: TestbedCacheHierarchy, board) -> None:
                 bool(mon.disable_addr_dists):
             problems.append(f"bus-view monitor {i} does not count page "
                             f"offsets with mask {bus['read_addr_mask']:#x}")
+    problems += _check_buses(hierarchy)
     rq = hierarchy._rqloop
     probes = getattr(hierarchy, rq["name"], [])
     if len(probes) != rq["count"] or any(
@@ -254,6 +271,70 @@ def check_hierarchy(hierarchy: TestbedCacheHierarchy, board) -> None:
         raise AssertionError("built cache hierarchy does not match the "
                              "machine description:\n  "
                              + "\n  ".join(problems))
+
+
+def _check_buses(hierarchy) -> list:
+    """The P6 buses as described: their number, one response layer each,
+    the data path's width and the request phase."""
+    pb = hierarchy._buses
+    if not pb:
+        return []
+    buses = getattr(hierarchy, pb["name"], [])
+    problems = [] if len(buses) == pb["count"] else [
+        f"{len(buses)} P6 buses, expected {pb['count']}"]
+    for b, bus in enumerate(buses):
+        got = (bool(bus.single_response_layer), int(bus.width),
+               int(bus.header_latency))
+        if got != (True, pb["width"], pb["header_latency"]):
+            problems.append(f"P6 bus {b} is (one response layer, width, "
+                            f"request phase) {got}, expected (True, "
+                            f"{pb['width']}, {pb['header_latency']})")
+    return problems
+
+
+def make_clock_domain(clock: str) -> SrcClockDomain:
+    return SrcClockDomain(clock=clock, voltage_domain=VoltageDomain())
+
+
+def make_membus(p: dict) -> SystemXBar:
+    """The system crossbar: gem5's SystemXBar, or with P6 buses above it,
+    the chipset at the bus clock whose only latency is a crossing's."""
+    bus = SystemXBar(width=p["width"])
+    # The snoop filter only tracks lines; its capacity is a sanity
+    # bound in lines of the system's line size (8 MiB / 32 B by
+    # default), which eight full 1 MiB L2s plus their L1s exceed.
+    bus.snoop_filter.max_capacity = f"{p['snoop_filter_max_capacity']}B"
+    if p.get("snoop_filter") is False:
+        bus.snoop_filter = NULL
+    if "clock" in p:
+        bus.clk_domain = make_clock_domain(p["clock"])
+        for k in ("frontend_latency", "forward_latency", "response_latency",
+                  "snoop_response_latency"):
+            setattr(bus, k, p[k])
+    return bus
+
+
+def make_p6_buses(p: dict) -> list:
+    """One coherent crossbar per P6 bus, every port's responses on one
+    layer (the suite's gem5 patch 0003), snooping every L2 on it."""
+    try:
+        return [CoherentXBar(
+            clk_domain=make_clock_domain(p["clock"]), width=p["width"],
+            header_latency=p["header_latency"],
+            frontend_latency=p["frontend_latency"],
+            forward_latency=p["forward_latency"],
+            response_latency=p["response_latency"],
+            snoop_response_latency=p["snoop_response_latency"],
+            single_response_layer=p["single_response_layer"],
+            snoop_filter=NULL, point_of_coherency=False,
+            point_of_unification=False) for _ in range(p["count"])]
+    except AttributeError as e:
+        if "single_response_layer" not in str(e):
+            raise
+        raise RuntimeError(
+            "this gem5's CoherentXBar has no single_response_layer: it was "
+            "built without the suite's patch 0003 (run "
+            "scripts/build-gem5.sh)") from None
 
 
 def make_processor(p: dict) -> SimpleProcessor:

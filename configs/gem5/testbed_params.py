@@ -13,7 +13,7 @@ pipeline latencies, MSHRs, bus width, memory bandwidth) is listed in
 an assumption wherever it is shown.
 
 The parameters are a plain dict with one entry per stdlib component
-(``board``, ``processor``, ``caches``, ``membus``, ``memory``, ``monitor``
+(``board``, ``processor``, ``caches``, ``membus``, ``p6_buses``, ``memory``, ``monitor``
 for the memory-side view, ``bus_monitors`` for the per-CPU bus view)
 plus the ``kernel`` and the ``console`` file name.
 """
@@ -52,6 +52,12 @@ BUS_MONITOR_NAME = "l2_monitors"
 # One PcRangeCacheProbe per measured CPU's L2 (the suite's gem5 patch
 # 0002): the reads and read misses of loads from the run-queue loop.
 RQLOOP_PROBE_NAME = "rqloop_probes"
+# The measured CPUs' front-side buses (the P6 bus), one CoherentXBar per
+# bus between the L2s and the chipset's crossbar ("membus").
+P6_BUS_NAME = "p6buses"
+# The machine's [timing] costs a P6 bus is made of (core clocks); the host
+# copies them into the spec's "bus" entry.
+BUS_COSTS = ("bus_addr", "bus_line", "inval", "hitm", "bus_cpus", "cross_bus")
 
 # Timing that machines.toml does not describe.  Every value here is an
 # assumption of this testbed, not a number from the paper; the host copies
@@ -225,6 +231,8 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
     line = m["caches"]["l2"]["line"]
     clock_hz = int(m["processor"]["clock_hz"])
     mask = page_offset_mask(line)
+    buses = bus_params(spec)
+    ranges = rqloop_ranges(spec)
     if mask >= STATS_EXACT_LIMIT:
         raise SpecError(f"monitor mask {mask:#x} allows keys >= 1e6, which "
                         f"stats.txt prints inexactly")
@@ -250,13 +258,13 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
         "caches": {level: cache_params(level, m["caches"][level], timing)
                    for level in ("l1i", "l1d", "l2")},
         "iocache": {"size": IOCACHE_SIZE, "assoc": 8, "prefetcher": None},
-        "membus": {"kind": "SystemXBar", "width": timing["membus_width"],
-                   "snoop_filter_max_capacity": snoop_filter_capacity(
-                       m, spec.get("client_cpus", 0))},
+        "membus": membus_params(spec, buses),
+        "p6_buses": buses,
         "memory": {
             "kind": "SingleChannelSimpleMemory",
             "size": int(m["memory"]["size"]),
-            "latency": f"{float(m['memory']['latency_ns']):g}ns",
+            "latency": f"{dram_latency_ns(spec, buses):g}ns",
+            "load_to_use": f"{float(m['memory']['latency_ns']):g}ns",
             "latency_var": timing["memory_latency_var"],
             "bandwidth": timing["memory_bandwidth"],
         },
@@ -272,7 +280,8 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
             "name": BUS_MONITOR_NAME,
             "count": int(m["processor"]["cpus"]),
             "placement": "l2caches[i].mem_side -> monitor -> "
-                         "membus.cpu_side_ports",
+                         + ("p6buses[bus of i].cpu_side_ports" if buses
+                            else "membus.cpu_side_ports"),
             "disable_addr_dists": False,
             "read_addr_mask": mask,
             "write_addr_mask": mask,
@@ -280,15 +289,139 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
         },
         "rqloop_probes": {
             "name": RQLOOP_PROBE_NAME,
-            "count": int(m["processor"]["cpus"]) if rqloop_ranges(spec) else 0,
+            "count": int(m["processor"]["cpus"]) if ranges else 0,
             "placement": "l2caches[i] Hit and Miss probe points",
-            "ranges": rqloop_ranges(spec),
+            "ranges": ranges,
         },
         "kernel": {"path": spec["kernel"]["path"],
                    "cmdline": spec["kernel"]["cmdline"],
                    "rootfs": spec["kernel"].get("rootfs")},
         "console": CONSOLE_FILE,
     }
+
+
+def bus_params(spec: dict):
+    """The measured CPUs' P6 front-side bus(es), from the machine's
+    [timing] costs (the spec's ``bus`` entry); ``None`` for a machine
+    without them (its L2s then share one gem5 SystemXBar at core clock).
+
+    Every number is the machine's, converted from core clocks to bus
+    clocks; none is chosen here.  The bus clock: a line crosses the 64-bit
+    data bus in ``line / width`` beats, one per bus clock, and takes
+    ``bus_line`` core clocks.  Then, in bus clocks: the request phase
+    (``bus_addr``) holds the address bus (``header_latency``, the request
+    layer's occupancy) and delays the request (``frontend_latency``); the
+    snoop phase (``inval - bus_addr``) delays a snooped cache's data
+    (``snoop_response_latency``); the data phase is the line's beats on a
+    single response layer that every CPU's fills share (patch 0003).
+    A HITM transfer then takes request + snoop + data phases, which must
+    be the machine's ``hitm``.  ``bus_cpus`` CPUs per bus (0: all on one);
+    ``cross_bus`` is the chipset's hop between buses, charged to a snoop
+    response that crosses (the membus's ``snoop_response_latency``).
+    """
+    b = spec.get("bus")
+    if not b:
+        return None
+    missing = [k for k in BUS_COSTS if k not in b]
+    if missing:
+        raise SpecError(f"the spec's bus entry lacks {', '.join(missing)}")
+    m, timing = spec["machine"], spec["timing"]
+    line, width = m["caches"]["l2"]["line"], timing["membus_width"]
+    beats = line // width
+    if beats < 1 or beats * width != line:
+        raise SpecError(f"a {line}-byte line is not a whole number of "
+                        f"{width}-byte bus beats")
+    ratio = b["bus_line"] / beats          # core clocks per bus clock
+    clock_hz = int(m["processor"]["clock_hz"])
+    period_ps = round(ratio * 1e12 / clock_hz)
+
+    def bus_clocks(field, core_clocks):
+        n = core_clocks / ratio
+        if core_clocks < 0 or abs(n - round(n)) > 1e-9:
+            raise SpecError(f"timing.{field}: {core_clocks:g} core clocks "
+                            f"is not a whole number of bus clocks "
+                            f"({ratio:g} core clocks each)")
+        return int(round(n))
+
+    request = bus_clocks("bus_addr", b["bus_addr"])
+    snoop = bus_clocks("inval - bus_addr", b["inval"] - b["bus_addr"])
+    data = bus_clocks("bus_line", b["bus_line"])
+    hitm = bus_clocks("hitm", b["hitm"])
+    if hitm != request + snoop + data:
+        raise SpecError(f"timing.hitm is {hitm} bus clocks, but request + "
+                        f"snoop + data phases make {request + snoop + data}")
+    cpus = int(m["processor"]["cpus"])
+    per_bus = b["bus_cpus"] if 0 < b["bus_cpus"] < cpus else cpus
+    return {
+        "name": P6_BUS_NAME, "kind": "CoherentXBar",
+        "count": -(-cpus // per_bus), "cpus_per_bus": per_bus,
+        "clock": f"{period_ps}ps", "clock_hz": round(1e12 / period_ps),
+        "width": width, "header_latency": request,
+        "frontend_latency": request, "forward_latency": 0,
+        "response_latency": 0, "snoop_response_latency": snoop,
+        "single_response_layer": True,
+        "cross_bus": bus_clocks("cross_bus", b["cross_bus"]),
+        "sources": {
+            "clock": f"bus_line {b['bus_line']} core clocks / {beats} beats "
+                     f"= {ratio:g} core clocks per bus clock",
+            "width": f"{width} B: the P6's 64-bit data bus",
+            "header_latency": f"request phase: bus_addr {b['bus_addr']} / "
+                              f"{ratio:g}",
+            "frontend_latency": "the request phase, as header_latency",
+            "snoop_response_latency": f"snoop phase: (inval {b['inval']} - "
+                                      f"bus_addr {b['bus_addr']}) / {ratio:g}",
+            "data phase": f"{beats} beats of {width} B on one response layer "
+                          f"(bus_line {b['bus_line']} / {ratio:g})",
+            "hitm": f"hitm {b['hitm']} / {ratio:g} = request + snoop + data",
+            "buses": (f"bus_cpus {b['bus_cpus']}: " if b["bus_cpus"] else
+                      "bus_cpus 0: ") + f"{per_bus} CPUs per bus",
+            "cross_bus": f"cross_bus {b['cross_bus']} / {ratio:g}, the "
+                         f"chipset's snoop_response_latency",
+        },
+    }
+
+
+def membus_params(spec: dict, buses) -> dict:
+    """The system crossbar below the P6 buses (the chipset and memory
+    controller; clients and I/O sit on it directly).  At the bus clock,
+    adding no latency of its own but the crossing between buses, without
+    a snoop filter; without P6 buses, gem5's SystemXBar as it comes."""
+    d = {"kind": "SystemXBar", "width": spec["timing"]["membus_width"],
+         "snoop_filter_max_capacity": snoop_filter_capacity(
+             spec["machine"], spec.get("client_cpus", 0))}
+    if buses:
+        # No snoop filter: it tracks one requestor per port, and a bus
+        # port carries several L2s (two may ask for one line at once,
+        # which gem5's filter refuses as a "double request").  The chipset
+        # broadcasts snoops to every bus, as a P6 bus does to its agents.
+        d.update(clock=buses["clock"], frontend_latency=0, forward_latency=0,
+                 response_latency=0,
+                 snoop_response_latency=buses["cross_bus"],
+                 snoop_filter=False)
+    return d
+
+
+def dram_latency_ns(spec: dict, buses) -> float:
+    """SimpleMemory's latency: the machine's load-to-use latency
+    (memory.latency) less what the caches and the bus already charge on an
+    idle machine (L1 and L2 tag and response latencies; the request phase
+    and the data beats), so that the bus's phases are not counted twice."""
+    total = float(spec["machine"]["memory"]["latency_ns"])
+    if not buses:
+        return total
+    clock_hz = int(spec["machine"]["processor"]["clock_hz"])
+    t = spec["timing"]
+    caches = sum(t[lvl]["tag_latency"] + t[lvl]["response_latency"]
+                 for lvl in ("l1", "l2")) * 1e9 / clock_hz
+    line = spec["machine"]["caches"]["l2"]["line"]
+    bus = (buses["frontend_latency"] + line // buses["width"]) \
+        * 1e9 / buses["clock_hz"]
+    dram = round(total - caches - bus, 3)
+    if dram <= 0:
+        raise SpecError(f"memory.latency {total:g} ns is below what the "
+                        f"caches and the bus charge on their own "
+                        f"({caches + bus:g} ns)")
+    return dram
 
 
 def rqloop_ranges(spec: dict) -> list:

@@ -47,9 +47,9 @@ from colorsim.run.kernels import kind_of
 from colorsim.run.engines.gem5stats import (BUS_HEADER, COUNTER_HEADER,
                                            bus_rows, counter_rows, global_rows)
 from colorsim.run.rundir import spawn, stop
+from colorsim.run.engines.gem5show import describe_params
 from colorsim.describe.gem5build import cached_gem5   # scripts/build-gem5.sh's
 from colorsim.describe.runspec import file_sha256
-from colorsim.units import format_size
 
 GEM5_ENV = "GEM5"
 GEM5_VERSION = "v24.0.0.1"
@@ -229,6 +229,8 @@ class Gem5Engine:
             # cores beyond the measured ones, for a program's clients
             "client_cpus": spec.workload.client_cpus,
             "timing": json.loads(json.dumps(p.DEFAULT_TIMING)),
+            # the machine's P6 bus costs (core clocks), when it has them
+            "bus": self.bus_costs(spec),
         }
         d["kernel"]["rqloop"] = (rqloop_ranges(d["kernel"].get("layout"))
                                  if self.has_loop_probe() else [])
@@ -237,6 +239,15 @@ class Gem5Engine:
         except p.SpecError as e:
             raise ConfigError(f"gem5 cannot build this machine: {e}") from None
         return d
+
+    @staticmethod
+    def bus_costs(spec):
+        """The [timing] costs gem5 builds the P6 bus from (BUS_COSTS);
+        ``None`` for a machine without a timing table."""
+        t = spec.machine.timing
+        if t is None:
+            return None
+        return {k: getattr(t, k) for k in params_module().BUS_COSTS}
 
     def params(self, spec, phase: str = "measure") -> dict:
         """Plain gem5 parameters for ``spec`` (what run_fs.py builds)."""
@@ -497,57 +508,6 @@ def show_command(cmd: list[str]) -> str:
     if cmd and cmd[0] == PLACEHOLDER:
         return PLACEHOLDER + " " + shlex.join(cmd[1:])
     return shlex.join(cmd)
-
-
-def describe_params(prm: dict) -> list[str]:
-    """One line per component of a gem5 parameter dict."""
-    b, pr, mem, mon, bmon = (prm["board"], prm["processor"], prm["memory"],
-                             prm["monitor"], prm["bus_monitors"])
-    lines = [
-        f"board      X86Board clk_freq={b['clk_freq']} "
-        f"({b['clock_hz'] / 1e6:g} MHz), cache_line_size={b['cache_line_size']}"
-        f", m5ops_base={b['m5ops_base']:#x}",
-        f"processor  SimpleProcessor {pr['num_cores']} x {pr['cpu_type']} "
-        f"({pr['cpu_class']}), ISA {pr['isa']}, LAPIC timer "
-        f"{pr['lapic_hz']} Hz"
-        + (f", fetchBufferSize={pr['fetch_buffer_size']}"
-           if pr["fetch_buffer_size"] else ""),
-    ]
-    for level in ("l1i", "l1d", "l2"):
-        c = prm["caches"][level]
-        lines.append(
-            f"{level:<10} private per CPU: {format_size(c['size'])} "
-            f"{c['assoc']}-way {c['line']} B lines, {c['sets']} sets, "
-            f"prefetcher=none, writeback_clean={c['writeback_clean']}, "
-            f"tag/data/response {c['tag_latency']}/{c['data_latency']}/"
-            f"{c['response_latency']} cycles, {c['mshrs']} MSHRs [latencies "
-            f"assumed]")
-    io = prm["iocache"]
-    lines += [
-        f"iocache    {format_size(io['size'])} {io['assoc']}-way, "
-        f"prefetcher=none (IDE DMA)",
-        f"membus     {prm['membus']['kind']} coherent, width "
-        f"{prm['membus']['width']} B [assumed], snoop filter max_capacity "
-        f"{format_size(prm['membus']['snoop_filter_max_capacity'])}",
-        f"memory     {mem['kind']} {format_size(mem['size'])}, latency "
-        f"{mem['latency']} (var {mem['latency_var']}), bandwidth "
-        f"{mem['bandwidth']} [bandwidth assumed]",
-        f"bus view   {bmon['count']} x CommMonitor {bmon['name']}[i], "
-        f"{bmon['placement']}: disable_addr_dists="
-        f"{bmon['disable_addr_dists']}, read_addr_mask="
-        f"{bmon['read_addr_mask']:#x}, write_addr_mask="
-        f"{bmon['write_addr_mask']:#x} (per CPU, summed in analysis; "
-        f"view=bus)",
-        f"mem view   CommMonitor {mon['name']}, {mon['placement']}: "
-        f"disable_addr_dists="
-        f"{mon['disable_addr_dists']}, read_addr_mask="
-        f"{mon['read_addr_mask']:#x}, write_addr_mask="
-        f"{mon['write_addr_mask']:#x} (keys 0..{mon['max_key']} < 1e6; "
-        f"view=memory)",
-    ]
-    return lines
-
-
 
 
 def check_config_json(config: dict, prm: dict) -> list[str]:

@@ -10,6 +10,8 @@ modelled second)."""
 
 from __future__ import annotations
 
+import re
+
 from colorsim.errors import RunError
 
 BUS_HEADER = ["dump", "cpu", "mode", "kind", "offset", "count", "view"]
@@ -82,6 +84,32 @@ GLOBAL_MAP = (
 )
 
 
+# With the machine's P6 buses (configs/gem5/testbed_params.bus_params) the
+# bus is theirs: each bus's own requests by command are its transDist less
+# the snoops it received from the chipset (snoopDist, the suite's gem5
+# patch 0003).  The membus then sees only what leaves a bus, not the fills
+# another CPU on the same bus serves.
+P6_BUS_DIST = re.compile(r"^board\.cache_hierarchy\.p6buses\d*\."
+                         r"(?P<dist>transDist|snoopDist)::(?P<cmd>\w+)$")
+
+
+def bus_transactions(values: dict) -> dict:
+    """``values`` with the membus transaction distribution replaced by the
+    P6 buses' own requests, when the run had P6 buses."""
+    own = {}
+    for name, v in values.items():
+        m = P6_BUS_DIST.match(name)
+        if m:
+            key = _TRANS_DIST + m.group("cmd")
+            own[key] = own.get(key, 0) + (v if m.group("dist") == "transDist"
+                                          else -v)
+    if not own:
+        return values
+    out = {k: v for k, v in values.items() if not k.startswith(_TRANS_DIST)}
+    out.update(own)
+    return out
+
+
 def bus_rows(dumps, monitor_name: str = "mem_monitor",
              bus_monitor_name: str = "l2_monitors") -> list[list]:
     """bus_offsets rows from the monitors' SparseHistograms.
@@ -131,7 +159,7 @@ def global_rows(dumps, roi: dict = None) -> list[list]:
     per_cpu = counter_rows(dumps)
     rows = []
     for d in dumps:
-        values = d.as_dict()
+        values = bus_transactions(d.as_dict())
         found = {}
         # transDist carries `nozero`: with the bus in the dump, a command
         # that never occurred counts 0.
