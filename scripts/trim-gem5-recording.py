@@ -25,6 +25,7 @@ read is kept by the next trim.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
@@ -83,6 +84,22 @@ def trim_stats(src: Path, dest: Path) -> tuple:
     return kept, read
 
 
+def trim_config(path: Path) -> None:
+    """The copy is not the run its completion described: its stats.txt
+    is shorter.  The manifest of result files and the configuration's
+    checksum describe the full recording, so they are left out (the copy
+    loads as an imported, unverified run), and the copy says what made it."""
+    if not path.is_file():
+        return
+    config = json.loads(path.read_text())
+    if "results" not in config and "config_sha256" not in config:
+        return                      # recorded before manifests existed
+    config.pop("results", None)
+    config.pop("config_sha256", None)
+    config["trimmed_by"] = "scripts/trim-gem5-recording.py"
+    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
 def trim_run(src: Path, dest: Path) -> None:
     if not (src / "gem5" / "stats.txt").is_file():
         sys.exit(f"trim-gem5-recording: {src} has no gem5/stats.txt")
@@ -90,6 +107,7 @@ def trim_run(src: Path, dest: Path) -> None:
     for name in RUN_FILES:
         if (src / name).is_file():
             shutil.copyfile(src / name, dest / name)
+    trim_config(dest / "config.json")
     for name in GEM5_FILES:
         if (src / "gem5" / name).is_file():
             shutil.copyfile(src / "gem5" / name, dest / "gem5" / name)

@@ -26,11 +26,14 @@ echo "gem5 compiled Nov 23 2026 09:28:43"
 """
 
 
-def fake_gem5(path, version="24.0.0.1", note="one build", probe=False):
+def fake_gem5(path, version="24.0.0.1", note="one build", probe=False,
+              bus=False):
     # the suite's build answers binary_identity's script that it has the
-    # loop probe (gem5 patch 0002); a gem5 of the user's own may not
+    # loop probe (gem5 patch 0002) and can build a P6 bus (patch 0003); a
+    # gem5 of the user's own may not
     path.write_text(BANNER.format(version=version, note=note)
-                    + ('echo "colorsim-loop-probe 1"\n' if probe else ""))
+                    + ('echo "colorsim-loop-probe 1"\n' if probe else "")
+                    + ('echo "colorsim-p6-bus 1"\n' if bus else ""))
     path.chmod(0o755)
     return path
 
@@ -72,6 +75,24 @@ def test_a_gem5_without_the_loop_probe_runs_without_it(spec, tmp_path, monkeypat
     monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "ours", probe=True)))
     assert Gem5Engine().has_loop_probe()
     assert Gem5Engine().spec_dict(spec)["kernel"]["rqloop"] == want
+
+
+def test_a_gem5_without_the_bus_patch_builds_its_own_crossbar(spec, tmp_path, monkeypatch):
+    """Only a gem5 that can build the P6 bus is given the machine's bus
+    costs; another runs with gem5's own crossbar (the spec's bus empty, the
+    parameters' P6 buses none), and the configuration's hash tells them
+    apart."""
+    from colorsim.run.engines.gem5 import Gem5Engine
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "plain")))
+    assert not Gem5Engine().has_p6_bus()
+    assert Gem5Engine().spec_dict(spec)["bus"] is None
+    assert Gem5Engine().params(spec)["p6_buses"] is None
+    plain = Gem5Engine().config_sha256(spec)
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "ours", bus=True)))
+    assert Gem5Engine().has_p6_bus()
+    assert Gem5Engine().spec_dict(spec)["bus"]["bus_line"] == 12
+    assert Gem5Engine().params(spec)["p6_buses"]["count"] == 1
+    assert Gem5Engine().config_sha256(spec) != plain
 
 
 def test_another_binary_or_version_is_another_run(spec, tmp_path, monkeypatch):

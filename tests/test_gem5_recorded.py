@@ -179,9 +179,17 @@ def test_collect_adds_work_and_speed(recollected):
         roi["schedule_calls"] / dumps[0].get("simSeconds"), rel=1e-3)
     # Every request on the bus (by kind) is at least what memory served.
     run = load_run(copy)
-    memory_reads = run.offsets[(run.offsets["dump"] == 0) &
-                               (run.offsets["kind"] == "read")]["count"].sum()
+    o = run.offsets
+    dump0_reads = (o["dump"] == 0) & (o["kind"] == "read")
+    memory_reads = o[dump0_reads & (o["view"] == "memory")]["count"].sum() \
+        if "view" in o else o[dump0_reads]["count"].sum()
     assert glob["bus_read"] + glob["bus_rfo"] >= memory_reads
+    if "view" in o and (o["view"] == "bus").any():
+        # and what the CPUs' bus-view monitors saw is what the buses
+        # counted as their own requests (reads and reads for ownership)
+        bus_reads = o[dump0_reads & (o["view"] == "bus")]["count"].sum()
+        assert bus_reads == pytest.approx(glob["bus_read"] + glob["bus_rfo"],
+                                          rel=0.01)
 
 
 # -- console parsing ------------------------------------------------------
@@ -190,7 +198,10 @@ def test_collect_adds_work_and_speed(recollected):
 def test_console_schedule_count(folder):
     roi = parse_roi((folder / "console.log").read_text())
     assert roi["roi_jiffies"] == _config(folder)["workload"]["roi_ticks"]
-    assert roi["context_switches"] >= roi["schedule_calls"] - 1
+    # Most schedule() calls switch; one may pick the task that called it
+    # (2.4's goodness() favours the current task on its own CPU).
+    assert 0.9 * roi["schedule_calls"] <= roi["context_switches"] <= \
+        roi["schedule_calls"] + 1
     assert roi["schedule_calls"] == _col(folder, "schedule_calls")
     # The analysis finds the same count (console fallback for old runs).
     assert work_units(load_run(folder))["schedule"] == roi["schedule_calls"]

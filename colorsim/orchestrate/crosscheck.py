@@ -177,9 +177,9 @@ def format_table(rows) -> str:
 
 
 def costs(rows) -> list:
-    """Per machine, what a memory access cost each engine: gem5's memory
-    latency (the machine's memory.latency, which the gem5 configuration
-    uses) and our timing model's, as the timing runs were made with it."""
+    """Per machine, what a memory access cost each engine: gem5's idle
+    load-to-use time (the machine's memory.latency: memory, bus and caches
+    together) and our timing model's, as the timing runs were made with it."""
     out = {}
     for r in rows:
         if r["engine"] != "qemu" or not r["clock"].startswith("modelled"):
@@ -210,8 +210,9 @@ def markdown_table(rows) -> str:
                      + (f"{(gain - 1) * 100:+.0f} %" if gain else "")
                      + f" | {pct(r['hitm_per_bus_read'])} |")
     lines += ["", GAIN_NOTE + "; HITM fills: QEMU's bus reads another CPU's "
-              "cache served (gem5's memory view has none).", "",
-              "| machine | memory latency, gem5 | memory latency, ours (--timing) "
+              "cache served (QEMU only: gem5's bus view counts these fills among "
+              "its reads without telling them apart; a memory view has none).", "",
+              "| machine | load-to-use, gem5 (memory.latency) | memory latency, ours (--timing) "
               "| L2 hit, ours | instruction fetch through the caches, ours |",
               "|---|---|---|---|---|"]
     for c in costs(rows):

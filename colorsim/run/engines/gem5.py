@@ -65,21 +65,25 @@ CONSOLE_LOG = "console.log"
 VERSION_LINE = "gem5 version "       # gem5's banner (src/python/m5/main.py)
 VERSION_PROBE_S = 120.0
 PROBE_LINE = "colorsim-loop-probe"   # what binary_identity's script prints
+BUS_LINE = "colorsim-p6-bus"         # ... and whether it can build a P6 bus
 
 
 @functools.lru_cache(maxsize=None)
 def binary_identity(path: str, size: int, mtime_ns: int) -> tuple:
-    """(version, SHA-256, has the loop probe) of the gem5 binary at
-    ``path``; cached while the file keeps its size and time.  gem5 prints
-    its version in the banner of every start; the script it is given says
-    whether the binary has the suite's PcRangeCacheProbe (gem5 patch 0002:
-    the suite's build has it, a gem5 of the user's own may not)."""
+    """(version, SHA-256, has the loop probe, can build a P6 bus) of the
+    gem5 binary at ``path``; cached while the file keeps its size and time.
+    gem5 prints its version in the banner of every start; the script it is
+    given says whether the binary has the suite's PcRangeCacheProbe (gem5
+    patch 0002) and CoherentXBar's single_response_layer (patch 0003): the
+    suite's build has both, a gem5 of the user's own may not."""
     digest = file_sha256(Path(path))
     with tempfile.TemporaryDirectory() as d:
         probe = Path(d) / "probe.py"
         probe.write_text("import m5.objects\n"
                          f"print('{PROBE_LINE}', "
-                         "int(hasattr(m5.objects, 'PcRangeCacheProbe')))\n")
+                         "int(hasattr(m5.objects, 'PcRangeCacheProbe')))\n"
+                         f"print('{BUS_LINE}', int('single_response_layer' "
+                         "in m5.objects.CoherentXBar._params))\n")
         proc = spawn([path, f"--outdir={d}/m5out", "--listener-mode=off",
                       str(probe)], stdout=subprocess.PIPE,
                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -92,9 +96,11 @@ def binary_identity(path: str, size: int, mtime_ns: int) -> tuple:
             stop(proc, grace_s=0)
     lines = out.splitlines()
     has_probe = f"{PROBE_LINE} 1" in lines
+    has_bus = f"{BUS_LINE} 1" in lines
     for line in lines:
         if line.startswith(VERSION_LINE):
-            return line[len(VERSION_LINE):].strip(), digest, has_probe
+            return (line[len(VERSION_LINE):].strip(), digest, has_probe,
+                    has_bus)
     raise ConfigError(f"{GEM5_ENV}={path} printed no '{VERSION_LINE}...' line "
                       f"when started (is it a gem5 binary?): "
                       f"{(out.strip().splitlines() or ['no output'])[-1][:160]}")
@@ -170,7 +176,7 @@ class Gem5Engine:
         kernel: the binary (version line and SHA-256), and the configuration
         scripts with the parameters they are given (the assumed latencies
         of testbed_params.DEFAULT_TIMING, the CPU model, checkpointing)."""
-        version, digest, _ = self._binary_facts()
+        version, digest = self._binary_facts()[:2]
         return {"engine_version": version, "engine_sha256": digest,
                 "engine_config_sha256": self.config_sha256(spec)}
 
@@ -195,6 +201,16 @@ class Gem5Engine:
         suite's build would do."""
         try:
             return self._binary_facts()[2]
+        except ConfigError:
+            return True
+
+    def has_p6_bus(self) -> bool:
+        """Whether the gem5 to run can build the machine's P6 bus (one
+        response layer per bus and snoop responses between crossbars: gem5
+        patch 0003).  Without it a run goes on with gem5's own crossbar
+        (its spec's ``bus`` is empty).  True when no gem5 is at hand."""
+        try:
+            return self._binary_facts()[3]
         except ConfigError:
             return True
 
@@ -230,7 +246,7 @@ class Gem5Engine:
             "client_cpus": spec.workload.client_cpus,
             "timing": json.loads(json.dumps(p.DEFAULT_TIMING)),
             # the machine's P6 bus costs (core clocks), when it has them
-            "bus": self.bus_costs(spec),
+            "bus": self.bus_costs(spec) if self.has_p6_bus() else None,
         }
         d["kernel"]["rqloop"] = (rqloop_ranges(d["kernel"].get("layout"))
                                  if self.has_loop_probe() else [])
