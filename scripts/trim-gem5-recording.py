@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from colorsim.run.engines.gem5stats import (  # noqa: E402
     _COMPONENTS, COUNTER_MAP, GLOBAL_MAP, P6_BUS_DIST)
+from colorsim.run.rundir import CONFIG_DIGEST  # noqa: E402
 
 RUN_FILES = ("config.json", "layout.json", "gem5_spec.json", "console.log",
              "bus_offsets.csv", "counters.csv")
@@ -92,10 +93,10 @@ def trim_config(path: Path) -> None:
     if not path.is_file():
         return
     config = json.loads(path.read_text())
-    if "results" not in config and "config_sha256" not in config:
+    if "results" not in config and CONFIG_DIGEST not in config:
         return                      # recorded before manifests existed
     config.pop("results", None)
-    config.pop("config_sha256", None)
+    config.pop(CONFIG_DIGEST, None)
     config["trimmed_by"] = "scripts/trim-gem5-recording.py"
     path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 

@@ -199,18 +199,20 @@ class Gem5Engine:
         and its loop miss ratio is missing (its spec's ``rqloop`` is
         empty).  True when no gem5 is at hand: a dry run shows what the
         suite's build would do."""
-        try:
-            return self._binary_facts()[2]
-        except ConfigError:
-            return True
+        return self._binary_has(2)
 
     def has_p6_bus(self) -> bool:
         """Whether the gem5 to run can build the machine's P6 bus (one
         response layer per bus and snoop responses between crossbars: gem5
         patch 0003).  Without it a run goes on with gem5's own crossbar
         (its spec's ``bus`` is empty).  True when no gem5 is at hand."""
+        return self._binary_has(3)
+
+    def _binary_has(self, fact: int) -> bool:
+        """binary_identity's yes/no ``fact`` of the gem5 to run; True when
+        there is none (what the suite's build would answer)."""
         try:
-            return self._binary_facts()[3]
+            return self._binary_facts()[fact]
         except ConfigError:
             return True
 

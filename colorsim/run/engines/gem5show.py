@@ -57,11 +57,10 @@ def describe_params(prm: dict) -> list[str]:
 def describe_buses(prm: dict) -> list[str]:
     """The P6 bus(es) and the chipset's crossbar, or the one SystemXBar."""
     mb, pb = prm["membus"], prm["p6_buses"]
-    cap = format_size(mb["snoop_filter_max_capacity"])
     if not pb:
         return [f"membus     {mb['kind']} coherent at core clock, gem5's "
                 f"latencies, width {mb['width']} B [assumed], snoop filter "
-                f"max_capacity {cap}"]
+                f"max_capacity {format_size(mb['snoop_filter_max_capacity'])}"]
     return [
         f"p6 bus     {pb['count']} x {pb['kind']} {pb['name']}[b], "
         f"{pb['cpus_per_bus']} CPUs each, clock {pb['clock']} "
