@@ -10,6 +10,9 @@ work on a clone alone.  What stays:
 
 * the suite's own files of the run (config.json, layout.json,
   gem5_spec.json, console.log, bus_offsets.csv, counters.csv);
+* in those and gem5's files below, the recording machine's paths become
+  placeholders: ``$GEM5`` (the binary), ``<run>`` (the run's folder while
+  it ran) and ``<repo>`` (the checkout);
 * from ``gem5/``: config.json (the built machine, which the collect step
   checks against the spec), run_info.json, simout.txt, simerr.txt and the
   serial console;
@@ -101,17 +104,41 @@ def trim_config(path: Path) -> None:
     path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
+def host_paths(src: Path) -> list:
+    """(host path, placeholder) pairs of the machine that made the run,
+    from gem5's command line in simout.txt: the binary (``$GEM5``), the
+    run's folder while it ran (``<run>``) and the checkout (``<repo>``)."""
+    simout = src / "gem5" / "simout.txt"
+    text = simout.read_text() if simout.is_file() else ""
+    pairs = []
+    m = re.search(r"^command line: (\S+) --outdir=(\S+)/gem5 ", text, re.M)
+    if m:
+        pairs += [(m.group(1), "$GEM5"), (m.group(2), "<run>")]
+    return pairs + [(str(ROOT), "<repo>")]
+
+
+def scrub(path: Path, pairs: list) -> None:
+    """Put placeholders where ``path`` names the recording machine's paths."""
+    data = path.read_bytes()            # bytes: CSV lines end in CRLF
+    for host, placeholder in pairs:
+        data = data.replace(host.encode(), placeholder.encode())
+    path.write_bytes(data)
+
+
 def trim_run(src: Path, dest: Path) -> None:
     if not (src / "gem5" / "stats.txt").is_file():
         sys.exit(f"trim-gem5-recording: {src} has no gem5/stats.txt")
     (dest / "gem5").mkdir(parents=True, exist_ok=True)
+    pairs = host_paths(src)
     for name in RUN_FILES:
         if (src / name).is_file():
             shutil.copyfile(src / name, dest / name)
+            scrub(dest / name, pairs)
     trim_config(dest / "config.json")
     for name in GEM5_FILES:
         if (src / "gem5" / name).is_file():
             shutil.copyfile(src / "gem5" / name, dest / "gem5" / name)
+            scrub(dest / "gem5" / name, pairs)
     kept, read = trim_stats(src / "gem5" / "stats.txt",
                             dest / "gem5" / "stats.txt")
     print(f"{src.name}: stats.txt {kept} of {read} lines kept")
