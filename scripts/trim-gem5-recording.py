@@ -12,7 +12,8 @@ work on a clone alone.  What stays:
   gem5_spec.json, console.log, bus_offsets.csv, counters.csv);
 * in those and gem5's files below, the recording machine's paths become
   placeholders: ``$GEM5`` (the binary), ``<run>`` (the run's folder while
-  it ran) and ``<repo>`` (the checkout);
+  it ran) and ``<repo>`` (the checkout that ran it), as gem5's command line
+  names them;
 * from ``gem5/``: config.json (the built machine, which the collect step
   checks against the spec), run_info.json, simout.txt, simerr.txt and the
   serial console;
@@ -107,14 +108,16 @@ def trim_config(path: Path) -> None:
 def host_paths(src: Path) -> list:
     """(host path, placeholder) pairs of the machine that made the run,
     from gem5's command line in simout.txt: the binary (``$GEM5``), the
-    run's folder while it ran (``<run>``) and the checkout (``<repo>``)."""
+    run's folder while it ran (``<run>``) and the checkout whose
+    run_fs.py it ran (``<repo>``), wherever the trim itself runs."""
     simout = src / "gem5" / "simout.txt"
     text = simout.read_text() if simout.is_file() else ""
-    pairs = []
-    m = re.search(r"^command line: (\S+) --outdir=(\S+)/gem5 ", text, re.M)
-    if m:
-        pairs += [(m.group(1), "$GEM5"), (m.group(2), "<run>")]
-    return pairs + [(str(ROOT), "<repo>")]
+    m = re.search(r"^command line: (\S+) --outdir=(\S+)/gem5 .*?"
+                  r"(\S+)/configs/gem5/run_fs\.py ", text, re.M)
+    if not m:
+        return []
+    return [(m.group(1), "$GEM5"), (m.group(2), "<run>"),
+            (m.group(3), "<repo>")]
 
 
 def scrub(path: Path, pairs: list) -> None:
