@@ -131,6 +131,21 @@ class SrcClockDomain(SimObj):
               "domain_id": -1, "init_perf_level": 0}
 
 
+class DerivedClockDomain(SimObj):
+    PARAMS = {"clk_domain": REQUIRED, "clk_divider": REQUIRED}
+
+
+class X86ISA(SimObj):
+    """X86ISA.py; tsc_period is the suite's patch 0004."""
+    PARAMS = {"tsc_period": "0ns", "vendor_string": "HygonGenuine"}
+
+
+class X86LocalApic(SimObj):
+    """X86LocalApic.py: the timer's clock is the CPU's / 16 by default."""
+    PARAMS = {"clk_domain": "DerivedClockDomain(Parent.clk_domain, 16)",
+              "int_latency": "1ns", "pio_latency": "100ns"}
+
+
 # BaseXBar and CoherentXBar (XBar.py): no defaults for the latencies and
 # the width; single_response_layer is the suite's patch 0003.
 COHERENT_XBAR = {"width": REQUIRED, "frontend_latency": REQUIRED,
@@ -197,11 +212,19 @@ class AddrRange:
 
 
 class CPU(SimObj):
+    """BaseCPU: createThreads() (in BaseCPUCore's constructor) makes the
+    ISA objects, createInterruptController() the local APIC."""
+    PARAMS = {"clk_domain": "Parent.clk_domain"}
     PORTS = ("icache_port", "dcache_port")
+    CHILDREN = ("isa", "interrupts")
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.isa = [X86ISA()]
 
 
 class O3CPU(CPU):
-    PARAMS = {"fetchBufferSize": 64}
+    PARAMS = {**CPU.PARAMS, "fetchBufferSize": 64}
 
 
 class SimpleCore:
@@ -222,6 +245,7 @@ class SimpleCore:
 
     def connect_interrupt(self, interrupt_requestor=None,
                           interrupt_responce=None):
+        self.core.interrupts = [X86LocalApic()]   # made only here
         self.links["interrupt"] = (interrupt_requestor, interrupt_responce)
 
 
@@ -302,11 +326,13 @@ class X86Board(SimObj):
               "exit_on_work_items": False, "m5ops_base": 0}
     PORTS = ("system_port",)
     CHILDREN = ("processor", "memory", "cache_hierarchy", "bridge",
-                "apicbridge", "iobus")
+                "apicbridge", "iobus", "clk_domain")
 
     def __init__(self, clk_freq, processor, memory, cache_hierarchy):
         super().__init__()
         self._clk_freq = clk_freq
+        self.clk_domain = SrcClockDomain(clock=clk_freq,
+                                         voltage_domain=VoltageDomain())
         self.processor, self.memory = processor, memory
         self.cache_hierarchy = cache_hierarchy
         self._checkpoint = None
@@ -462,6 +488,7 @@ def _install_fakes(monkeypatch, outdir="."):
         "m5.objects": dict(
             AddrRange=AddrRange, BadAddr=BadAddr, Cache=Cache,
             CoherentXBar=CoherentXBar, CommMonitor=CommMonitor,
+            DerivedClockDomain=DerivedClockDomain,
             L2XBar=L2XBar, PcRangeCacheProbe=PcRangeCacheProbe, Port=Port,
             SrcClockDomain=SrcClockDomain, SystemXBar=SystemXBar,
             VoltageDomain=VoltageDomain),
@@ -609,6 +636,65 @@ def test_client_cpus_are_cores_without_a_bus_view(tc):
     h.l2_monitors = h.l2_monitors[:3]
     with pytest.raises(AssertionError, match="3 bus-view monitors for 4 measured"):
         tc.check_hierarchy(h, board)
+
+
+def test_client_cores_run_at_the_client_models_clock(tc, monkeypatch):
+    """A web run's client cores run at the client model's clock (the PCs
+    each stands for), their local APIC timers at the board's clock / 16 as
+    the kernel is told; the measured cores keep the board's clock; every
+    core's TSC counts ns (the testbed kernel's clock, gem5 patch 0004)."""
+    monkeypatch.setattr(Gem5Engine, "has_constant_tsc", lambda self: True)
+    m = load_machines()["ppro4"]
+    spec = RunSpec(m, parse_variant("vanilla", m),
+                   Workload(program="/bin/web", client_cpus=4), engine="gem5")
+    c = m.clients
+    hz = round(c.clock_hz * c.pcs / (3 * c.cpi))     # 3 CPUs run clients
+    assert spec.client_core_hz == hz
+    prm = Gem5Engine(cpu="timing").params(spec)
+    assert prm["processor"]["client_clock"] == f"{hz}Hz"
+    assert prm["processor"]["tsc_period"] == "1000ps"
+    board = tc.build_board(prm)
+    board._pre_instantiate()
+    cores = [c.core for c in board.processor.get_cores()]
+    assert len(cores) == 8
+    for i, cpu in enumerate(cores):
+        assert [isa.tsc_period for isa in cpu.isa] == ["1000ps"]
+        apic = cpu.interrupts[0].clk_domain
+        if i < 4:
+            assert cpu.clk_domain == "Parent.clk_domain"
+            assert isinstance(apic, str)            # the CPU's / 16
+        else:
+            assert cpu.clk_domain.clock == f"{hz}Hz"
+            assert apic.clk_domain is board.clk_domain
+            assert apic.clk_divider == 16
+
+
+def test_a_run_without_the_model_keeps_the_cores_clocks(tc, monkeypatch):
+    """No client model (or the hold, or no wire) and no client clock; a
+    gem5 without patch 0004 and a kernel that calibrates its TSC (Linux)
+    get no TSC period; the spec refuses a client clock without client
+    CPUs."""
+    monkeypatch.setattr(Gem5Engine, "has_constant_tsc", lambda self: False)
+    m = load_machines()["ppro4"]
+    spec = RunSpec(m.with_clients(False), parse_variant("vanilla", m),
+                   Workload(program="/bin/web"), engine="gem5")
+    assert spec.client_core_hz is None
+    d = Gem5Engine(cpu="timing").spec_dict(spec)
+    assert d["client_clock_hz"] is None and d["tsc_period_ps"] is None
+    prm = sys.modules["testbed_params"].gem5_params(d)
+    assert prm["processor"]["client_clock"] is None
+    board = tc.build_board(prm)
+    board._pre_instantiate()
+    for cpu in (c.core for c in board.processor.get_cores()):
+        assert cpu.clk_domain == "Parent.clk_domain"
+        assert [isa.tsc_period for isa in cpu.isa] == ["0ns"]
+    from colorsim.run.kernels import kind_of
+    assert not kind_of(parse_variant("linux24:c32", m)).tsc_ns
+    assert kind_of(spec.variant).tsc_ns
+    d = {**d, "client_cpus": 0, "client_clock_hz": 500_000_000}
+    with pytest.raises(sys.modules["testbed_params"].SpecError,
+                       match="client_clock_hz .* 0 client CPUs"):
+        sys.modules["testbed_params"].gem5_params(d)
 
 
 def test_snoop_filter_covers_every_cache(tc):

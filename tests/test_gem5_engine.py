@@ -319,6 +319,20 @@ def test_web_runs_on_gem5_with_its_clients_outside_the_measured_machine(tmp_path
     # runqueue_lock as the kernel counted it, its hold in gem5's clock
     assert 0 <= row["kernel_lock_contention"] < 1
     assert 0 < row["kernel_lock_hold_mean_us"] < 1000
+    # the client cores at the client model's clock, their timers and every
+    # TSC as the kernel's (config.json: what gem5 built)
+    import json
+    cores = json.loads((run / "gem5" / "config.json").read_text())[
+        "board"]["processor"]["cores"]
+    period = round(1e12 / spec.client_core_hz)
+    tsc = 1000 if Gem5Engine().has_constant_tsc() else 0
+    for i, c in enumerate(core["core"] for core in cores):
+        if i == 0:          # the measured CPU: the board's clock
+            assert c["clk_domain"] == "board.clk_domain"
+        else:
+            assert c["clk_domain"]["clock"] == [period]
+        assert c["interrupts"][0]["clk_domain"]["clk_domain"] == "board.clk_domain"
+        assert c["isa"][0]["tsc_period"] == tsc
 
 
 def test_gem5_run_directory_feeds_the_same_analysis(tmp_path):

@@ -27,13 +27,14 @@ echo "gem5 compiled Nov 23 2026 09:28:43"
 
 
 def fake_gem5(path, version="24.0.0.1", note="one build", probe=False,
-              bus=False):
+              bus=False, tsc=False):
     # the suite's build answers binary_identity's script that it has the
     # loop probe (gem5 patch 0002) and can build a P6 bus (patch 0003); a
     # gem5 of the user's own may not
     path.write_text(BANNER.format(version=version, note=note)
                     + ('echo "colorsim-loop-probe 1"\n' if probe else "")
-                    + ('echo "colorsim-p6-bus 1"\n' if bus else ""))
+                    + ('echo "colorsim-p6-bus 1"\n' if bus else "")
+                    + ('echo "colorsim-tsc-period 1"\n' if tsc else ""))
     path.chmod(0o755)
     return path
 
@@ -92,6 +93,23 @@ def test_a_gem5_without_the_bus_patch_builds_its_own_crossbar(spec, tmp_path, mo
     assert Gem5Engine().has_p6_bus()
     assert Gem5Engine().spec_dict(spec)["bus"]["bus_line"] == 12
     assert Gem5Engine().params(spec)["p6_buses"]["count"] == 1
+    assert Gem5Engine().config_sha256(spec) != plain
+
+
+def test_a_gem5_without_the_tsc_patch_keeps_each_cores_cycles(spec, tmp_path, monkeypatch):
+    """Only a gem5 with a constant-rate TSC (patch 0004) is asked for the
+    testbed kernel's TSC in ns; another runs with gem5's own TSC, and the
+    configuration's hash tells them apart."""
+    from colorsim.run.engines.gem5 import TSC_PERIOD_PS, Gem5Engine
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "plain")))
+    assert not Gem5Engine().has_constant_tsc()
+    assert Gem5Engine().spec_dict(spec)["tsc_period_ps"] is None
+    assert Gem5Engine().params(spec)["processor"]["tsc_period"] is None
+    plain = Gem5Engine().config_sha256(spec)
+    monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "ours", tsc=True)))
+    assert Gem5Engine().has_constant_tsc()
+    assert Gem5Engine().spec_dict(spec)["tsc_period_ps"] == TSC_PERIOD_PS
+    assert Gem5Engine().params(spec)["processor"]["tsc_period"] == "1000ps"
     assert Gem5Engine().config_sha256(spec) != plain
 
 

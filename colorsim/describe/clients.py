@@ -61,6 +61,16 @@ class Clients:
         cost = 1000 * server_hz * self.cpi * client_cpus / (self.clock_hz * self.pcs)
         return max(1, min(1_000_000, round(cost)))
 
+    def core_hz(self, client_cpus: int) -> int:
+        """The clock of a core that does the work of pcs / client_cpus
+        PCs at ``cpi`` cycles per instruction of its own: how an engine
+        that gives each core a clock of its own (gem5) runs a client CPU,
+        the same time per instruction as ``inst_cost_milli`` charges."""
+        if client_cpus < 1:
+            raise ConfigError("the client model needs at least one client "
+                              "CPU beside the wire's")
+        return round(self.clock_hz * self.pcs / (client_cpus * self.cpi))
+
     def skew_cycles(self, server_hz: int) -> int:
         return server_hz * self.skew_us // 1_000_000
 

@@ -226,6 +226,19 @@ class RunSpec:
         return m.clients
 
     @property
+    def client_core_hz(self):
+        """The clock a client CPU runs at on an engine whose cores each
+        have a clock (gem5, untimed): the client model's
+        (``Clients.core_hz``) in a run with the wire, its client CPUs but
+        the wire's standing for the PCs; None without the wire or the
+        model, or with the hold."""
+        m = self.machine
+        if not self.wire or m.clients is None or (
+                m.timing is not None and m.timing.hold_for_clients):
+            return None
+        return m.clients.core_hz(self.workload.client_cpus - 1)
+
+    @property
     def nic_dma(self) -> bool:
         """Whether the server's cards' DMA is booked on its bus."""
         return self.wire and self.machine.network.dma

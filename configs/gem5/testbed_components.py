@@ -24,6 +24,7 @@ from m5.objects import (
     Cache,
     CoherentXBar,
     CommMonitor,
+    DerivedClockDomain,
     L2XBar,
     Port,
     SrcClockDomain,
@@ -338,14 +339,47 @@ def make_p6_buses(p: dict) -> list:
 
 
 def make_processor(p: dict) -> SimpleProcessor:
-    """N cores of one CPU model; O3 gets fetchBufferSize = line size."""
+    """N cores of one CPU model; O3 gets fetchBufferSize = line size.  The
+    client cores (after the measured ones) run at ``client_clock`` when
+    given; every core's TSC counts ``tsc_period`` when given."""
     processor = SimpleProcessor(cpu_type=getattr(CPUTypes,
                                                  p["stdlib_cpu_type"]),
                                 isa=ISA.X86, num_cores=p["num_cores"])
-    if p["fetch_buffer_size"] is not None:
-        for core in processor.get_cores():
+    for i, core in enumerate(processor.get_cores()):
+        if p["fetch_buffer_size"] is not None:
             core.core.fetchBufferSize = p["fetch_buffer_size"]
+        if p.get("tsc_period"):
+            try:
+                for isa in core.core.isa:
+                    isa.tsc_period = p["tsc_period"]
+            except AttributeError:
+                raise SystemExit(
+                    "this gem5's X86ISA has no tsc_period: it was built "
+                    "without the suite's patch 0004 (run "
+                    "scripts/build-gem5.sh)") from None
+        if p.get("client_clock") and i >= p["measured_cpus"]:
+            core.core.clk_domain = make_clock_domain(p["client_clock"])
     return processor
+
+
+class TestbedBoard(X86Board):
+    """The X86Board whose client cores, if they run at a clock of their
+    own, keep their local APIC timers at the board's clock / 16, the
+    timer rate the kernel is told (``lapic_hz``): the wire's one-shot
+    and every tick then mean the same time on every CPU.  The stdlib makes
+    the interrupt controllers only when it connects the board."""
+
+    def __init__(self, *args, client_cores=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self._client_cores = list(client_cores)
+
+    @overrides(X86Board)
+    def _pre_instantiate(self):
+        super()._pre_instantiate()
+        for core in self._client_cores:
+            for apic in core.core.interrupts:
+                apic.clk_domain = DerivedClockDomain(
+                    clk_domain=self.clk_domain, clk_divider=16)
 
 
 def make_memory(p: dict) -> SingleChannelSimpleMemory:
@@ -356,10 +390,12 @@ def make_memory(p: dict) -> SingleChannelSimpleMemory:
                                      size=f"{p['size']}B")
 
 
-def make_board(p: dict, processor, memory, caches) -> X86Board:
+def make_board(p: dict, processor, memory, caches,
+               client_cores=()) -> X86Board:
     """The X86Board at the machine's clock with the machine's line size."""
-    board = X86Board(clk_freq=p["clk_freq"], processor=processor,
-                     memory=memory, cache_hierarchy=caches)
+    board = TestbedBoard(clk_freq=p["clk_freq"], processor=processor,
+                         memory=memory, cache_hierarchy=caches,
+                         client_cores=client_cores)
     board.cache_line_size = p["cache_line_size"]
     return board
 
@@ -369,7 +405,10 @@ def build_board(params: dict) -> X86Board:
     processor = make_processor(params["processor"])
     caches = TestbedCacheHierarchy(params)
     memory = make_memory(params["memory"])
-    return make_board(params["board"], processor, memory, caches)
+    p = params["processor"]
+    clients = (processor.get_cores()[p["measured_cpus"]:]
+               if p.get("client_clock") else ())
+    return make_board(params["board"], processor, memory, caches, clients)
 
 
 def set_workload(board, params: dict, disk_image: Path,

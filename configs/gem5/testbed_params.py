@@ -175,6 +175,18 @@ def validate_spec(spec: dict) -> None:
     if not isinstance(clients, int) or clients < 0:
         raise SpecError(f"client_cpus must be a whole number >= 0, got "
                         f"{clients!r}")
+    client_hz = spec.get("client_clock_hz")
+    if client_hz is not None and (
+            isinstance(client_hz, bool) or not isinstance(client_hz, int)
+            or not 10**6 <= client_hz <= 10**12 or not clients):
+        raise SpecError(f"client_clock_hz must be a whole number of Hz "
+                        f"1e6..1e12 on a machine with client CPUs, got "
+                        f"{client_hz!r} with {clients} client CPUs")
+    tsc = spec.get("tsc_period_ps")
+    if tsc is not None and (isinstance(tsc, bool) or not isinstance(tsc, int)
+                            or not 1 <= tsc <= 10**6):
+        raise SpecError(f"tsc_period_ps must be a whole number 1..1000000, "
+                        f"got {tsc!r}")
     rootfs = spec["kernel"].get("rootfs")
     if rootfs is not None and (
             rootfs["base"] + rootfs["size"] > m["memory"]["size"]):
@@ -254,6 +266,14 @@ def gem5_params(spec: dict, cpu_type=None, phase=Phase.MEASURE) -> dict:
             "fetch_buffer_size": (min(64, line) if cpu_type is CpuType.O3
                                   else None),
             "lapic_hz": clock_hz // 16,
+            # the client cores' clock (the client model's PCs; their
+            # local APIC timers stay at the server's), None: the board's
+            "client_clock": (f"{spec['client_clock_hz']}Hz"
+                             if spec.get("client_clock_hz") else None),
+            # every core's TSC counts this period (a constant-rate TSC,
+            # gem5 patch 0004), None: each core's own cycles
+            "tsc_period": (f"{spec['tsc_period_ps']}ps"
+                           if spec.get("tsc_period_ps") else None),
         },
         "caches": {level: cache_params(level, m["caches"][level], timing)
                    for level in ("l1i", "l1d", "l2")},

@@ -66,16 +66,20 @@ VERSION_LINE = "gem5 version "       # gem5's banner (src/python/m5/main.py)
 VERSION_PROBE_S = 120.0
 PROBE_LINE = "colorsim-loop-probe"   # what binary_identity's script prints
 BUS_LINE = "colorsim-p6-bus"         # ... and whether it can build a P6 bus
+TSC_LINE = "colorsim-tsc-period"     # ... and give every core one TSC rate
+TSC_PERIOD_PS = 1000                 # a TSC in ns, as QEMU's -icount clock
 
 
 @functools.lru_cache(maxsize=None)
 def binary_identity(path: str, size: int, mtime_ns: int) -> tuple:
-    """(version, SHA-256, has the loop probe, can build a P6 bus) of the
-    gem5 binary at ``path``; cached while the file keeps its size and time.
-    gem5 prints its version in the banner of every start; the script it is
-    given says whether the binary has the suite's PcRangeCacheProbe (gem5
-    patch 0002) and CoherentXBar's single_response_layer (patch 0003): the
-    suite's build has both, a gem5 of the user's own may not."""
+    """(version, SHA-256, has the loop probe, can build a P6 bus, has a
+    constant-rate TSC) of the gem5 binary at ``path``; cached while the
+    file keeps its size and time.  gem5 prints its version in the banner
+    of every start; the script it is given says whether the binary has the
+    suite's PcRangeCacheProbe (gem5 patch 0002), CoherentXBar's
+    single_response_layer (patch 0003) and X86ISA's tsc_period (patch
+    0004): the suite's build has all three, a gem5 of the user's own may
+    not."""
     digest = file_sha256(Path(path))
     with tempfile.TemporaryDirectory() as d:
         probe = Path(d) / "probe.py"
@@ -83,7 +87,9 @@ def binary_identity(path: str, size: int, mtime_ns: int) -> tuple:
                          f"print('{PROBE_LINE}', "
                          "int(hasattr(m5.objects, 'PcRangeCacheProbe')))\n"
                          f"print('{BUS_LINE}', int('single_response_layer' "
-                         "in m5.objects.CoherentXBar._params))\n")
+                         "in m5.objects.CoherentXBar._params))\n"
+                         f"print('{TSC_LINE}', int('tsc_period' in "
+                         "getattr(getattr(m5.objects, 'X86ISA', None), '_params', ())))\n")
         proc = spawn([path, f"--outdir={d}/m5out", "--listener-mode=off",
                       str(probe)], stdout=subprocess.PIPE,
                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -97,10 +103,11 @@ def binary_identity(path: str, size: int, mtime_ns: int) -> tuple:
     lines = out.splitlines()
     has_probe = f"{PROBE_LINE} 1" in lines
     has_bus = f"{BUS_LINE} 1" in lines
+    has_tsc = f"{TSC_LINE} 1" in lines
     for line in lines:
         if line.startswith(VERSION_LINE):
             return (line[len(VERSION_LINE):].strip(), digest, has_probe,
-                    has_bus)
+                    has_bus, has_tsc)
     raise ConfigError(f"{GEM5_ENV}={path} printed no '{VERSION_LINE}...' line "
                       f"when started (is it a gem5 binary?): "
                       f"{(out.strip().splitlines() or ['no output'])[-1][:160]}")
@@ -208,6 +215,14 @@ class Gem5Engine:
         (its spec's ``bus`` is empty).  True when no gem5 is at hand."""
         return self._binary_has(3)
 
+    def has_constant_tsc(self) -> bool:
+        """Whether the gem5 to run can give every core a TSC that counts
+        simulated time at one rate whatever the core's clock (gem5 patch
+        0004).  Without it a run goes on with each core counting its own
+        cycles (its spec's ``tsc_period_ps`` empty).  True when no gem5 is
+        at hand."""
+        return self._binary_has(4)
+
     def _binary_has(self, fact: int) -> bool:
         """binary_identity's yes/no ``fact`` of the gem5 to run; True when
         there is none (what the suite's build would answer)."""
@@ -249,6 +264,12 @@ class Gem5Engine:
             "timing": json.loads(json.dumps(p.DEFAULT_TIMING)),
             # the machine's P6 bus costs (core clocks), when it has them
             "bus": self.bus_costs(spec) if self.has_p6_bus() else None,
+            # the client cores' clock: the client PCs' model
+            "client_clock_hz": spec.client_core_hz,
+            # a kernel that reads the TSC as ns (the testbed's, written
+            # for QEMU's -icount clock) gets a TSC in ns on every core
+            "tsc_period_ps": (TSC_PERIOD_PS if kind_of(spec.variant).tsc_ns
+                              and self.has_constant_tsc() else None),
         }
         d["kernel"]["rqloop"] = (rqloop_ranges(d["kernel"].get("layout"))
                                  if self.has_loop_probe() else [])
@@ -300,6 +321,9 @@ class Gem5Engine:
                "memory": m["memory"]["size"]}
         if d["client_cpus"]:      # more cores boot
             key["client_cpus"] = d["client_cpus"]
+        for k in ("client_clock_hz", "tsc_period_ps"):  # boot at them
+            if d[k]:
+                key[k] = d[k]
         rootfs = d["kernel"].get("rootfs")
         if rootfs:      # in memory at the checkpoint (after init's exec)
             image = Path(rootfs["path"])

@@ -16,8 +16,16 @@ def describe_params(prm: dict) -> list[str]:
         f"({pr['cpu_class']}), ISA {pr['isa']}, LAPIC timer "
         f"{pr['lapic_hz']} Hz"
         + (f", fetchBufferSize={pr['fetch_buffer_size']}"
-           if pr["fetch_buffer_size"] else ""),
+           if pr["fetch_buffer_size"] else "")
+        + (f", TSC one count per {pr['tsc_period']} on every core"
+           if pr.get("tsc_period") else ", TSC in each core's cycles"),
     ]
+    if pr.get("client_clock"):
+        n = pr["num_cores"] - pr["measured_cpus"]
+        mhz = int(pr["client_clock"].removesuffix("Hz")) / 1e6
+        lines.append(f"clients    {n} client cores (the wire's among them) at "
+                     f"{mhz:g} MHz, the client PCs' model; their LAPIC "
+                     f"timers at the board's clock / 16")
     for level in ("l1i", "l1d", "l2"):
         c = prm["caches"][level]
         lines.append(

@@ -17,6 +17,10 @@ class KernelKind:
     """What the runner, the QEMU engine and the sweep need of a kernel."""
 
     name = "?"
+    # Whether the kernel reads the TSC as nanoseconds of guest time (QEMU's
+    # -icount clock), so that gem5 must give every core a TSC in ns; a
+    # kernel that calibrates its TSC (Linux) counts the core's cycles.
+    tsc_ns = False
 
     def owns(self, variant) -> bool:
         """Whether ``variant`` is a kernel of this kind."""

@@ -10,6 +10,7 @@ from colorsim.describe.runspec import file_sha256
 
 class TestbedKernel(KernelKind):
     name = "testbed"
+    tsc_ns = True           # kernels/kernel/wire.c: the TSC, in ns
 
     def owns(self, variant) -> bool:
         from colorsim.describe.variants import KernelVariant
