@@ -110,7 +110,8 @@ class Cache(SimObj):
               "write_buffers": 8, "demand_mshr_reserve": 1,
               "is_read_only": False, "prefetcher": NULL,
               "writeback_clean": False, "clusivity": "mostly_incl",
-              "addr_ranges": ["AllMemory"], "sequential_access": False}
+              "addr_ranges": ["AllMemory"], "sequential_access": False,
+              "clk_domain": "Parent.clk_domain"}
     PORTS = ("cpu_side", "mem_side")
 
     def __init__(self, **kw):
@@ -667,6 +668,11 @@ def test_client_cores_run_at_the_client_models_clock(tc, monkeypatch):
             assert cpu.clk_domain.clock == f"{hz}Hz"
             assert apic.clk_domain is board.clk_domain
             assert apic.clk_divider == 16
+        # its caches and their buses at its clock
+        h = board.cache_hierarchy
+        for part in (h.l1icaches, h.l1dcaches, h.l1dbuses, h.l2buses,
+                     h.l2caches):
+            assert part[i].clk_domain is cpu.clk_domain
 
 
 def test_a_run_without_the_model_keeps_the_cores_clocks(tc, monkeypatch):
@@ -688,6 +694,8 @@ def test_a_run_without_the_model_keeps_the_cores_clocks(tc, monkeypatch):
     for cpu in (c.core for c in board.processor.get_cores()):
         assert cpu.clk_domain == "Parent.clk_domain"
         assert [isa.tsc_period for isa in cpu.isa] == ["0ns"]
+    assert {c.clk_domain for c in board.cache_hierarchy.l2caches} == {
+        "Parent.clk_domain"}
     from colorsim.run.kernels import kind_of
     assert not kind_of(parse_variant("linux24:c32", m)).tsc_ns
     assert kind_of(spec.variant).tsc_ns

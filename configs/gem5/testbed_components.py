@@ -99,6 +99,7 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
         self._rqloop = params["rqloop_probes"]
         self._line = params["board"]["cache_line_size"]
         self._buses = params["p6_buses"]
+        self._client_clock = params["processor"].get("client_clock")
         self.membus = make_membus(params["membus"])
         self.membus.badaddr_responder = BadAddr()
         self.membus.default = self.membus.badaddr_responder.pio
@@ -183,6 +184,12 @@ class TestbedCacheHierarchy(AbstractClassicCacheHierarchy):
             self.bus_of(i).cpu_side_ports = monitor.mem_side_port
         else:
             self.membus.cpu_side_ports = self.l2caches[i].mem_side
+            if self._client_clock:
+                # a client core's caches at its clock: their hits cost
+                # its cycles, as the server's cost the server's
+                for part in (self.l1icaches, self.l1dcaches, self.l1dbuses,
+                             self.l2buses, self.l2caches):
+                    part[i].clk_domain = core.core.clk_domain
         core.connect_interrupt(self.membus.mem_side_ports,
                                self.membus.cpu_side_ports)
 
