@@ -106,11 +106,18 @@ def test_a_gem5_without_the_tsc_patch_keeps_each_cores_cycles(spec, tmp_path, mo
     assert Gem5Engine().spec_dict(spec)["tsc_period_ps"] is None
     assert Gem5Engine().params(spec)["processor"]["tsc_period"] is None
     plain = Gem5Engine().config_sha256(spec)
+    # and its web clients at the server's clock: the wire's CPU and a
+    # client's, each counting its own cycles, would disagree on the time
+    m = spec.machine
+    web = RunSpec(m, spec.variant, Workload(program="/bin/web", client_cpus=3),
+                  engine="gem5")
+    assert web.client_core_hz and Gem5Engine().spec_dict(web)["client_clock_hz"] is None
     monkeypatch.setenv("GEM5", str(fake_gem5(tmp_path / "ours", tsc=True)))
     assert Gem5Engine().has_constant_tsc()
     assert Gem5Engine().spec_dict(spec)["tsc_period_ps"] == TSC_PERIOD_PS
     assert Gem5Engine().params(spec)["processor"]["tsc_period"] == "1000ps"
     assert Gem5Engine().config_sha256(spec) != plain
+    assert Gem5Engine().spec_dict(web)["client_clock_hz"] == web.client_core_hz
 
 
 def test_another_binary_or_version_is_another_run(spec, tmp_path, monkeypatch):

@@ -251,6 +251,8 @@ class Gem5Engine:
         """The JSON spec the gem5 config reads (one copy of the numbers)."""
         p = params_module()
         lapic_hz = self.lapic_hz(spec)
+        tsc = (TSC_PERIOD_PS if kind_of(spec.variant).tsc_ns
+               and self.has_constant_tsc() else None)
         d = {
             "schema": p.SCHEMA,
             "run": spec.default_name(),
@@ -264,12 +266,13 @@ class Gem5Engine:
             "timing": json.loads(json.dumps(p.DEFAULT_TIMING)),
             # the machine's P6 bus costs (core clocks), when it has them
             "bus": self.bus_costs(spec) if self.has_p6_bus() else None,
-            # the client cores' clock: the client PCs' model
-            "client_clock_hz": spec.client_core_hz,
             # a kernel that reads the TSC as ns (the testbed's, written
             # for QEMU's -icount clock) gets a TSC in ns on every core
-            "tsc_period_ps": (TSC_PERIOD_PS if kind_of(spec.variant).tsc_ns
-                              and self.has_constant_tsc() else None),
+            "tsc_period_ps": tsc,
+            # the client cores' clock, the client PCs' model: only where
+            # every core's TSC counts alike, or the wire's CPU and the
+            # clients' would disagree on the time
+            "client_clock_hz": spec.client_core_hz if tsc else None,
         }
         d["kernel"]["rqloop"] = (rqloop_ranges(d["kernel"].get("layout"))
                                  if self.has_loop_probe() else [])
