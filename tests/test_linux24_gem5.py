@@ -7,6 +7,7 @@ through kernels/tools/gem5-loader, which enters it as gem5's loader does;
 with gem5 too (requires_gem5) it runs the tasks workload on gem5."""
 
 import csv
+import json
 import struct
 import subprocess
 
@@ -190,15 +191,22 @@ def test_engines_table_puts_gem5_beside_qemu():
          "miss_vanilla": 1.0, "miss_c32": 0.093}
     g = {"peak": 0x60, "c32_peak_share": 0.25, "colored_change": -0.125,
          "miss_vanilla": 0.999, "miss_c32": float("nan")}
-    text = lt.render_engines([{"l2": "1MiB", "qemu": q, "gem5": g,
-                               "bus": (200000, 100000, 8000, 7000),
-                               "paper_peak": 0x30, "paper_colored": -85.0,
-                               "paper_miss": (99.5, 8.2)}])
+    row = {"machine": "ppro4", "l2": "1MiB", "qemu": q, "gem5": g,
+           "bus": (200000, 100000, 8000, 7000), "paper_peak": 0x30,
+           "paper_colored": -85.0, "paper_miss": (99.5, 8.2)}
+    xeon = {**row, "machine": "piii8", "paper_peak": None,
+            "paper_colored": None, "paper_miss": None}
+    text = lt.render_engines([row, xeon])
     # a gem5 run made before its loop probe has no miss ratio: a dash
-    assert ("| 1 MiB | 0x060 / 0x060 / 0x020 "
+    assert ("| ppro4, 1 MiB | 0x060 / 0x060 / 0x020 "
             "| 200,000 and 100,000 / 8,000 and 7,000 "
             "| -50.0 % / -12.5 % / -85.0 % "
             "| 100.0 % / 9.3 %; 99.9 % / —; 99.5 % / 8.2 % |") in text
+    # the paper measured these on the Pentium Pro only: dashes on the Xeon
+    assert ("| piii8, 1 MiB | 0x060 / 0x060 / — "
+            "| 200,000 and 100,000 / 8,000 and 7,000 "
+            "| -50.0 % / -12.5 % / — "
+            "| 100.0 % / 9.3 %; 99.9 % / —; — |") in text
 
 
 def test_engines_table_without_gem5_runs_names_the_command(tmp_path, capsys):
@@ -220,15 +228,19 @@ def test_engines_table_without_gem5_runs_names_the_command(tmp_path, capsys):
 
 def test_engines_block_is_the_recorded_runs(tmp_path):
     """docs/linux24.md's engines table is what the command computes from
-    the runs kept in recorded/linux24 (both engines' six Linux runs), on a
-    clone without gem5 or a Linux tree."""
+    the runs kept in recorded/linux24 (the PPro's six Linux runs and the
+    Xeon's pair, on both engines), on a clone without gem5 or a Linux
+    tree; the gem5 runs are one build."""
     import shutil
     from colorsim.cli import main as cli_main
     from colorsim.maintain import main as docs_main
     runs = tmp_path / "r"
     shutil.copytree(ROOT / "recorded" / "linux24", runs,
                     ignore=shutil.ignore_patterns("README.md"))
-    assert sum("-gem5-" in d.name for d in runs.iterdir()) == 6
+    gem5 = [d for d in runs.iterdir() if "-gem5-" in d.name]
+    assert len(gem5) == 8
+    assert len({json.loads((d / "config.json").read_text())["engine_sha256"]
+                for d in gem5}) == 1
     assert cli_main(["catalog", "rebuild", "--runs", str(runs)]) == 0
     assert docs_main(["linux24-engines", "--runs", str(runs),
                       "--check", str(ROOT / "docs" / "linux24.md")]) == 0

@@ -49,29 +49,32 @@ def make_runs(out: Path, log=print) -> None:
 
 
 def pick_runs(cat, kernels=KERNELS, tasks=TASKS, how="headline",
-              engine="qemu") -> list:
-    """Per L2 size of L2S, {kernel: its catalog row}: ppro4's 4 CPUs, on
-    ``engine``, counting only, the built-in (or linux24 init's) tasks
-    workload, seed 1.  ``how`` names the command that makes missing runs."""
+              engine="qemu", machine="ppro4", l2s=L2S) -> list:
+    """Per L2 size of ``l2s``, {kernel: its catalog row}: ``machine`` with
+    all its CPUs, on ``engine``, counting only, the built-in (or linux24
+    init's) tasks workload, seed 1.  ``how`` names the command that makes
+    missing runs."""
+    from colorsim.describe.machine import get_machine
     from colorsim.units import parse_size
     runs = cat.table("runs")
     need = {"machine", "kernel", "l2_size", "tasks", "workload_program"}
     if not len(runs) or not need <= set(runs.columns):
         raise ResultsError(f"the catalog of {cat.root} has no runs: make them "
                            f"with 'python3 -m colorsim.maintain {how} --run'")
-    sel = runs[(runs["machine"] == "ppro4") & (runs["tasks"] == tasks) &
+    cpus = get_machine(machine).processor.cpus
+    sel = runs[(runs["machine"] == machine) & (runs["tasks"] == tasks) &
                (runs["engine"] == engine) & (runs["workload_program"] == "") &
-               (runs["cpus"] == 4) & (runs["seed"] == 1) &
+               (runs["cpus"] == cpus) & (runs["seed"] == 1) &
                ~runs["timing"].fillna(False).astype(bool)]
     out = []
-    for l2 in L2S:
+    for l2 in l2s:
         size = parse_size(l2)
         pick = {}
         for k in kernels:
             r = sel[(sel["l2_size"] == size) & (sel["kernel"] == k)]
             if not len(r):
                 raise ResultsError(
-                    f"no ppro4 {l2} {k} run of {tasks} tasks on {engine} in the catalog of "
+                    f"no {machine} {l2} {k} run of {tasks} tasks on {engine} in the catalog of "
                     f"{cat.root}: run 'python3 -m colorsim.maintain {how} --run'")
             pick[k] = r.sort_values("run_id").iloc[0]
         out.append(pick)

@@ -14,11 +14,12 @@ The rows come from one runs folder's catalog (default ``runs/linux24``):
 it first.  ``--write FILE`` and ``--check FILE`` work as for ``headline``,
 between ``<!-- linux24:begin -->`` and ``<!-- linux24:end -->``.
 
-``linux24-engines`` puts the same six Linux runs beside their gem5 twins
-(the boot image of colorsim/run/linux24gem5.py, TimingSimple CPUs):
-Figure 1's peak, Figure 7's colored-line change and Table 2's loop miss
-ratio on both engines (block ``linux24-engines`` of docs/linux24.md; ``--run`` makes the gem5
-runs, which need gem5 and the user's tree).
+``linux24-engines`` puts the same six Linux runs, and the Xeon's pair
+(piii8, 8 CPUs, 1 MiB), beside their gem5 twins (the boot image of
+colorsim/run/linux24gem5.py, TimingSimple CPUs): Figure 1's peak, Figure
+7's colored-line change and Table 2's loop miss ratio on both engines
+(block ``linux24-engines`` of docs/linux24.md; ``--run`` makes the Xeon's
+QEMU pair and the gem5 runs, which need gem5 and the user's tree).
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ KERNELS = ("linux24:vanilla", "linux24:c32")
 NAMES = ("linux24-vanilla", "linux24-c32")   # the catalog's kernel column
 TASKS = headline.TASKS
 TIMEOUT_S = 7200.0
+# The engines table adds the Xeon's pair (its 8 CPUs, its one L2 size) to
+# the Pentium Pro's three L2 sizes; gem5 boots its 8 CPUs for most of an hour.
+XEON = ("piii8", ("1MiB",))
+XEON_TIMEOUT_S = 4 * 3600.0
 BEGIN, END = markers("linux24")
 # The walk's fields, 2.4.4's name (the testbed's layout) and 2.4.37's:
 # 2.4.37 tests cpus_runnable where 2.4.4 tested has_cpu, and its layout
@@ -81,36 +86,58 @@ def per_kinst_pair(v, c) -> dict:
     return d
 
 
+def xeon_specs():
+    """Linux's pair on the Xeon: piii8's 8 CPUs, TASKS processes."""
+    from colorsim.describe.machine import get_machine
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    machine, (l2,) = XEON
+    m = get_machine(machine).with_l2(l2)
+    for k in KERNELS:
+        yield RunSpec(m, parse_variant(k, m), Workload(tasks=TASKS),
+                      timeout_s=XEON_TIMEOUT_S)
+
+
 def gem5_specs() -> list:
-    """The six Linux runs on gem5."""
-    return [dataclasses.replace(s, engine="gem5") for s in specs()]
+    """The eight Linux runs of the engines table on gem5."""
+    return [dataclasses.replace(s, engine="gem5")
+            for s in (*specs(), *xeon_specs())]
 
 
-def make_gem5_runs(out: Path, log=print) -> None:
+def make_engine_runs(out: Path, log=print) -> None:
+    """The engines table's runs beyond linux24-table's: the Xeon's pair on
+    QEMU and every Linux run on gem5."""
     from colorsim.run.runner import run
-    todo = gem5_specs()
+    todo = [*xeon_specs(), *gem5_specs()]
     for i, spec in enumerate(todo, 1):
-        log(f"linux24-engines: gem5 run {i}/{len(todo)}: {spec.default_name()}")
+        log(f"linux24-engines: run {i}/{len(todo)}: {spec.default_name()}")
         run(spec, name=spec.default_name(), out=out)
 
 
 def engine_rows(cat) -> list:
-    """One row per L2 size: Linux's vanilla/c32 pair on QEMU and on gem5."""
+    """One row per machine and L2 size: Linux's vanilla/c32 pair on QEMU
+    and on gem5, and the paper's numbers where it measured that machine
+    (Figure 1, Figure 7 and Table 2 are the Pentium Pro's)."""
     from colorsim.report.common import paper_results
     paper = paper_results()
-    qemu = headline.pick_runs(cat, NAMES, TASKS, how="linux24-table")
-    gem5 = headline.pick_runs(cat, NAMES, TASKS, how="linux24-engines",
-                              engine="gem5")
-    return [{"l2": l2,
-             "qemu": per_kinst_pair(*(qemu[i][k] for k in NAMES)),
-             "gem5": per_kinst_pair(*(gem5[i][k] for k in NAMES)),
-             "bus": tuple(int(p[k]["colored_lines_sum"])
-                          for p in (qemu[i], gem5[i]) for k in NAMES),
-             "paper_peak": paper["fig1"]["peak_offset"],
-             "paper_colored": paper["fig7"]["colored_change"].get(l2),
-             "paper_miss": (paper["table2"]["vanilla"][i],
-                            paper["table2"]["c32"][i])}
-            for i, l2 in enumerate(headline.L2S)]
+    rows = []
+    for machine, l2s in (("ppro4", headline.L2S), XEON):
+        qemu, gem5 = (headline.pick_runs(cat, NAMES, TASKS, how="linux24-engines",
+                                         engine=e, machine=machine, l2s=l2s)
+                      for e in ("qemu", "gem5"))
+        ppro = machine == "ppro4"
+        rows += [{"machine": machine, "l2": l2,
+                  "qemu": per_kinst_pair(*(qemu[i][k] for k in NAMES)),
+                  "gem5": per_kinst_pair(*(gem5[i][k] for k in NAMES)),
+                  "bus": tuple(int(p[k]["colored_lines_sum"])
+                               for p in (qemu[i], gem5[i]) for k in NAMES),
+                  "paper_peak": paper["fig1"]["peak_offset"] if ppro else None,
+                  "paper_colored": (paper["fig7"]["colored_change"].get(l2)
+                                    if ppro else None),
+                  "paper_miss": ((paper["table2"]["vanilla"][i],
+                                  paper["table2"]["c32"][i]) if ppro else None)}
+                 for i, l2 in enumerate(l2s)]
+    return rows
 
 
 def render_engines(rows) -> str:
@@ -118,7 +145,7 @@ def render_engines(rows) -> str:
     # line's base: the peak is compared by line
     from colorsim.describe.linux24 import LINE
     line = lambda off: off & ~(LINE - 1)
-    out = ["| L2 | vanilla's peak line: QEMU / gem5 / paper "
+    out = ["| machine, L2 | vanilla's peak line: QEMU / gem5 / paper "
            "| colored-line transactions in the region, vanilla and c32: QEMU / gem5 "
            "| change per instruction, c32 vs vanilla: QEMU / gem5 / paper (Figure 7) "
            "| run-queue loop L2 miss ratio, vanilla / c32: QEMU; gem5; paper (Table 2) |",
@@ -126,15 +153,17 @@ def render_engines(rows) -> str:
     for r in rows:
         q, g, pc = r["qemu"], r["gem5"], r["paper_colored"]
         qv, qc, gv, gc = r["bus"]
+        pp, pm = r["paper_peak"], r["paper_miss"]
         out.append(
-            f"| {r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
-            f"| {line(q['peak']):#05x} / {line(g['peak']):#05x} / {line(r['paper_peak']):#05x} "
+            f"| {r['machine']}, {r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
+            f"| {line(q['peak']):#05x} / {line(g['peak']):#05x} / "
+            f"{'—' if pp is None else f'{line(pp):#05x}'} "
             f"| {qv:,} and {qc:,} / {gv:,} and {gc:,} "
             f"| {_pct(q['colored_change'], True)} / {_pct(g['colored_change'], True)}"
             f" / {'—' if pc is None else f'{pc:+.1f} %'} "
             f"| {_pct(q['miss_vanilla'])} / {_pct(q['miss_c32'])}; "
             f"{_pct(g['miss_vanilla'])} / {_pct(g['miss_c32'])}; "
-            f"{r['paper_miss'][0]:.1f} % / {r['paper_miss'][1]:.1f} % |")
+            + ("—" if pm is None else f"{pm[0]:.1f} % / {pm[1]:.1f} %") + " |")
     return "\n".join(out) + "\n"
 
 
@@ -262,7 +291,7 @@ def cmd_linux24_engines(a):
         source_tree()          # one-line refusals before any run
         Gem5Engine().check_available()
         make_runs(out)
-        make_gem5_runs(out)
+        make_engine_runs(out)
         rebuild(out)
     if not (out / "catalog" / "runs.parquet").is_file():
         raise ResultsError(f"no catalog of runs in {out}: make the runs with "
@@ -291,5 +320,5 @@ def add_parser(sub):
 def add_engines_parser(sub):
     return _add(sub, "linux24-engines", "linux24-engines",
                 "Linux 2.4 on QEMU and on gem5 (docs/linux24.md), from the catalog",
-                "make the six Linux runs on each engine first (needs LINUX24_SRC "
-                "and gem5) and rebuild the catalog", cmd_linux24_engines)
+                "make the eight Linux runs on each engine first (needs "
+                "LINUX24_SRC and gem5) and rebuild the catalog", cmd_linux24_engines)
