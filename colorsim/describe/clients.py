@@ -55,9 +55,7 @@ class Clients:
         """Thousandths of a server core cycle that one guest instruction
         on a client CPU costs, with ``client_cpus`` CPUs running clients
         (the wire's not counted): each stands for pcs / client_cpus PCs."""
-        if client_cpus < 1:
-            raise ConfigError("the client model needs at least one client "
-                              "CPU beside the wire's")
+        _check_client_cpus(client_cpus)
         cost = 1000 * server_hz * self.cpi * client_cpus / (self.clock_hz * self.pcs)
         return max(1, min(1_000_000, round(cost)))
 
@@ -66,9 +64,7 @@ class Clients:
         PCs at ``cpi`` cycles per instruction of its own: how an engine
         that gives each core a clock of its own (gem5) runs a client CPU,
         the same time per instruction as ``inst_cost_milli`` charges."""
-        if client_cpus < 1:
-            raise ConfigError("the client model needs at least one client "
-                              "CPU beside the wire's")
+        _check_client_cpus(client_cpus)
         return round(self.clock_hz * self.pcs / (client_cpus * self.cpi))
 
     def skew_cycles(self, server_hz: int) -> int:
@@ -78,6 +74,13 @@ class Clients:
         """busmon's clients= option."""
         return (f"clients={self.inst_cost_milli(server_hz, client_cpus)}:"
                 f"{self.skew_cycles(server_hz)}")
+
+
+def _check_client_cpus(client_cpus: int) -> None:
+    """The model's CPUs stand for the PCs: at least one beside the wire's."""
+    if client_cpus < 1:
+        raise ConfigError("the client model needs at least one client "
+                          "CPU beside the wire's")
 
 
 def clients_from_table(t: dict) -> Clients:

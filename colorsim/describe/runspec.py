@@ -213,30 +213,32 @@ class RunSpec:
         return (self.workload.client_cpus >= 2
                 and self.machine.network is not None)
 
-    @property
-    def client_model(self):
-        """The client PCs' model (describe/clients.py) a timed run with the
-        wire gives its client CPUs, or None: clients as fast as QEMU's
-        round robin makes them, or the hold (timing.hold_for_clients)."""
+    def _client_pcs(self):
+        """The machine's client PCs (describe/clients.py) this run's client
+        CPUs stand for: a run with the wire on a machine with the model,
+        unless it holds the servers for busy clients instead
+        (timing.hold_for_clients); else None."""
         m = self.machine
-        if not (self.timing and self.wire) or m.clients is None:
-            return None
-        if m.timing.hold_for_clients:
+        if not self.wire or m.clients is None or (
+                m.timing is not None and m.timing.hold_for_clients):
             return None
         return m.clients
+
+    @property
+    def client_model(self):
+        """The client PCs' model a timed run with the wire gives its client
+        CPUs, or None: clients as fast as QEMU's round robin makes them, or
+        the hold."""
+        return self._client_pcs() if self.timing else None
 
     @property
     def client_core_hz(self):
         """The clock a client CPU runs at on an engine whose cores each
         have a clock (gem5, untimed): the client model's
-        (``Clients.core_hz``) in a run with the wire, its client CPUs but
-        the wire's standing for the PCs; None without the wire or the
-        model, or with the hold."""
-        m = self.machine
-        if not self.wire or m.clients is None or (
-                m.timing is not None and m.timing.hold_for_clients):
-            return None
-        return m.clients.core_hz(self.workload.client_cpus - 1)
+        (``Clients.core_hz``), its client CPUs but the wire's standing for
+        the PCs; None without the model (as for ``client_model``)."""
+        pcs = self._client_pcs()
+        return None if pcs is None else pcs.core_hz(self.workload.client_cpus - 1)
 
     @property
     def nic_dma(self) -> bool:
