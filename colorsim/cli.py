@@ -399,7 +399,8 @@ def cmd_figure1(a):
     from colorsim.results.rundata import load_run, offset_summary
 
     from colorsim.run import runner
-    family = "linux24:" if a.colored.startswith("linux24:") else ""
+    family, sep, _ = a.colored.rpartition(":")      # linux24: or linux24-i386:
+    family += sep
     specs = [spec_from_args(a, kernel=k) for k in (family + "vanilla", a.colored)]
     # --name NAME: runs NAME-vanilla and NAME-<colored>, files figure1-NAME*
     names = ([check_run_name(f"{a.name}-{s.variant.name}") for s in specs]

@@ -22,9 +22,10 @@ apt_install() {
 # chromium: the report test; slurm: the Slurm executor and its test cluster;
 # make, patch, tar, gdb, e2fsprogs: building and reading Linux 2.4 from the
 # user's tree (colorsim/describe/linux24.py's TOOLS; the kernel's build,
-# gdb for task_struct from its DWARF, mke2fs for its RAM disk)
+# gdb for task_struct from its DWARF, mke2fs for its RAM disk); bin86 and
+# gcc-multilib: its i386 images (as86/ld86 for the boot sector, gcc -m32)
 packages=(seabios scons gcc binutils musl-tools chromium slurmctld slurmd slurm-client munge
-          make patch tar gdb e2fsprogs)
+          make patch tar gdb e2fsprogs bin86 gcc-multilib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -33,6 +34,15 @@ command -v python3 >/dev/null || missing+=(python3)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing[*]}"
   apt_install "${missing[@]}"
+fi
+
+# musl for i386 (the i386 Linux 2.4 images' init): Debian's multiarch
+# package, so the i386 architecture is added to dpkg first
+if ! dpkg -s musl-dev:i386 >/dev/null 2>&1; then
+  echo "setup: installing musl-dev:i386 (the i386 Linux 2.4 init)"
+  $SUDO dpkg --add-architecture i386
+  updated=""
+  apt_install musl-dev:i386
 fi
 
 # Python: the checkout's own environment, .venv, with every package at the

@@ -55,7 +55,7 @@ def kernel_need(kernel: str):
     """What a kernel name needs beyond the suite's basics, or None:
     mq kernels the multi-queue scheduler, linux24:... kernels the user's
     Linux 2.4 source tree."""
-    if kernel.startswith("linux24:"):
+    if kernel.startswith(("linux24:", "linux24-i386:")):
         return "linux24"
     return KERNEL_NEEDS.get(kernel.split("-")[0])
 

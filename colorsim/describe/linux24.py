@@ -1,11 +1,13 @@
-"""Real Linux 2.4 (x86_64) kernels as a kernel family: what they are.
+"""Real Linux 2.4 kernels as a kernel family: what they are.
 
 The user brings a Linux 2.4.37.x tree (``LINUX24_SRC``); no Linux code is
 in this repository.  ``--kernel linux24:vanilla`` or ``linux24:cN`` names
-one of our builds of it for a machine: its build id, the patches it takes
-(kernels/linux24/patches: build fixes for gcc-12, and the task-structure
-coloring of the paper's Fig. 4b), the config and the coloring bits of
-eq. (1).  Building it, its image's init and its layout are in
+one of our x86_64 builds of it for a machine, ``linux24-i386:vanilla`` or
+``linux24-i386:cN`` one of our i386 builds (the paper's architecture): its
+build id, the patches it takes (kernels/linux24/patches, and
+kernels/linux24/patches/i386: build fixes for gcc-12, and the
+task-structure coloring of the paper's Fig. 4b), the config and the
+coloring bits of eq. (1).  Building it, its image's init and its layout are in
 :mod:`colorsim.run.linux24`.
 """
 
@@ -24,6 +26,11 @@ HERE = ROOT / "kernels" / "linux24"
 
 
 PATCHES = HERE / "patches"
+
+
+# The architectures a build can be for, and the prefix of each one's
+# kernel names (--kernel linux24:c32, linux24-i386:c32).
+ARCHES = {"x86_64": "linux24", "i386": "linux24-i386"}
 
 
 BUILD_FIXES = "0001-gcc12-x86_64-build.patch"
@@ -50,6 +57,17 @@ COLORING = "0002-task-coloring.patch"
 XAPIC = "0005-xapic-no-arb-sync.patch"
 
 
+# i386 (the paper's architecture): gcc-12's fixes there (asmlinkage
+# declarations, the compiler check, schedule() out of line), the coloring
+# (current found by masking the stack pointer, then adding the block's
+# color: the paper's extra instructions in every current and GET_CURRENT)
+# and the same reproducible build.  No --timing patch yet, and none for
+# gem5, which loads no 32-bit kernel.
+I386_BUILD_FIXES = "i386/0001-gcc12-i386-build.patch"
+I386_COLORING = "i386/0002-task-coloring.patch"
+I386_REPRODUCIBLE = "i386/0003-reproducible-build.patch"
+
+
 SRC_ENV = "LINUX24_SRC"
 
 
@@ -70,7 +88,9 @@ VERSION = re.compile(r"^2\.4\.37(\.\d+)?$")
 TOOLS = {"make": "make", "patch": "patch", "gcc": "gcc", "tar": "tar",
          "objdump": "binutils", "nm": "binutils", "gdb": "gdb",
          "musl-gcc": "musl-tools", "mke2fs": "e2fsprogs",
-         "debugfs": "e2fsprogs"}
+         "debugfs": "e2fsprogs",
+         # i386 images: the boot sector's assembler and linker
+         "as86": "bin86", "ld86": "bin86"}
 
 
 def check_tools(names) -> None:
@@ -90,6 +110,12 @@ def check_tools(names) -> None:
 CC = ("gcc -fno-pie -fgnu89-inline -fno-tree-loop-distribute-patterns "
       "-fno-optimize-sibling-calls -mno-sse -mno-mmx -mno-sse2 -mno-3dnow "
       "-mno-avx -DCOLORSIM_NEWER_GCC")
+# i386 (../shared facts): the same, for 32-bit code; gcc's x86_64 SSE
+# default does not arise there.  The boot sector is as86's (Debian's
+# bin86), the rest GNU as and ld in 32-bit mode.
+CC_I386 = ("gcc -m32 -fno-pie -fgnu89-inline -fno-tree-loop-distribute-patterns "
+           "-fno-optimize-sibling-calls -DCOLORSIM_NEWER_GCC")
+I386_MAKE_ARGS = ["ARCH=i386", "LD=ld -m elf_i386", "AS=as --32"]
 # Line tables for the scheduler only: where the run-queue loop's code is.
 # -g does not change the code gcc generates.
 DEBUG_SCHED = "CFLAGS_sched.o=-g"
@@ -123,13 +149,13 @@ def source_version(src: Path) -> str:
             f"{fields.get('EXTRAVERSION', '')}")
 
 
-def check_version(src: Path) -> str:
+def check_version(src: Path, arch: str = "x86_64") -> str:
     v = source_version(src)
     if not VERSION.match(v):
         raise ConfigError(f"{SRC_ENV}={src} is Linux {v}; the suite's patches "
                           f"are for 2.4.37.x only")
-    if not (src / "arch" / "x86_64").is_dir():
-        raise ConfigError(f"{SRC_ENV}={src} has no arch/x86_64")
+    if not (src / "arch" / arch).is_dir():
+        raise ConfigError(f"{SRC_ENV}={src} has no arch/{arch}")
     return v
 
 
@@ -140,19 +166,26 @@ class Linux24Build:
     colors: int = 1
     way_bits: int = 17   # b = log2(L2 size / associativity)
     timing: bool = False  # --timing: ticks from modelled time (patch 0004)
+    arch: str = "x86_64"  # or i386, the paper's (ARCHES)
 
     scheduler = "linux-2.4.37"     # the real one (KernelVariant's are the testbed's)
     line = LINE
 
     @property
     def name(self) -> str:
-        return "linux24-vanilla" if self.colors == 1 else f"linux24-c{self.colors}"
+        kind = ARCHES[self.arch]
+        return f"{kind}-vanilla" if self.colors == 1 else f"{kind}-c{self.colors}"
+
+    @property
+    def is_i386(self) -> bool:
+        return self.arch == "i386"
 
     @property
     def build_id(self) -> str:
         base = (f"{self.config}-vanilla" if self.colors == 1 else
                 f"{self.config}-c{self.colors}-b{self.way_bits}")
-        return base + ("-timing" if self.timing else "")
+        return (("i386-" if self.is_i386 else "") + base
+                + ("-timing" if self.timing else ""))
 
     @property
     def color_shift(self) -> int:
@@ -168,16 +201,22 @@ class Linux24Build:
 
     @property
     def patches(self) -> list:
-        names = ([BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
-                 + [REPRODUCIBLE, XAPIC] + ([MODELLED_TIME] if self.timing else []))
+        if self.is_i386:     # its own set: the same three kinds of change
+            names = ([I386_BUILD_FIXES] + ([I386_COLORING] if self.colors > 1 else [])
+                     + [I386_REPRODUCIBLE])
+        else:
+            names = ([BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
+                     + [REPRODUCIBLE, XAPIC] + ([MODELLED_TIME] if self.timing else []))
         return [PATCHES / n for n in names]
 
     @property
     def config_file(self) -> Path:
-        return HERE / "configs" / f"{self.config}.config"
+        prefix = "i386-" if self.is_i386 else ""
+        return HERE / "configs" / f"{prefix}{self.config}.config"
 
     def make_args(self) -> list:
-        args = [f"CC={CC}", DEBUG_SCHED]
+        args = ([*I386_MAKE_ARGS, f"CC={CC_I386}"] if self.is_i386 else [f"CC={CC}"])
+        args.append(DEBUG_SCHED)
         if self.colors > 1:
             args += [f"COLORSIM_COLOR_SHIFT={self.color_shift}",
                      f"COLORSIM_COLOR_MASK={self.color_mask:#x}"]
@@ -203,8 +242,11 @@ class Linux24Build:
         return self.bzimage
 
     def rootfs_image(self, program: str) -> Path:
-        """Its ext2 initrd: the web image, or the tasks workload's."""
-        return web_image() if program else BUILD / "linux24" / "initrd.ext2"
+        """Its ext2 initrd: the web image, or the tasks workload's (the
+        i386 one for i386 images)."""
+        if program:
+            return web_image()
+        return BUILD / "linux24" / ("initrd-i386.ext2" if self.is_i386 else "initrd.ext2")
 
     def for_run(self, timing: bool) -> "Linux24Build":
         """A --timing run boots the image whose ticks come from modelled
@@ -221,11 +263,17 @@ class Linux24Build:
         w = spec.workload
         if w.program:
             return web_cmdline(w.args, timing)
-        return cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer,
+        line = cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer,
                        timing)
+        # i386 2.4 finds QEMU's 8254 timer not wired to the IO-APIC and
+        # panics (../shared facts): interrupts through the 8259s, local
+        # APIC timers as before
+        return line + " noapic" if self.is_i386 else line
 
     def check_run(self, spec) -> None:
         """What a Linux 2.4 run cannot be (yet)."""
+        if self.is_i386:
+            self.check_i386_run(spec)
         if spec.workload.program not in ("", WEB_PROGRAM):
             raise ConfigError("linux24 kernels run their own init: the tasks "
                               "workload, or --workload web; no other --workload")
@@ -239,26 +287,43 @@ class Linux24Build:
                               "clients share the server's CPUs); use "
                               "--client-cpus 0")
 
+    def check_i386_run(self, spec) -> None:
+        """The i386 images run the tasks workload on QEMU, counted: gem5
+        loads no 32-bit kernel, and neither the modelled-time patch nor a
+        32-bit web image exists for i386."""
+        what = ("gem5 (it loads no 32-bit kernel)" if spec.engine == "gem5" else
+                "--timing (no modelled-time patch for i386 yet)" if spec.timing else
+                "--workload web (no 32-bit web image yet)" if spec.workload.program
+                else None)
+        if what:
+            raise ConfigError(f"{self.name} runs the tasks workload on QEMU, "
+                              f"counted: not {what}; use linux24:{self.name.rsplit('-', 1)[1]} "
+                              "(x86_64) for it")
+
     def id_dict(self, d: dict) -> dict:
         if not self.timing:
             del d["timing"]             # counting runs' ids stay as before
+        if not self.is_i386:
+            del d["arch"]               # x86_64 runs' ids stay as before
         return d
 
 
-def variant_for(machine, kernel: str) -> Linux24Build:
-    """``vanilla`` or ``cN`` on ``machine`` (its L2 decides b, eq. (1))."""
+def variant_for(machine, kernel: str, arch: str = "x86_64") -> Linux24Build:
+    """``vanilla`` or ``cN`` on ``machine`` (its L2 decides b, eq. (1)),
+    built for ``arch``."""
+    kind = ARCHES[arch]
     m = re.fullmatch(r"vanilla|c(\d+)", kernel)
     if not m:
-        raise ConfigError(f"unknown linux24 kernel {kernel!r}: use "
-                          f"linux24:vanilla or linux24:cN (N colors, a power of two)")
+        raise ConfigError(f"unknown {kind} kernel {kernel!r}: use "
+                          f"{kind}:vanilla or {kind}:cN (N colors, a power of two)")
     colors = int(m.group(1) or 1)
     if colors < 2 and m.group(1):
-        raise ConfigError(f"kernel linux24:{kernel}: a colored kernel needs at "
-                          f"least 2 colors (use linux24:vanilla for one)")
+        raise ConfigError(f"kernel {kind}:{kernel}: a colored kernel needs at "
+                          f"least 2 colors (use {kind}:vanilla for one)")
     if colors & (colors - 1):
         raise ConfigError(f"number of colors must be a power of two, got {colors}")
     if (colors - 1) * LINE > 1024:
-        raise ConfigError(f"linux24:c{colors} would move the task structure "
+        raise ConfigError(f"{kind}:c{colors} would move the task structure "
                           f"{(colors - 1) * LINE} B into its block; at most c32 "
                           f"keeps 2.4's kernel stack its room")
     if machine.name not in ("ppro4", "piii8"):
@@ -268,7 +333,7 @@ def variant_for(machine, kernel: str) -> Linux24Build:
     if l2.line != LINE:
         raise ConfigError(f"linux24 kernels color by {LINE} B lines; machine "
                           f"{machine.name} has {l2.line} B")
-    return Linux24Build(machine.name, colors, l2.way_bits)
+    return Linux24Build(machine.name, colors, l2.way_bits, arch=arch)
 
 
 def is_linux24(variant) -> bool:

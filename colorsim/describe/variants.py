@@ -193,14 +193,16 @@ class KernelVariant:
         return d
 
 
-KERNEL_NAMES = "'vanilla', 'cN', 'mq', 'mq-cN' or 'linux24:vanilla', 'linux24:cN'"
+KERNEL_NAMES = ("'vanilla', 'cN', 'mq', 'mq-cN', 'linux24:vanilla', 'linux24:cN' "
+                "or the i386 'linux24-i386:vanilla', 'linux24-i386:cN'")
 _NAME = re.compile(r"^(?:(mq)(?:-c(\d+))?|vanilla|c(\d+))$")
 
 
 def parse_variant(name: str, machine: Machine) -> KernelVariant:
-    if name.startswith("linux24:"):      # real Linux 2.4 from $LINUX24_SRC
-        from colorsim.describe.linux24 import variant_for
-        return variant_for(machine, name[len("linux24:"):])
+    if name.startswith(("linux24:", "linux24-i386:")):   # real Linux 2.4
+        from colorsim.describe.linux24 import variant_for   # from $LINUX24_SRC
+        kind, _, rest = name.partition(":")
+        return variant_for(machine, rest, "i386" if kind == "linux24-i386" else "x86_64")
     m = _NAME.match(name)
     if not m:
         raise ConfigError(f"unknown kernel {name!r}: use {KERNEL_NAMES} "

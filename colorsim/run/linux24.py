@@ -1,4 +1,4 @@
-"""Real Linux 2.4 (x86_64) from the user's own source tree.
+"""Real Linux 2.4 (x86_64, and i386) from the user's own source tree.
 
 The user brings a Linux 2.4.37.x tree (LINUX24_SRC); no Linux code is in
 this repository.  What is ours: kernels/linux24/patches (build fixes for
@@ -7,10 +7,11 @@ configs for the ppro4 and piii8 machines, and this wrapper, which copies
 the tree out of place into build/linux24/<build id>/, patches, configures
 and builds it with the compiler flags gcc-12 needs, and checks the result.
 
-Why x86_64 and not i386: the image's user programs are x86_64 musl static
-executables, the bus monitor, QEMU machine and gem5 are x86_64, and 2.4's
-x86_64 port brings all CPUs up in QEMU's deterministic mode (-icount)
-without changes, where the i386 port lost an AP.
+x86_64 is the default: gem5 loads no 32-bit kernel, and the web image's
+programs are x86_64.  i386, the paper's architecture (``linux24-i386:``),
+builds from the same tree with its own patches and configs
+(kernels/linux24/patches/i386, configs/i386-*.config) and runs the tasks
+workload on QEMU, its init a 32-bit musl program (Debian's musl-dev:i386).
 
     python3 -m colorsim.run.linux24 build --machine ppro4 --kernel c32
 """
@@ -51,48 +52,55 @@ def stamp(b: Linux24Build, version: str) -> str:
     return h.hexdigest()
 
 
-def _copied(rel: str) -> bool:
+def _copied(rel: str, arch: str = "x86_64") -> bool:
     """Whether _copy_tree copies the file at ``rel`` (a path relative to
     the tree): everything but .git and the other architectures."""
     parts = rel.split("/")
     if parts[0] == ".git":
         return False
     if parts[0] == "arch" and len(parts) > 1:
-        return parts[1] == "x86_64"
+        return parts[1] == arch
     if parts[0] == "include" and len(parts) > 1 and parts[1].startswith("asm-"):
-        return parts[1] in ("asm-x86_64", "asm-generic")
+        return parts[1] in _asm_dirs(arch)
     return True
 
 
-def _tree_files(src: Path) -> list:
-    """The files of the user's tree a build reads, sorted, as relative paths."""
+def _asm_dirs(arch: str) -> tuple:
+    """The include/asm-* folders a build for ``arch`` reads (i386's
+    pci-direct.h is x86_64's)."""
+    return (f"asm-{arch}", "asm-generic") + (("asm-x86_64",) if arch == "i386" else ())
+
+
+def _tree_files(src: Path, arch: str = "x86_64") -> list:
+    """The files of the user's tree a build for ``arch`` reads, sorted, as
+    relative paths."""
     out = []
     for d, dirs, files in os.walk(src):
         rel_d = os.path.relpath(d, src)
         rel_d = "" if rel_d == "." else rel_d + "/"
-        dirs[:] = sorted(x for x in dirs if _copied(rel_d + x))
-        out += [rel_d + f for f in files if _copied(rel_d + f)]
+        dirs[:] = sorted(x for x in dirs if _copied(rel_d + x, arch))
+        out += [rel_d + f for f in files if _copied(rel_d + f, arch)]
     return sorted(out)
 
 
-def source_fingerprint(src: Path) -> str:
+def source_fingerprint(src: Path, arch: str = "x86_64") -> str:
     """A cheap hash of the tree's file names, sizes and modification
     times: whether the build in a directory is of the tree as it is now."""
     h = hashlib.sha256()
-    for rel in _tree_files(src):
+    for rel in _tree_files(src, arch):
         st = os.lstat(src / rel)
         h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
     return h.hexdigest()
 
 
-def source_sha256(src: Path) -> str:
+def source_sha256(src: Path, arch: str = "x86_64") -> str:
     """The content hash of the tree a build reads: each file's path and
     SHA-256, in order.  It names the user's source in every run made with
     the build (config.json's linux24_source_sha256), so two trees that
     differ give two run identities, and the same tree unpacked anywhere
     gives one."""
     h = hashlib.sha256()
-    for rel in _tree_files(src):
+    for rel in _tree_files(src, arch):
         p = src / rel
         body = (os.readlink(p).encode() if p.is_symlink() else p.read_bytes())
         h.update(f"{rel}\0{hashlib.sha256(body).hexdigest()}\n".encode())
@@ -112,8 +120,8 @@ def source_record(b: Linux24Build) -> dict:
         return {}
 
 
-def _copy_tree(src: Path, dst: Path) -> None:
-    """The x86_64 part of the user's tree, copied: the build writes into
+def _copy_tree(src: Path, dst: Path, arch: str = "x86_64") -> None:
+    """The ``arch`` part of the user's tree, copied: the build writes into
     its tree (.config, .depend, objects), and the user's stays untouched."""
     dst.mkdir(parents=True)
     excl = ["--exclude=./arch/*", "--exclude=./include/asm-*", "--exclude=.git"]
@@ -123,13 +131,13 @@ def _copy_tree(src: Path, dst: Path) -> None:
     a.stdout.close()
     if a.wait() or b.returncode:
         raise RunError(f"copying {src} into {dst} failed")
-    a = subprocess.Popen(["tar", "-C", str(src), "-c", "arch/x86_64",
-                          "include/asm-x86_64", "include/asm-generic"],
+    a = subprocess.Popen(["tar", "-C", str(src), "-c", f"arch/{arch}",
+                          *(f"include/{d}" for d in _asm_dirs(arch))],
                          stdout=subprocess.PIPE)
     b = subprocess.run(["tar", "-C", str(dst), "-x"], stdin=a.stdout)
     a.stdout.close()
     if a.wait() or b.returncode:
-        raise RunError(f"copying the x86_64 parts of {src} failed")
+        raise RunError(f"copying the {arch} parts of {src} failed")
 
 
 def apply_patches(tree: Path, patches) -> None:
@@ -168,7 +176,7 @@ def prepare(b: Linux24Build, progress=print) -> Path:
     """Everything a run of ``b`` needs: the image, its layout.json, the
     initrd (the bus-monitor plugin is the runner's)."""
     build(b, progress=progress)
-    rd = initrd(progress)
+    rd = initrd(progress, b.arch)
     lay = b.dir / "layout.json"
     newest = max((b.dir / "stamp").stat().st_mtime, rd.stat().st_mtime)
     if not lay.is_file() or lay.stat().st_mtime < newest:
@@ -179,14 +187,14 @@ def prepare(b: Linux24Build, progress=print) -> Path:
 def build(b: Linux24Build, src: Path = None, progress=print) -> Path:
     """Build ``b`` (if its stamp changed); return its directory."""
     src = src or source_tree()
-    version = check_version(src)
+    version = check_version(src, b.arch)
     want = stamp(b, version)
     st = b.dir / "stamp"
-    finger = source_fingerprint(src)
+    finger = source_fingerprint(src, b.arch)
     if not (st.is_file() and st.read_text().strip() == want and b.bzimage.is_file()
             and source_record(b).get("fingerprint") == finger):
         _build(b, src, version, want, progress)
-        rec = {"version": version, "sha256": source_sha256(src),
+        rec = {"version": version, "sha256": source_sha256(src, b.arch),
                "fingerprint": finger}
         (b.dir / SOURCE_FILE).write_text(json.dumps(rec, indent=2) + "\n")
     bad = sys_tail_calls(disassemble(b.dir / "vmlinux"))
@@ -198,22 +206,24 @@ def build(b: Linux24Build, src: Path = None, progress=print) -> Path:
 
 
 def _build(b: Linux24Build, src: Path, version: str, want: str, progress) -> None:
-    check_tools(("make", "patch", "gcc", "tar", "objdump", "nm", "gdb"))
+    check_tools(("make", "patch", "gcc", "tar", "objdump", "nm", "gdb")
+                + (("as86", "ld86") if b.is_i386 else ()))
     progress(f"build: Linux {version} {b.build_id} (out of tree, ~2 min)")
     if b.dir.exists():
         shutil.rmtree(b.dir)
     failed = b.dir.with_name(b.dir.name + ".failed")
     try:
         tree = b.dir / "src"
-        _copy_tree(src, tree)
+        _copy_tree(src, tree, b.arch)
         apply_patches(tree, b.patches)
         shutil.copy(b.config_file, tree / ".config")
         log = b.dir / "build.log"
         args = b.make_args()
-        _make(tree, ["oldconfig"], log)      # a full config: asks nothing
+        arch = ["ARCH=i386"] if b.is_i386 else []
+        _make(tree, ["oldconfig", *arch], log)      # a full config: asks nothing
         _make(tree, [*args, "dep"], log)
         _make(tree, ["-j2", *args, "bzImage"], log)
-        for f in ("vmlinux", "System.map", "arch/x86_64/boot/bzImage"):
+        for f in ("vmlinux", "System.map", f"arch/{b.arch}/boot/bzImage"):
             shutil.copy(tree / f, b.dir / Path(f).name)
         (b.dir / "stamp").write_text(want + "\n")
     except BaseException:
@@ -264,11 +274,13 @@ def main(argv=None) -> int:
                                 f"${SRC_ENV} (vanilla and colored)")
     sub = p.add_subparsers(dest="cmd", required=True)
     bp = sub.add_parser("build", help="build one image into build/linux24/")
-    bp.add_argument("--machine", default="ppro4")
+    bp.add_argument("--machine", default="ppro4", help="ppro4 or piii8")
     bp.add_argument("--kernel", default="vanilla", help="vanilla or cN")
+    bp.add_argument("--arch", default="x86_64", choices=("x86_64", "i386"),
+                    help="the architecture (default x86_64; i386 is the paper's)")
     a = p.parse_args(argv)
     try:
-        b = variant_for(get_machine(a.machine), a.kernel)
+        b = variant_for(get_machine(a.machine), a.kernel, a.arch)
         print(build(b, progress=lambda m: print(m, file=sys.stderr)))
     except (ConfigError, RunError) as e:
         print(f"colorsim: {e}", file=sys.stderr)
@@ -283,21 +295,67 @@ INIT_SOURCE = ROOT / "workloads" / "linux24" / "l24tasks.c"
 EXIT_HEADER = ROOT / "workloads" / "linux24" / "l24exit.h"   # both inits include it
 FIXED_TIME = 1023667200            # 2002-06-10, every file and the image
 QEMU_CPU = "qemu64,vendor=GenuineIntel"   # AMD vendor adds an e820 range 2.4 cannot map
+# i386: a P6-family CPU QEMU models (it has no Pentium Pro; the kernel's
+# config names the machine's CPU, M686 or MPENTIUMIII)
+QEMU_CPU_I386 = "pentium3"
 
 
-def initrd(progress=print) -> Path:
-    """build/linux24/initrd.ext2: /init (workloads/linux24/l24tasks.c, musl,
-    static) and the device nodes it needs, as an ext2 RAM-disk image that is
-    byte-identical for the same program (fixed times, UUID, hash seed)."""
+def initrd_path(arch: str = "x86_64") -> Path:
+    """The tasks workload's RAM disk for ``arch``'s images."""
+    return BUILD / "linux24" / ("initrd-i386.ext2" if arch == "i386" else "initrd.ext2")
+
+
+def init_program(arch: str = "x86_64") -> Path:
+    """The staged /init of that RAM disk (its symbols: compute())."""
+    return initrd_path(arch).with_suffix(".d") / "init"
+
+
+# Debian's musl-dev:i386 (multiarch): headers and a static libc for i386.
+# musl-gcc's wrapper is the host's (x86_64), so the 32-bit link is spelt out.
+MUSL_I386 = Path("/usr/lib/i386-linux-musl")
+MUSL_I386_INCLUDE = Path("/usr/include/i386-linux-musl")
+
+
+def musl_i386_link(out: Path, source: Path) -> list:
+    """gcc's command line for a static i386 musl program."""
+    if not (MUSL_I386 / "libc.a").is_file():
+        raise ConfigError("musl for i386 is not installed: dpkg --add-architecture "
+                          "i386 && apt-get update && apt-get install musl-dev:i386 "
+                          "(or run scripts/setup.sh; linux24-i386 kernels need it)")
+    def gcc_file(*args):
+        return subprocess.run(["gcc", "-m32", *args], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    crt = [str(MUSL_I386 / f) for f in ("crt1.o", "crti.o")]
+    return ["gcc", "-m32", "-static", "-nostdinc", "-nostdlib",
+            "-isystem", str(MUSL_I386_INCLUDE),
+            "-isystem", gcc_file("-print-file-name=include"),
+            "-Wl,--build-id=none", "-o", str(out), *crt, str(source),
+            f"-L{MUSL_I386}", "-Wl,--start-group", "-lc",
+            gcc_file("-print-libgcc-file-name"), "-Wl,--end-group",
+            str(MUSL_I386 / "crtn.o")]
+
+
+def initrd(progress=print, arch: str = "x86_64") -> Path:
+    """build/linux24/initrd.ext2 (initrd-i386.ext2): /init
+    (workloads/linux24/l24tasks.c, musl, static) and the device nodes it
+    needs, as an ext2 RAM-disk image that is byte-identical for the same
+    program (fixed times, UUID, hash seed)."""
     sources = (INIT_SOURCE, EXIT_HEADER)
     key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
+    flags = ["-O2", "-Wall", "-Wextra", "-Werror"]
 
     def fill(stage: Path) -> None:
-        subprocess.run(["musl-gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static",
-                        "-Wl,--build-id=none", "-o", str(stage / "init"),
-                        str(INIT_SOURCE)], check=True)
-    return build_ramdisk(BUILD / "linux24" / "initrd.ext2", key, fill, 2048,
-                         "the linux24 initrd (init = l24tasks)", progress)
+        if arch == "i386":
+            cmd = musl_i386_link(stage / "init", INIT_SOURCE)
+            cmd[1:1] = flags
+        else:
+            cmd = ["musl-gcc", *flags, "-static", "-Wl,--build-id=none",
+                   "-o", str(stage / "init"), str(INIT_SOURCE)]
+        subprocess.run(cmd, check=True)
+    what = "the linux24 initrd (init = l24tasks)"
+    return build_ramdisk(initrd_path(arch), key, fill, 2048,
+                         what.replace("linux24", "linux24-i386") if arch == "i386" else what,
+                         progress)
 
 
 def build_ramdisk(out: Path, key: str, fill, kib: int, what: str,
@@ -373,7 +431,7 @@ def qemu_args(b: Linux24Build, machine, initrd_path: Path, console: Path,
     directory, where QEMU runs."""
     m = machine
     return ["-display", "none", "-nodefaults", "-machine", "pc",
-            "-cpu", QEMU_CPU,
+            "-cpu", QEMU_CPU_I386 if b.is_i386 else QEMU_CPU,
             "-m", f"{m.memory.size // 2**20}M", "-smp", f"{m.processor.cpus}",
             "-accel", m.emulation.accel,
             "-icount", f"shift={m.emulation.icount_shift},sleep=off",
@@ -394,6 +452,10 @@ WALK_FIELDS = ("run_list", "cpus_runnable", "cpus_allowed", "policy",
                "counter", "processor", "mm", "nice")
 FIRST_TOUCHED = "run_list"
 USER_HALF = (0, 0x800000000000)       # x86_64 user addresses: PCs there are user mode
+USER_I386 = (0, 0xC0000000)           # i386's: below PAGE_OFFSET (3 GiB)
+# where l24tasks maps the m5-op page on i386 (its M5_VADDR; x86_64 keeps
+# busmon's default, the physical address)
+M5_VADDR_I386 = 0xB0000000
 SYMBOLS = ("schedule", "runqueue_lock", "init_tasks", "aligned_data",
            "init_task_union")
 
@@ -513,10 +575,11 @@ def write_layout(b: Linux24Build) -> Path:
     first = fields[FIRST_TOUCHED]["offset"]
     lo_line = min(f["offset"] for f in walk) & ~(LINE - 1)
     # the words read: run_list.next, not .prev
-    hi_word = max(f["offset"] + min(f["size"], 8) for f in walk)
+    ptr = 4 if b.is_i386 else 8
+    hi_word = max(f["offset"] + min(f["size"], ptr) for f in walk)
     # init's compute(): a unit of work for --timing (busmon unit=); the
     # same address in every task, which fork copies from init
-    init_syms = _nm(BUILD / "linux24" / "initrd.d" / "init")
+    init_syms = _nm(init_program(b.arch))
     if "compute" not in init_syms:
         raise RunError("the linux24 init has no compute symbol (is it "
                        "workloads/linux24/l24tasks.c?)")
@@ -551,7 +614,7 @@ def write_layout(b: Linux24Build) -> Path:
                           max(f["offset"] + f["size"] for f in walk)]},
         "symbols": {**{k: syms[k] for k in SYMBOLS},
                     "compute": init_syms["compute"]},
-        "ranges": {"rqloop": rq, "user": [list(USER_HALF)],
+        "ranges": {"rqloop": rq, "user": [list(USER_I386 if b.is_i386 else USER_HALF)],
                    "schedule": [sched["addr"], sched["addr"] + sched["size"]]},
         # 2.4's x86_64 spinlocks are byte-wide: lock decb takes, movb $1
         # releases (include/asm-x86_64/spinlock.h): busmon lockbytes=1
@@ -562,6 +625,8 @@ def write_layout(b: Linux24Build) -> Path:
     }
     if b.timing:
         layout["timing"] = timing_layout(syms)
+    if b.is_i386:
+        layout["m5base"] = M5_VADDR_I386
     out = b.dir / "layout.json"
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(layout, indent=2) + "\n")

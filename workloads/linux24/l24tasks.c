@@ -8,9 +8,11 @@
  *   tasks=N burst=N buffer=BYTES warmup=TICKS roi=TICKS   (ticks of 10 ms)
  *
  * The m5 ops: /dev/mem's page at physical 0xFFFF0000 (BIOS ROM) is mapped
- * at the same virtual address, which lies in user space on x86_64; the bus
- * monitor recognises an 8-byte load from 0xFFFF0000 + (func << 8) by that
- * virtual address, and gem5 executes it (its X86Board's m5-op range).  On
+ * at the same virtual address, which lies in user space on x86_64 (on
+ * i386, where it is the kernel's, at 0xB0000000: the layout tells the bus
+ * monitor, m5base=); the bus monitor recognises an 8-byte load from that
+ * base + (func << 8) by its virtual address, and gem5 executes it (its
+ * X86Board's m5-op range, by the physical address).  On
  * QEMU the run ends through the isa-debug-exit port 0xf4 (ioperm: init runs
  * as root); on gem5 the m5 exit before it ends the run. */
 #include <fcntl.h>
@@ -29,7 +31,12 @@
 
 #include "l24exit.h"
 
-#define M5_BASE 0xFFFF0000ul
+#define M5_BASE 0xFFFF0000ul        /* physical */
+#if defined(__x86_64__)
+#define M5_VADDR M5_BASE
+#else
+#define M5_VADDR 0xB0000000ul       /* i386: below the kernel's 3 GiB */
+#endif
 #define M5_EXIT 0x21
 #define M5_RESET_STATS 0x40
 #define M5_DUMP_STATS 0x41
@@ -53,10 +60,15 @@ static long setting(const char *name, long dflt, long lo, long hi)
 static void m5_op(unsigned func)
 {
   const volatile uint64_t *at = &m5page[(func << 8) / sizeof *m5page];
+#if defined(__x86_64__)
   uint64_t r;
   __asm__ volatile("xor %%edi, %%edi\n\txor %%esi, %%esi\n\tmovq (%1), %0"
                    : "=r"(r) : "r"(at) : "rdi", "rsi", "memory");
   (void)r;
+#else
+  /* i386 (QEMU only: gem5 loads no 32-bit kernel): one 8-byte load, MMX's */
+  __asm__ volatile("movq (%0), %%mm0\n\temms" : : "r"(at) : "memory");
+#endif
 }
 
 static void sleep_ticks(long ticks)
@@ -105,8 +117,8 @@ int main(void)
 
   int fd = open("/dev/mem", O_RDONLY);
   void *p = fd < 0 ? MAP_FAILED :
-      mmap((void *)M5_BASE, 0x10000, PROT_READ, MAP_SHARED | MAP_FIXED, fd, M5_BASE);
-  if (p != (void *)M5_BASE) {
+      mmap((void *)M5_VADDR, 0x10000, PROT_READ, MAP_SHARED | MAP_FIXED, fd, M5_BASE);
+  if (p != (void *)M5_VADDR) {
     printf("init: cannot map the m5-op page from /dev/mem\n");
     machine_exit();
   }

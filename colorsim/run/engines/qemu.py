@@ -224,6 +224,8 @@ class QemuEngine:
             args.append(f"rqloop={lo:#x}-{hi:#x}")
         for lo, hi in layout["ranges"]["user"]:
             args.append(f"user={lo:#x}-{hi:#x}")
+        if "m5base" in layout:   # where the guest maps the m5-op page (i386 Linux)
+            args.append(f"m5base={layout['m5base']:#x}")
         # the scheduler's code: its share of instructions and cycles
         for lo, hi in layout["ranges"].get("sched", []):
             args.append(f"sched={lo:#x}-{hi:#x}")
