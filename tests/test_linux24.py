@@ -438,28 +438,37 @@ def test_linux24_table_renders_both_kernels_and_the_fields():
     from colorsim.orchestrate import linux24table as lt
     pair = {"peak": 0x78, "c32_peak_share": 0.1, "colored_change": -0.5,
             "miss_vanilla": 0.99, "miss_c32": 0.2}
-    rows = [{"l2": "512KiB", "linux": pair,
+    rows = [{"l2": "512KiB", "linux": pair, "i386": {**pair, "peak": 0x30,
+                                                      "colored_change": -0.8},
              "testbed": {**pair, "peak": 0x30}, "paper_peak": 0x30,
              "paper_colored": -33.3, "paper_miss": (99.6, 35.8)}]
+    walk = lambda peak, field, first, lines: {
+        "peak": peak, "peak_field": field, "first": first, "lines": lines}
     f = {"fields": [("has_cpu", {"offset": 0x30, "size": 4}, "cpus_runnable",
-                     {"offset": 0x58, "size": 8})],
-         "peak": 0x78, "peak_field": "run_list", "testbed_first": "has_cpu",
-         "linux_first": "run_list",
-         "walk_lines": [(0x40, ["counter", "policy"], 0.485),
-                        (0x60, ["cpus_runnable", "run_list"], 0.488)]}
+                     {"offset": 0x34, "size": 4}, {"offset": 0x58, "size": 8})],
+         "testbed_first": "has_cpu",
+         "x86_64": walk(0x78, "run_list", "run_list",
+                        [(0x40, ["counter", "policy"], 0.485),
+                         (0x60, ["cpus_runnable", "run_list"], 0.488)]),
+         "i386": walk(0x30, "processor", "run_list",
+                      [(0x20, ["counter", "run_list"], 0.92)])}
     text = lt.render(rows, f)
-    assert "| 512 KiB | 0x078 / 0x030 / 0x030 | -50.0 % / -50.0 % / -33.3 % |" in text
-    assert "| `has_cpu` | 0x030, 4 B | `cpus_runnable` | 0x058, 8 B |" in text
-    assert "0x078, in `run_list`" in text
-    # every line the walk reads is named, with vanilla's share there
+    assert ("| 512 KiB | 0x030 / 0x078 / 0x030 / 0x030 "
+            "| -80.0 % / -50.0 % / -50.0 % / -33.3 % |") in text
+    assert "| `has_cpu` | 0x030, 4 B | `cpus_runnable` | 0x034, 4 B | 0x058, 8 B |" in text
+    assert "x86_64's vanilla peak (512 KiB): 0x078, in `run_list`" in text
+    assert "i386's vanilla peak (512 KiB): 0x030, in `processor`" in text
+    # every line each walk reads is named, with vanilla's share there
     assert ("0x040 (`counter`, `policy`): 48.5 %; 0x060 (`cpus_runnable`, "
             "`run_list`): 48.8 %." in text)
+    assert "0x020 (`counter`, `run_list`): 92.0 %." in text
 
 
 def test_readme_linux24_table_is_the_recorded_runs(tmp_path):
     """The real-Linux table (docs/results.md) is what the command computes from the
-    runs it was made from, kept in recorded/linux24 (the six testbed and six
-    Linux runs on the PPro, beside the engines table's Xeon pair): a block no
+    runs it was made from, kept in recorded/linux24 (the six testbed and
+    twelve Linux runs, six per architecture, on the PPro, beside the engines
+    table's runs): a block no
     run gives fails without a Linux tree.  (The slow test below makes the
     runs afresh from the user's tree.)"""
     import shutil
@@ -468,7 +477,7 @@ def test_readme_linux24_table_is_the_recorded_runs(tmp_path):
     shutil.copytree(ROOT / "recorded" / "linux24", runs,
                     ignore=shutil.ignore_patterns("README.md"))
     made = [d.name for d in runs.iterdir() if (d / "config.json").is_file()]
-    assert sum("-qemu-" in n and n.startswith("ppro4-") for n in made) == 12
+    assert sum("-qemu-" in n and n.startswith("ppro4-") for n in made) == 18
     p = _cli("catalog", "rebuild", "--runs", runs, env={"LINUX24_SRC": None})
     assert p.returncode == 0, p.stderr
     p = _docs("linux24-table", "--runs", runs, "--check", ROOT / "docs" / "results.md",
@@ -480,7 +489,7 @@ def test_readme_linux24_table_is_the_recorded_runs(tmp_path):
 @pytest.mark.requires_linux24
 def test_readme_linux24_table_is_the_catalogs(tmp_path):
     """The real-Linux table (docs/results.md) is what the command computes from
-    fresh runs (the six testbed and six Linux runs)."""
+    fresh runs (the six testbed and twelve Linux runs)."""
     from colorsim import ROOT
     p = _docs("linux24-table", "--run", "--runs", tmp_path / "r")
     assert p.returncode == 0, p.stderr[-2000:]

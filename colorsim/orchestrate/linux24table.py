@@ -1,17 +1,18 @@
 """``python3 -m colorsim.maintain linux24-table``: the real-Linux table of docs/results.md, generated.
 
-Real Linux 2.4.37 (built from the user's tree, ``LINUX24_SRC``) beside the
-testbed kernel and the paper, on the paper's 4-way Pentium Pro at the three
-L2 sizes it used, vanilla against 32 colors: where vanilla's bus traffic
-peaks, how the colored-line transactions change, and the run-queue loop's L2
-miss ratio (the paper's Table 2).  A second table puts the task-structure
-fields the walk reads at their offsets: 2.4.4 on i386 as the testbed lays
-them out, 2.4.37 on x86_64 as the built kernel's DWARF gives them, and the
-field on which Linux's measured vanilla peak falls.
+Real Linux 2.4.37 (built from the user's tree, ``LINUX24_SRC``), its i386
+port (the paper's) and its x86_64 one, beside the testbed kernel and the
+paper, on the paper's 4-way Pentium Pro at the three L2 sizes it used,
+vanilla against 32 colors: where vanilla's bus traffic peaks, how the
+colored-line transactions change, and the run-queue loop's L2 miss ratio
+(the paper's Table 2).  A second table puts the task-structure fields the
+walk reads at their offsets: 2.4.4 on i386 as the testbed lays them out,
+2.4.37 on i386 and on x86_64 as the built kernels' DWARF gives them, and
+the field on which each Linux's measured vanilla peak falls.
 
 The rows come from one runs folder's catalog (default ``runs/linux24``):
-``--run`` makes the headline's six testbed runs and the six Linux runs in
-it first.  ``--write FILE`` and ``--check FILE`` work as for ``headline``,
+``--run`` makes the headline's six testbed runs and the twelve Linux runs
+(six per architecture) in it first.  ``--write FILE`` and ``--check FILE`` work as for ``headline``,
 between ``<!-- linux24:begin -->`` and ``<!-- linux24:end -->``.
 
 ``linux24-engines`` puts the same six Linux runs, and the Xeon's pair
@@ -35,6 +36,9 @@ from colorsim.report.markdown import (add_block_options, check_block_files,
 
 KERNELS = ("linux24:vanilla", "linux24:c32")
 NAMES = ("linux24-vanilla", "linux24-c32")   # the catalog's kernel column
+# the same pair on i386 (linux24-table only: gem5 loads no 32-bit kernel)
+I386_KERNELS = ("linux24-i386:vanilla", "linux24-i386:c32")
+I386_NAMES = ("linux24-i386-vanilla", "linux24-i386-c32")
 TASKS = headline.TASKS
 TIMEOUT_S = 7200.0
 # The engines table adds the Xeon's pair (its 8 CPUs, its one L2 size) to
@@ -51,14 +55,15 @@ FIELDS = (("counter", "counter"), ("nice", "nice"), ("policy", "policy"),
           ("run_list.next", "run_list"))
 
 
-def specs():
-    """The six Linux runs: ppro4, TASKS processes, l24tasks as init."""
+def specs(kernels=KERNELS):
+    """The six Linux runs of ``kernels``: ppro4, TASKS processes, l24tasks
+    as init."""
     from colorsim.describe.machine import get_machine
     from colorsim.describe.runspec import RunSpec, Workload
     from colorsim.describe.variants import parse_variant
     for l2 in headline.L2S:
         m = get_machine("ppro4").with_l2(l2)
-        for k in KERNELS:
+        for k in kernels:
             # a Linux boot is a minute of CPU or more; on a shared
             # machine the wall time is several times that
             yield RunSpec(m, parse_variant(k, m), Workload(tasks=TASKS),
@@ -69,7 +74,7 @@ def make_runs(out: Path, log=print) -> None:
     """The testbed's headline runs and the Linux runs that ``out`` lacks."""
     from colorsim.run.runner import run
     headline.make_runs(out, log)
-    todo = list(specs())
+    todo = [*specs(), *specs(I386_KERNELS)]
     for i, spec in enumerate(todo, 1):
         log(f"linux24-table: run {i}/{len(todo)}: {spec.default_name()}")
         run(spec, name=spec.default_name(), out=out)
@@ -168,16 +173,19 @@ def render_engines(rows) -> str:
 
 
 def table_rows(cat) -> list:
-    """One row per L2 size: Linux's pair, the testbed's pair, the paper's."""
+    """One row per L2 size: Linux's pairs (i386, x86_64), the testbed's
+    pair, the paper's."""
     from colorsim.report.common import paper_results
     paper = paper_results()
     linux = headline.pick_runs(cat, NAMES, TASKS, how="linux24-table")
+    i386 = headline.pick_runs(cat, I386_NAMES, TASKS, how="linux24-table")
     testbed = headline.pick_runs(cat, headline.KERNELS, headline.TASKS,
                                  how="linux24-table")
     rows = []
     for i, l2 in enumerate(headline.L2S):
         rows.append({
             "l2": l2,
+            "i386": per_kinst_pair(*(i386[i][k] for k in I386_NAMES)),
             "linux": per_kinst_pair(*(linux[i][k] for k in NAMES)),
             "testbed": per_kinst_pair(testbed[i]["vanilla"], testbed[i]["c32"]),
             "paper_peak": paper["fig1"]["peak_offset"],
@@ -187,35 +195,45 @@ def table_rows(cat) -> list:
     return rows
 
 
-def field_rows(cat) -> dict:
-    """The walk's fields at their offsets in both kernels, and the field
-    under Linux's measured vanilla peak (the paper's 512 KiB L2)."""
+def _walk(cat, row) -> dict:
+    """One Linux vanilla run's walk (the paper's 512 KiB L2): its fields,
+    its peak and the field under it, and every line the walk reads per
+    task with the fields in it and vanilla's share of all transactions
+    there (each transaction at its line's base)."""
     from colorsim.results.rundata import hot_offsets, load_run, offset_histogram
+    # the catalog's paths are relative to its runs folder
+    run = load_run(Path(cat.root) / row["path"])
+    lay = run.layout
+    fl = lay["task_struct"]["fields"]
+    read = sorted(lay["scheduler_hot"]["fields_read_per_task"],
+                  key=lambda n: fl[n]["offset"])
+    peak = int(row["peak_offset"])
+    under = [n for n in read if fl[n]["offset"] <= peak < fl[n]["offset"] + fl[n]["size"]]
+    hot = hot_offsets(lay)
+    h = offset_histogram(run, "line")
+    total = float(h.sum()) or 1.0
+    lines = [(lo, [n for n in read if lo <= fl[n]["offset"] < lo + hot["line"]],
+              float(h.get(lo, 0)) / total) for lo in hot["lines"][:hot["per_task"]]]
+    return {"fields": fl, "peak": peak, "peak_field": under[0] if under else None,
+            "lines": lines, "first": lay["scheduler_hot"]["first_touched"]}
+
+
+def field_rows(cat) -> dict:
+    """The walk's fields at their offsets in the testbed's layout and both
+    Linux builds, and what each Linux's vanilla walk does (512 KiB)."""
+    from colorsim.results.rundata import load_run
     i = headline.L2S.index("512KiB")
-    linux = headline.pick_runs(cat, NAMES, TASKS, how="linux24-table")[i]
+    pick = lambda names: headline.pick_runs(cat, names, TASKS, how="linux24-table")[i]
+    linux = _walk(cat, pick(NAMES)["linux24-vanilla"])
+    i386 = _walk(cat, pick(I386_NAMES)["linux24-i386-vanilla"])
     testbed = headline.pick_runs(cat, headline.KERNELS, headline.TASKS,
                                  how="linux24-table")[i]
-    # the catalog's paths are relative to its runs folder
-    run_l = load_run(Path(cat.root) / linux["linux24-vanilla"]["path"])
-    lay_l = run_l.layout
     lay_t = load_run(Path(cat.root) / testbed["vanilla"]["path"]).layout
-    fl, ft = lay_l["task_struct"]["fields"], lay_t["task_struct"]["fields"]
-    read = sorted(lay_l["scheduler_hot"]["fields_read_per_task"],
-                  key=lambda n: fl[n]["offset"])
-    peak = int(linux["linux24-vanilla"]["peak_offset"])
-    under = [n for n in read if fl[n]["offset"] <= peak < fl[n]["offset"] + fl[n]["size"]]
-    # every line the walk reads per task, the fields in it, and vanilla's
-    # share of all transactions there (each transaction at its line's base)
-    hot = hot_offsets(lay_l)
-    h = offset_histogram(run_l, "line")
-    total = float(h.sum()) or 1.0
-    walk_lines = [(lo, [n for n in read if lo <= fl[n]["offset"] < lo + hot["line"]],
-                   float(h.get(lo, 0)) / total) for lo in hot["lines"][:hot["per_task"]]]
-    return {"fields": [(old, ft.get(old), new, fl.get(new)) for old, new in FIELDS],
-            "walk_lines": walk_lines,
-            "peak": peak, "peak_field": under[0] if under else None,
-            "testbed_first": lay_t["scheduler_hot"]["first_touched"],
-            "linux_first": lay_l["scheduler_hot"]["first_touched"]}
+    ft = lay_t["task_struct"]["fields"]
+    return {"fields": [(old, ft.get(old), new, i386["fields"].get(new),
+                        linux["fields"].get(new)) for old, new in FIELDS],
+            "x86_64": linux, "i386": i386,
+            "testbed_first": lay_t["scheduler_hot"]["first_touched"]}
 
 
 def _pct(x, sign=False) -> str:
@@ -225,34 +243,40 @@ def _pct(x, sign=False) -> str:
 
 def render(rows, fields) -> str:
     """The two Markdown tables."""
-    out = ["| L2 | vanilla's peak offset: Linux 2.4.37 / testbed / paper "
-           "| colored-line transactions per instruction, c32 vs vanilla: Linux 2.4.37 / testbed / paper "
-           "| run-queue loop L2 miss ratio, vanilla / c32: Linux 2.4.37 "
-           "| testbed | the paper's (Table 2) |",
-           "|---|---|---|---|---|---|"]
+    out = ["| L2 | vanilla's peak offset: Linux 2.4.37 i386 / x86_64 / testbed / paper "
+           "| colored-line transactions per instruction, c32 vs vanilla: Linux 2.4.37 "
+           "i386 / x86_64 / testbed / paper "
+           "| run-queue loop L2 miss ratio, vanilla / c32: Linux 2.4.37 i386 "
+           "| Linux 2.4.37 x86_64 | testbed | the paper's (Table 2) |",
+           "|---|---|---|---|---|---|---|"]
     for r in rows:
-        li, tb = r["linux"], r["testbed"]
+        i3, li, tb = r["i386"], r["linux"], r["testbed"]
         pc = r["paper_colored"]
         out.append(
             f"| {r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
-            f"| {li['peak']:#05x} / {tb['peak']:#05x} / {r['paper_peak']:#05x} "
-            f"| {_pct(li['colored_change'], True)} / {_pct(tb['colored_change'], True)}"
+            f"| {i3['peak']:#05x} / {li['peak']:#05x} / {tb['peak']:#05x} / "
+            f"{r['paper_peak']:#05x} "
+            f"| {_pct(i3['colored_change'], True)} / {_pct(li['colored_change'], True)}"
+            f" / {_pct(tb['colored_change'], True)}"
             f" / {'—' if pc is None else f'{pc:+.1f} %'} "
+            f"| {_pct(i3['miss_vanilla'])} / {_pct(i3['miss_c32'])} "
             f"| {_pct(li['miss_vanilla'])} / {_pct(li['miss_c32'])} "
             f"| {_pct(tb['miss_vanilla'])} / {_pct(tb['miss_c32'])} "
             f"| {r['paper_miss'][0]:.1f} % / {r['paper_miss'][1]:.1f} % |")
-    out += ["", "| field the walk reads: 2.4.4 (i386) | offset, size "
-            "| 2.4.37 (x86_64) | offset, size |", "|---|---|---|---|"]
-    for old, fo, new, fn in fields["fields"]:
-        out.append(f"| `{old}` | {_at(fo)} | `{new}` | {_at(fn)} |")
-    lines = "; ".join(f"{lo:#05x} ({', '.join(f'`{n}`' for n in names)}): "
-                      f"{100 * share:.1f} %" for lo, names, share in fields["walk_lines"])
-    out += ["", f"Linux 2.4.37's vanilla peak (512 KiB): {fields['peak']:#05x}, "
-            f"in `{fields['peak_field'] or 'no field the walk reads'}`; the first "
-            f"field each walk step touches: `{fields['testbed_first']}` (2.4.4), "
-            f"`{fields['linux_first']}` (2.4.37). The lines 2.4.37's walk reads on "
-            f"every task, with vanilla's share of all transactions (512 KiB): "
-            f"{lines}."]
+    out += ["", "| field the walk reads: 2.4.4 (i386, the testbed's layout) | offset, size "
+            "| 2.4.37 | offset, size: i386 | x86_64 |", "|---|---|---|---|---|"]
+    for old, fo, new, fi, fx in fields["fields"]:
+        out.append(f"| `{old}` | {_at(fo)} | `{new}` | {_at(fi)} | {_at(fx)} |")
+    out += ["", f"The first field each walk step touches: `{fields['testbed_first']}` "
+            f"(2.4.4), `{fields['i386']['first']}` (2.4.37)."]
+    for arch in ("i386", "x86_64"):
+        w = fields[arch]
+        lines = "; ".join(f"{lo:#05x} ({', '.join(f'`{n}`' for n in names)}): "
+                          f"{100 * share:.1f} %" for lo, names, share in w["lines"])
+        out.append(f"Linux 2.4.37 {arch}'s vanilla peak (512 KiB): {w['peak']:#05x}, "
+                   f"in `{w['peak_field'] or 'no field the walk reads'}`; the lines "
+                   f"its walk reads on every task, with vanilla's share of all "
+                   f"transactions: {lines}.")
     return "\n".join(out) + "\n"
 
 
@@ -313,7 +337,7 @@ def _add(sub, name, block, help_, run_help, func):
 def add_parser(sub):
     return _add(sub, "linux24-table", "linux24",
                 "the real Linux 2.4 table (docs/results.md), from the catalog",
-                "make the twelve runs first (the Linux ones need LINUX24_SRC) "
+                "make the eighteen runs first (the Linux ones need LINUX24_SRC) "
                 "and rebuild the catalog", cmd_linux24_table)
 
 

@@ -563,6 +563,16 @@ def timing_layout(syms: dict) -> dict:
             "free": [check["addr"], check["addr"] + check["size"]]}
 
 
+def _layout_way_bits(b: Linux24Build) -> int:
+    """The coloring bits the layout names.  A vanilla image is one build
+    for every L2 size (it has no color bits), so its layout names its
+    machine's own L2's: the same file whichever L2 size's run wrote it."""
+    if b.colors > 1:
+        return b.way_bits
+    from colorsim.describe.machine import get_machine
+    return get_machine(b.config).caches.l2.way_bits
+
+
 def write_layout(b: Linux24Build) -> Path:
     """b.dir/layout.json, in the shape of the testbed kernel's."""
     vmlinux = b.dir / "vmlinux"
@@ -596,7 +606,7 @@ def write_layout(b: Linux24Build) -> Path:
                        f"schedule()'s line table (was sched.o built with -g?)")
     layout = {
         "variant": {"name": b.name, "build_id": b.build_id, "colors": b.colors,
-                    "line": LINE, "way_bits": b.way_bits,
+                    "line": LINE, "way_bits": _layout_way_bits(b),
                     "color_shift": b.color_shift if b.colors > 1 else 0,
                     "color_mask": b.color_mask, "scheduler": "linux-2.4.37"},
         "thread_size": THREAD_SIZE,
