@@ -16,6 +16,16 @@ def positive_int(text):
     return v
 
 
+def seeds_count(text):
+    """How many seeds a table's row runs: at least 2, since a row's chance
+    is the spread of its seeds."""
+    v = positive_int(text)
+    if v < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: a row needs at least 2 "
+                                         "seeds to have a spread")
+    return v
+
+
 def _positive(text, unit):
     try:
         v = float(text)

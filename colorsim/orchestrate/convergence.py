@@ -25,13 +25,14 @@ import statistics
 
 from colorsim.errors import ConfigError
 
+from colorsim.orchestrate.seeds import (SEEDS, agrees, contention_cell,
+                                        mean_of, rate_cells, seeded)
 from colorsim.orchestrate.interleaving import (KERNELS, MACHINE, POINT,
                                                add_point_options, point_from_args,
                                                summary, web_spec)
-from colorsim.orchestrate.sensitivity import add_table_run_options, emit_table, made_run
+from colorsim.orchestrate.sensitivity import add_table_run_options, emit_table
 
 QS_US = (100, 20, 5, 1)        # the skew bound Q, modelled µs, coarse to fine
-SEEDS = (1, 2, 3)
 
 
 def bounded(m, q_us):
@@ -96,7 +97,7 @@ def table_rows(machine) -> tuple:
 def web_summary(path) -> dict:
     """A web run's row numbers: requests per modelled second as the rate."""
     s = summary(path)
-    return {"rate": s["req_s"], "contention": s["contention"], "host_s": s["host_s"]}
+    return {"rate": s["rate"], "contention": s["contention"], "host_s": s["host_s"]}
 
 
 def chat_summary(path) -> dict:
@@ -105,18 +106,6 @@ def chat_summary(path) -> dict:
     s = chatregime.summary(path)
     return {"rate": s["msg_s"], "contention": s["contention"] / 100,
             "host_s": s["host_s"]}
-
-
-def seeded(spec_of, summarize, out, run, force, missing=None):
-    """{kernel: [summary per seed]} of one row, ``spec_of(kernel, seed)``
-    its runs (made first with ``run``); None when one is missing."""
-    got = {k: [] for k in KERNELS}
-    for seed in SEEDS:
-        for k in KERNELS:
-            path = made_run(spec_of(k, seed), out, run, force, missing)
-            if path is not None:
-                got[k].append(summarize(path))
-    return got if all(len(v) == len(SEEDS) for v in got.values()) else None
 
 
 def rows(at, out, run, force, missing=None):
@@ -139,52 +128,16 @@ def guest_mips(path) -> float:
     return bm["insts_since_start"] / wall / 1e6 if wall else float("nan")
 
 
-def gains(got) -> list:
-    """c32's gain over vanilla per seed."""
-    return [c["rate"] / v["rate"] - 1 if v["rate"] else float("nan")
-            for v, c in zip(got["vanilla"], got["c32"])]
-
-
-def agrees(a, b) -> bool:
-    """Two rows' mean gains differ by no more than the wider seed range."""
-    ga, gb = gains(a), gains(b)
-    spread = max(max(ga) - min(ga), max(gb) - min(gb))
-    return abs(statistics.mean(ga) - statistics.mean(gb)) <= spread
-
-
 def _q_label(q, configured) -> str:
     if q is None:
         return "as configured"
     return f"{q} µs (as configured)" if q == configured else f"{q} µs"
 
 
-def _mean_range(values, fmt) -> str:
-    return (f"{fmt.format(statistics.mean(values))} "
-            f"[{fmt.format(min(values))}..{fmt.format(max(values))}]")
-
-
 def header(unit: str) -> str:
     return (f"| clocks held within | vanilla {unit} | c32 {unit} | c32's gain "
             "| agrees with the next finer row | lock contention, vanilla / c32 "
             "| host s, vanilla / c32 | guest MIPS |\n|---|---|---|---|---|---|---|---|")
-
-
-def mean_of(rs, key) -> float:
-    return statistics.mean(r[key] for r in rs)
-
-
-def rate_cells(got) -> str:
-    """Both kernels' rates and c32's gain, mean [least..most] over the
-    seeds: a row's cells from its second column on."""
-    v, c = got["vanilla"], got["c32"]
-    g = [100 * x for x in gains(got)]
-    return (f"| {_mean_range([r['rate'] for r in v], '{:.0f}')} "
-            f"| {_mean_range([r['rate'] for r in c], '{:.0f}')} "
-            f"| {_mean_range(g, '{:+.1f}')} % ")
-
-
-def contention_cell(got) -> str:
-    return f"| {mean_of(got['vanilla'], 'contention'):.2f} / {mean_of(got['c32'], 'contention'):.2f} "
 
 
 def format_row(q, got, finer, configured=None) -> str:

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from colorsim.orchestrate.convergence import (SEEDS, agrees, at_point, configured_q,
-                                              contention_cell, rate_cells, seeded)
-from colorsim.orchestrate.interleaving import KERNELS, POINT
+from colorsim.orchestrate.convergence import at_point, configured_q
+from colorsim.orchestrate.interleaving import POINT
+from colorsim.orchestrate.seeds import (KERNELS, SEEDS, agrees, contention_cell,
+                                        rate_cells, seeded)
 from colorsim.orchestrate.sensitivity import add_table_run_options, emit_table
 
 POINTS = {"fig9": "Figure 9, 8 CPUs", "fig6": "Figure 6, 512 KiB, 1024 httpd"}
