@@ -81,7 +81,10 @@ apt_install() {
 # Build dependencies, all from bookworm.  seabios is the guest firmware
 # (used through -L); the option ROMs are built from the source below.
 say "installing build dependencies from Debian"
-deps=(gcc gcc-multilib g++ make patch pkg-config dpkg-dev xz-utils ninja-build
+# gcc-12-multilib, not the gcc-multilib meta package: the meta package
+# conflicts with the i386 cross compiler musl-dev:i386 brings (setup.sh),
+# and the option ROMs need only gcc -m32 and a 32-bit libgcc.
+deps=(gcc gcc-12-multilib g++ make patch pkg-config dpkg-dev xz-utils ninja-build
       device-tree-compiler libfdt-dev libpixman-1-dev libglib2.0-dev
       zlib1g-dev flex bison python3 python3-venv seabios binutils)
 missing=()
@@ -209,9 +212,9 @@ else
   echo "${conf[*]}" > build/colorsim-configure
 fi
 # The multiboot and linuxboot option ROMs need a 32-bit libgcc
-# (gcc-multilib); without it configure silently skips them.
+# (gcc-12-multilib); without it configure silently skips them.
 [ -f build/pc-bios/optionrom/config.mak ] ||
-  die "configure found no 32-bit x86 compiler for the option ROMs (is gcc-multilib installed?)"
+  die "configure found no 32-bit x86 compiler for the option ROMs (is gcc-12-multilib installed?)"
 grep -q "CONFIG_PLUGIN" build/config-host.h || die "configure did not enable plugins"
 
 say "ninja qemu-system-x86_64 (-j$JOBS; progress every 10%)"

@@ -14,7 +14,11 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 updated=""
 apt_install() {
-  [ -n "$updated" ] || { $SUDO apt-get update -qq; updated=1; }
+  # An index that fails to download (a mirror mid-sync) is reported, not
+  # fatal: apt goes on with the indexes it has, and a package it then
+  # cannot find fails the install below with apt's own message.
+  [ -n "$updated" ] || { $SUDO apt-get update -qq || echo "setup: apt-get update" \
+    "reported errors (above); going on with the package indexes it has"; updated=1; }
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
     --no-install-recommends "$@" >/dev/null
 }
@@ -23,9 +27,11 @@ apt_install() {
 # make, patch, tar, gdb, e2fsprogs: building and reading Linux 2.4 from the
 # user's tree (colorsim/describe/linux24.py's TOOLS; the kernel's build,
 # gdb for task_struct from its DWARF, mke2fs for its RAM disk); bin86 and
-# gcc-multilib: its i386 images (as86/ld86 for the boot sector, gcc -m32)
+# gcc-12-multilib: its i386 images (as86/ld86 for the boot sector, gcc -m32;
+# not the gcc-multilib meta package, which musl-dev:i386's cross compiler
+# below replaces)
 packages=(seabios scons gcc binutils musl-tools chromium slurmctld slurmd slurm-client munge
-          make patch tar gdb e2fsprogs bin86 gcc-multilib)
+          make patch tar gdb e2fsprogs bin86 gcc-12-multilib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -37,12 +43,15 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # musl for i386 (the i386 Linux 2.4 images' init): Debian's multiarch
-# package, so the i386 architecture is added to dpkg first
+# package, so the i386 architecture is added to dpkg first.  Only the
+# linux24-i386 kernels need it, so a failure here is a warning: they then
+# refuse to build with a message that names the package.
 if ! dpkg -s musl-dev:i386 >/dev/null 2>&1; then
   echo "setup: installing musl-dev:i386 (the i386 Linux 2.4 init)"
   $SUDO dpkg --add-architecture i386
   updated=""
-  apt_install musl-dev:i386
+  apt_install musl-dev:i386 || echo "setup: musl-dev:i386 could not be" \
+    "installed; the linux24-i386 kernels need it, nothing else does"
 fi
 
 # Python: the checkout's own environment, .venv, with every package at the
