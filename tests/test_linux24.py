@@ -8,6 +8,8 @@ import subprocess
 
 import pytest
 
+from colorsim import BUILD
+
 from colorsim.describe import linux24 as described
 from colorsim.run import linux24
 from colorsim.errors import ConfigError
@@ -165,7 +167,7 @@ def test_linux24_kernels_are_a_family_on_the_command_line():
     m = get_machine("ppro4")
     v = parse_variant("linux24:c32", m)
     assert described.is_linux24(v) and v.name == "linux24-c32"
-    assert RunSpec(m, v).kernel_dir == linux24.BUILD / "linux24" / "ppro4-c32-b17"
+    assert RunSpec(m, v).kernel_dir == BUILD / "linux24" / "ppro4-c32-b17"
     assert RunSpec(m, v, engine="gem5").engine == "gem5"   # its tasks workload
     with pytest.raises(ConfigError, match="no other --workload"):
         RunSpec(m, v, Workload(program="/bin/chat"))

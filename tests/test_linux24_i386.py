@@ -9,6 +9,8 @@ import re
 
 import pytest
 
+from colorsim import BUILD
+
 from colorsim.describe import linux24 as described
 from colorsim.describe.machine import get_machine
 from colorsim.describe.runspec import RunSpec, Workload
@@ -74,10 +76,10 @@ def test_the_layouts_m5_base_reaches_the_bus_monitor():
     spec = RunSpec(m, parse_variant("linux24-i386:vanilla", m), Workload(tasks=8))
     lay = {"ranges": {"rqloop": [[0x1000, 0x1010]], "user": [[0, 0xC0000000]],
                       "schedule": [0x1000, 0x2000]}, "symbols": {}}
-    args = QemuEngine().plugin_args(spec, linux24.BUILD, lay).split(",")
+    args = QemuEngine().plugin_args(spec, BUILD, lay).split(",")
     assert "m5base" not in ",".join(args)
     lay["m5base"] = linux24.M5_VADDR_I386
-    args = QemuEngine().plugin_args(spec, linux24.BUILD, lay).split(",")
+    args = QemuEngine().plugin_args(spec, BUILD, lay).split(",")
     assert f"m5base={linux24.M5_VADDR_I386:#x}" in args
     src = linux24.INIT_SOURCE.read_text()
     assert re.search(rf"M5_VADDR {linux24.M5_VADDR_I386:#X}ul".replace("0X", "0x"), src)

@@ -244,9 +244,7 @@ class Linux24Build:
     def rootfs_image(self, program: str) -> Path:
         """Its ext2 initrd: the web image, or the tasks workload's (the
         i386 one for i386 images)."""
-        if program:
-            return web_image()
-        return BUILD / "linux24" / ("initrd-i386.ext2" if self.is_i386 else "initrd.ext2")
+        return web_image() if program else tasks_initrd(self.arch)
 
     def for_run(self, timing: bool) -> "Linux24Build":
         """A --timing run boots the image whose ticks come from modelled
@@ -347,6 +345,11 @@ WEB_PROGRAM = "/bin/web"
 # the boot code cuts a longer line silently, so it is refused before a run.
 CMDLINE_MAX = 255
 WEB_IMAGE_KIB = 8192
+
+
+def tasks_initrd(arch: str = "x86_64") -> Path:
+    """The tasks workload's RAM disk for ``arch``'s images."""
+    return BUILD / "linux24" / ("initrd-i386.ext2" if arch == "i386" else "initrd.ext2")
 
 
 def web_image() -> Path:

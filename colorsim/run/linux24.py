@@ -28,10 +28,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from colorsim import BUILD, ROOT
+from colorsim import ROOT
 from colorsim.describe.linux24 import (LINE, SRC_ENV, THREAD_SIZE, Linux24Build,
                                        check_tools, check_version, source_tree,
-                                       variant_for)
+                                       tasks_initrd, variant_for)
 from colorsim.errors import ConfigError, RunError
 
 
@@ -300,14 +300,10 @@ QEMU_CPU = "qemu64,vendor=GenuineIntel"   # AMD vendor adds an e820 range 2.4 ca
 QEMU_CPU_I386 = "pentium3"
 
 
-def initrd_path(arch: str = "x86_64") -> Path:
-    """The tasks workload's RAM disk for ``arch``'s images."""
-    return BUILD / "linux24" / ("initrd-i386.ext2" if arch == "i386" else "initrd.ext2")
-
-
 def init_program(arch: str = "x86_64") -> Path:
-    """The staged /init of that RAM disk (its symbols: compute())."""
-    return initrd_path(arch).with_suffix(".d") / "init"
+    """The staged /init of the tasks workload's RAM disk (its symbols:
+    compute())."""
+    return tasks_initrd(arch).with_suffix(".d") / "init"
 
 
 # Debian's musl-dev:i386 (multiarch): headers and a static libc for i386.
@@ -353,7 +349,7 @@ def initrd(progress=print, arch: str = "x86_64") -> Path:
                    "-o", str(stage / "init"), str(INIT_SOURCE)]
         subprocess.run(cmd, check=True)
     what = "the linux24 initrd (init = l24tasks)"
-    return build_ramdisk(initrd_path(arch), key, fill, 2048,
+    return build_ramdisk(tasks_initrd(arch), key, fill, 2048,
                          what.replace("linux24", "linux24-i386") if arch == "i386" else what,
                          progress)
 
