@@ -113,7 +113,7 @@ def _loader_boot(image, machine, console, cmdline):
         cmd += ["-L", str(d)]
     n = machine.processor.cpus
     cmd += ["-display", "none", "-nodefaults", "-machine", "pc,acpi=off",
-            "-cpu", linux24.QEMU_CPU, "-m", f"{machine.memory.size // 2**20}M",
+            "-cpu", linux24.ARCH["x86_64"].qemu_cpu, "-m", f"{machine.memory.size // 2**20}M",
             "-smp", f"{n},sockets={n}", "-accel", "tcg,thread=single",
             "-icount", "shift=3,sleep=off", "-no-reboot",
             "-device", "isa-debug-exit,iobase=0xf4,iosize=4",

@@ -78,11 +78,12 @@ def test_the_layouts_m5_base_reaches_the_bus_monitor():
                       "schedule": [0x1000, 0x2000]}, "symbols": {}}
     args = QemuEngine().plugin_args(spec, BUILD, lay).split(",")
     assert "m5base" not in ",".join(args)
-    lay["m5base"] = linux24.M5_VADDR_I386
+    base = linux24.ARCH["i386"].m5base
+    lay["m5base"] = base
     args = QemuEngine().plugin_args(spec, BUILD, lay).split(",")
-    assert f"m5base={linux24.M5_VADDR_I386:#x}" in args
+    assert f"m5base={base:#x}" in args
     src = linux24.INIT_SOURCE.read_text()
-    assert re.search(rf"M5_VADDR {linux24.M5_VADDR_I386:#X}ul".replace("0X", "0x"), src)
+    assert re.search(rf"M5_VADDR {base:#X}ul".replace("0X", "0x"), src)
 
 
 # ---- with the user's tree ----------------------------------------------

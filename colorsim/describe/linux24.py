@@ -33,6 +33,32 @@ PATCHES = HERE / "patches"
 ARCHES = {"x86_64": "linux24", "i386": "linux24-i386"}
 
 
+QEMU_CPU = "qemu64,vendor=GenuineIntel"   # AMD vendor adds an e820 range 2.4 cannot map
+
+
+@dataclass(frozen=True)
+class ArchFacts:
+    """What building, booting and reading one architecture's image differ
+    in: one record per architecture, so another touches one place."""
+    qemu_cpu: str        # QEMU's -cpu
+    user: tuple          # [lo, hi) user addresses: PCs there are user mode
+    pointer: int         # bytes of a pointer (the walk reads run_list.next)
+    m5base: int = None   # where init maps the m5-op page, if not busmon's default
+    boot_tools: tuple = ()   # beyond the toolchain (TOOLS names their packages)
+    make_config: tuple = ()  # make's arguments naming it (oldconfig's too)
+
+
+ARCH = {
+    "x86_64": ArchFacts(QEMU_CPU, (0, 0x800000000000), 8),
+    # a P6-family CPU QEMU models (it has no Pentium Pro; the kernel's
+    # config names the machine's CPU, M686 or MPENTIUMIII); the m5-op page
+    # below the kernel's 3 GiB (l24tasks.c's M5_VADDR); as86/ld86 for the
+    # boot sector
+    "i386": ArchFacts("pentium3", (0, 0xC0000000), 4, m5base=0xB0000000,
+                      boot_tools=("as86", "ld86"), make_config=("ARCH=i386",)),
+}
+
+
 BUILD_FIXES = "0001-gcc12-x86_64-build.patch"
 
 
@@ -115,7 +141,7 @@ CC = ("gcc -fno-pie -fgnu89-inline -fno-tree-loop-distribute-patterns "
 # bin86), the rest GNU as and ld in 32-bit mode.
 CC_I386 = ("gcc -m32 -fno-pie -fgnu89-inline -fno-tree-loop-distribute-patterns "
            "-fno-optimize-sibling-calls -DCOLORSIM_NEWER_GCC")
-I386_MAKE_ARGS = ["ARCH=i386", "LD=ld -m elf_i386", "AS=as --32"]
+I386_MAKE_ARGS = [*ARCH["i386"].make_config, "LD=ld -m elf_i386", "AS=as --32"]
 # Line tables for the scheduler only: where the run-queue loop's code is.
 # -g does not change the code gcc generates.
 DEBUG_SCHED = "CFLAGS_sched.o=-g"

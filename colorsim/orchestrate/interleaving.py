@@ -118,7 +118,9 @@ def rows(point: dict, out: Path, run: bool, force: bool, missing=None,
 
 
 def format_row(change, got, configured) -> str:
-    moves = "—" if change is None else ("no" if agrees(got, configured) else "yes")
+    # "—": the configured row itself, or (printing without --write) its runs missing
+    moves = ("—" if change is None or configured is None
+             else "no" if agrees(got, configured) else "yes")
     v, c = got["vanilla"], got["c32"]
     pair = lambda key, f: f"{f.format(mean_of(v, key))} / {f.format(mean_of(c, key))}"
     return (f"| {CHANGES[change][0]} {rate_cells(got)}| {moves} "

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from colorsim import ROOT
 from colorsim.orchestrate.convergence import bounded
-from colorsim.orchestrate.seeds import SEEDS, mean_range
+from colorsim.orchestrate.seeds import SEEDS, rate_cells
 from colorsim.orchestrate.interleaving import KERNELS, web_spec
 from colorsim.orchestrate.sensitivity import add_table_run_options, emit_table, made_run
 
@@ -170,11 +170,7 @@ def _pair(got, key, fmt) -> str:
 
 
 def format_row(point, label, got) -> str:
-    v, c = got["vanilla"], got["c32"]
-    gains = [100 * (b["rate"] / a["rate"] - 1) for a, b in zip(v, c)]
-    return (f"| {point} | {label} | {mean_range([r['rate'] for r in v], '{:.0f}')} "
-            f"| {mean_range([r['rate'] for r in c], '{:.0f}')} "
-            f"| {mean_range(gains, '{:+.1f}')} % "
+    return (f"| {point} | {label} {rate_cells(got)}"
             f"| {_pair(got, 'kernel_contention', '{:.2f}')} "
             f"| {_pair(got, 'meter_contention', '{:.2f}')} "
             f"| {_pair(got, 'hold', '{:.1f}')} "

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from colorsim import ROOT
-from colorsim.describe.linux24 import (LINE, SRC_ENV, THREAD_SIZE, Linux24Build,
+from colorsim.describe.linux24 import (ARCH, ARCHES, LINE, SRC_ENV, THREAD_SIZE, Linux24Build,
                                        check_tools, check_version, source_tree,
                                        tasks_initrd, variant_for)
 from colorsim.errors import ConfigError, RunError
@@ -207,7 +207,7 @@ def build(b: Linux24Build, src: Path = None, progress=print) -> Path:
 
 def _build(b: Linux24Build, src: Path, version: str, want: str, progress) -> None:
     check_tools(("make", "patch", "gcc", "tar", "objdump", "nm", "gdb")
-                + (("as86", "ld86") if b.is_i386 else ()))
+                + ARCH[b.arch].boot_tools)
     progress(f"build: Linux {version} {b.build_id} (out of tree, ~2 min)")
     if b.dir.exists():
         shutil.rmtree(b.dir)
@@ -219,8 +219,8 @@ def _build(b: Linux24Build, src: Path, version: str, want: str, progress) -> Non
         shutil.copy(b.config_file, tree / ".config")
         log = b.dir / "build.log"
         args = b.make_args()
-        arch = ["ARCH=i386"] if b.is_i386 else []
-        _make(tree, ["oldconfig", *arch], log)      # a full config: asks nothing
+        # a full config: asks nothing
+        _make(tree, ["oldconfig", *ARCH[b.arch].make_config], log)
         _make(tree, [*args, "dep"], log)
         _make(tree, ["-j2", *args, "bzImage"], log)
         for f in ("vmlinux", "System.map", f"arch/{b.arch}/boot/bzImage"):
@@ -294,10 +294,7 @@ def main(argv=None) -> int:
 INIT_SOURCE = ROOT / "workloads" / "linux24" / "l24tasks.c"
 EXIT_HEADER = ROOT / "workloads" / "linux24" / "l24exit.h"   # both inits include it
 FIXED_TIME = 1023667200            # 2002-06-10, every file and the image
-QEMU_CPU = "qemu64,vendor=GenuineIntel"   # AMD vendor adds an e820 range 2.4 cannot map
-# i386: a P6-family CPU QEMU models (it has no Pentium Pro; the kernel's
-# config names the machine's CPU, M686 or MPENTIUMIII)
-QEMU_CPU_I386 = "pentium3"
+
 
 
 def init_program(arch: str = "x86_64") -> Path:
@@ -348,10 +345,8 @@ def initrd(progress=print, arch: str = "x86_64") -> Path:
             cmd = ["musl-gcc", *flags, "-static", "-Wl,--build-id=none",
                    "-o", str(stage / "init"), str(INIT_SOURCE)]
         subprocess.run(cmd, check=True)
-    what = "the linux24 initrd (init = l24tasks)"
     return build_ramdisk(tasks_initrd(arch), key, fill, 2048,
-                         what.replace("linux24", "linux24-i386") if arch == "i386" else what,
-                         progress)
+                         f"the {ARCHES[arch]} initrd (init = l24tasks)", progress)
 
 
 def build_ramdisk(out: Path, key: str, fill, kib: int, what: str,
@@ -427,7 +422,7 @@ def qemu_args(b: Linux24Build, machine, initrd_path: Path, console: Path,
     directory, where QEMU runs."""
     m = machine
     return ["-display", "none", "-nodefaults", "-machine", "pc",
-            "-cpu", QEMU_CPU_I386 if b.is_i386 else QEMU_CPU,
+            "-cpu", ARCH[b.arch].qemu_cpu,
             "-m", f"{m.memory.size // 2**20}M", "-smp", f"{m.processor.cpus}",
             "-accel", m.emulation.accel,
             "-icount", f"shift={m.emulation.icount_shift},sleep=off",
@@ -447,11 +442,6 @@ def qemu_args(b: Linux24Build, machine, initrd_path: Path, console: Path,
 WALK_FIELDS = ("run_list", "cpus_runnable", "cpus_allowed", "policy",
                "counter", "processor", "mm", "nice")
 FIRST_TOUCHED = "run_list"
-USER_HALF = (0, 0x800000000000)       # x86_64 user addresses: PCs there are user mode
-USER_I386 = (0, 0xC0000000)           # i386's: below PAGE_OFFSET (3 GiB)
-# where l24tasks maps the m5-op page on i386 (its M5_VADDR; x86_64 keeps
-# busmon's default, the physical address)
-M5_VADDR_I386 = 0xB0000000
 SYMBOLS = ("schedule", "runqueue_lock", "init_tasks", "aligned_data",
            "init_task_union")
 
@@ -581,8 +571,8 @@ def write_layout(b: Linux24Build) -> Path:
     first = fields[FIRST_TOUCHED]["offset"]
     lo_line = min(f["offset"] for f in walk) & ~(LINE - 1)
     # the words read: run_list.next, not .prev
-    ptr = 4 if b.is_i386 else 8
-    hi_word = max(f["offset"] + min(f["size"], ptr) for f in walk)
+    facts = ARCH[b.arch]
+    hi_word = max(f["offset"] + min(f["size"], facts.pointer) for f in walk)
     # init's compute(): a unit of work for --timing (busmon unit=); the
     # same address in every task, which fork copies from init
     init_syms = _nm(init_program(b.arch))
@@ -620,7 +610,7 @@ def write_layout(b: Linux24Build) -> Path:
                           max(f["offset"] + f["size"] for f in walk)]},
         "symbols": {**{k: syms[k] for k in SYMBOLS},
                     "compute": init_syms["compute"]},
-        "ranges": {"rqloop": rq, "user": [list(USER_I386 if b.is_i386 else USER_HALF)],
+        "ranges": {"rqloop": rq, "user": [list(facts.user)],
                    "schedule": [sched["addr"], sched["addr"] + sched["size"]]},
         # 2.4's x86_64 spinlocks are byte-wide: lock decb takes, movb $1
         # releases (include/asm-x86_64/spinlock.h): busmon lockbytes=1
@@ -631,8 +621,8 @@ def write_layout(b: Linux24Build) -> Path:
     }
     if b.timing:
         layout["timing"] = timing_layout(syms)
-    if b.is_i386:
-        layout["m5base"] = M5_VADDR_I386
+    if facts.m5base is not None:
+        layout["m5base"] = facts.m5base
     out = b.dir / "layout.json"
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(layout, indent=2) + "\n")
