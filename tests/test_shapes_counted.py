@@ -223,3 +223,39 @@ def test_a_herd_context_says_no_task_sleeps_rather_than_naming_a_channel():
     assert "under 1 % of tasks asleep anywhere" in context(runs)
     runs["n_wait_accept_mean"] = 700.0
     assert "68 % of tasks asleep in accept" in context(runs)
+
+
+def test_runs_that_recalculated_every_slice_are_counted_per_kernel():
+    """A run whose region held 2.4's recalculation of every time slice is
+    named per kernel, with its schedule() calls per request against the
+    other runs'; no recalculation, nothing said."""
+    import pandas as pd
+    from colorsim.report.shapes import context, recalc_runs
+    runs = pd.DataFrame({"kernel": ["vanilla", "vanilla", "c32", "c32"],
+                         "n_counter_recalcs": [0, 19, 0, 0],
+                         "n_schedule_calls": [1200, 19755, 1100, 1300],
+                         "roi_requests": [1024] * 4})
+    text = context(runs)
+    assert ("runs that recalculated every time slice in the region: "
+            "c32 0 of 2, vanilla 1 of 2") in text, text
+    # 19755 / 1024 in the one; (1200 + 1100 + 1300) / 1024 / 3 in the others
+    assert "schedule() per unit of work 19.3 in them, 1.2 in the others" in text
+    runs["n_counter_recalcs"] = 0
+    assert recalc_runs(runs) == ""
+    assert "recalculated" not in context(runs)
+
+
+def test_each_seeds_pair_says_whether_a_run_recalculated():
+    """Figure 6's dots: one same-seed gain per seed, flagged where either
+    run of the pair recalculated every time slice in its region."""
+    import pandas as pd
+    from colorsim.report.common import seed_gains
+    runs = pd.DataFrame({"l2_size": [512] * 4, "tasks": [1024] * 4,
+                         "kernel": ["vanilla", "c32"] * 2, "seed": [1, 1, 2, 2],
+                         "throughput": [200.0, 300.0, 1000.0, 1100.0],
+                         "n_counter_recalcs": [3, 0, 0, 0]})
+    s = seed_gains(runs, ["l2_size", "tasks"], "c32").set_index("seed")
+    assert list(s["gain"].round(1)) == [50.0, 10.0]
+    assert list(s["recalc"]) == [True, False]
+    assert not seed_gains(runs.drop(columns="n_counter_recalcs"),
+                          ["l2_size", "tasks"], "c32")["recalc"].any()

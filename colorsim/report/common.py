@@ -426,6 +426,25 @@ def gain(df: pd.DataFrame, by: list, kernel: str, base: str = "vanilla",
     return pd.DataFrame(rows, columns=by + ["mean", "min", "max", "seeds"])
 
 
+def seed_gains(df: pd.DataFrame, by: list, kernel: str, base: str = "vanilla",
+               col: str = "throughput") -> pd.DataFrame:
+    """``kernel`` over ``base`` in % per group of ``by`` and seed (the
+    same-seed ratios ``gain`` summarises), and whether either run of the
+    pair recalculated every time slice in its region (2.4's schedule()
+    found every runnable task's counter spent: ``n_counter_recalcs``)."""
+    rows = []
+    recalc = "n_counter_recalcs" in df.columns
+    for key, g in df.groupby(by + ["seed"], sort=True):
+        a, b = g[g["kernel"] == kernel], g[g["kernel"] == base]
+        if a.empty or b.empty or not b[col].iloc[0]:
+            continue
+        pair = pd.concat([a.iloc[:1], b.iloc[:1]])
+        rows.append({**dict(zip(by + ["seed"], key)),
+                     "gain": (a[col].iloc[0] / b[col].iloc[0] - 1) * 100,
+                     "recalc": bool(recalc and (pair["n_counter_recalcs"] > 0).any())})
+    return pd.DataFrame(rows, columns=by + ["seed", "gain", "recalc"])
+
+
 def fmt_spread(m, lo, hi, digits=1) -> str:
     if m is None or m != m:
         return "-"

@@ -13,7 +13,15 @@ from colorsim.report.common import (KERNEL_COLORS, miss_kernels, l2_name, Item,
                                     _setup_matplotlib, save, timed, unit_of,
                                     gain, fmt_spread, _yerr, _errbar,
                                     paper_only_tables, _miss_table,
-                                    _miss_figure, queue_spread, fmt_queue)
+                                    _miss_figure, queue_spread, fmt_queue,
+                                    seed_gains)
+
+
+# A seed whose vanilla or c32 run recalculated every time slice in its
+# region: with a herd such runs call schedule() many times per request
+# (docs/operating-point.md, "Two states").
+SEED_LABELS = {False: "one seed's pair",
+               True: "one seed's pair, a run of which recalculated every time slice"}
 
 
 def fig6(d: ExpData, out: Path, paper: dict) -> list:
@@ -32,12 +40,23 @@ def fig6(d: ExpData, out: Path, paper: dict) -> list:
     fig, ax = plt.subplots(figsize=(8, 3.4))
     width = 0.8 / max(len(tasks), 1)
     q = queue_spread(df, ["l2_size", "tasks"])
+    seeds = seed_gains(df, ["l2_size", "tasks"], "c32")
+    shown = set()
     for j, t in enumerate(tasks):
         r = g[g["tasks"] == t].set_index("l2_size").reindex(sizes)
         x = [i + (j - (len(tasks) - 1) / 2) * width for i in range(len(sizes))]
         ax.bar(x, r["mean"], width, label=f"{t} httpd (ours)", edgecolor="k", lw=0.4)
         ax.errorbar(x, r["mean"], yerr=_yerr(r), fmt="none", color="k",
                     capsize=2, lw=0.8)
+        for xi, l2 in zip(x, sizes):    # each seed's pair, open where a run recalculated
+            s = seeds[(seeds["tasks"] == t) & (seeds["l2_size"] == l2)]
+            for hit, sub in s.groupby("recalc"):
+                label = SEED_LABELS[bool(hit)]
+                ax.plot([xi] * len(sub), sub["gain"], ls="none", ms=3.5, zorder=3,
+                        marker="o", mfc="none" if hit else "k",
+                        mec="tab:red" if hit else "k",
+                        label=None if label in shown else label)
+                shown.add(label)
         if q is not None:       # the run queue each bar's runs walked
             for xi, l2, top in zip(x, sizes, r["max"]):
                 qq = fmt_queue(q, lambda v: (v["l2_size"] == l2) & (v["tasks"] == t),

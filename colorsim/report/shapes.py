@@ -92,7 +92,37 @@ def context(df: pd.DataFrame) -> str:
         parts.append(f"{idle} of {len(df)} runs' servers idle over "
                      f"{IDLE_LIMIT * 100:.0f} % of the region (their load, not "
                      f"the scheduler, set their throughput)")
+    recalc = recalc_runs(df)
+    if recalc:
+        parts.append(recalc)
     return "; ".join(parts) if parts else "-"
+
+
+def recalc_runs(df: pd.DataFrame) -> str:
+    """The runs whose region held a recalculation of every task's time
+    slice (2.4's schedule() found every runnable task's counter spent),
+    per kernel, and schedule() calls per unit of work in them against the
+    others': with the wake-all accept lock such runs call schedule() many
+    times per request (docs/operating-point.md, "Two states"), "" where
+    no run recalculated."""
+    need = {"n_counter_recalcs", "n_schedule_calls", "kernel"}
+    if not need <= set(df.columns) or not (df["n_counter_recalcs"] > 0).any():
+        return ""
+    work = df["roi_requests"] if "roi_requests" in df.columns else None
+    if work is None or not (work > 0).all():
+        work = df["work_units"] if "work_units" in df.columns else None
+    if work is None or not (work > 0).all():
+        return ""
+    per = df["n_schedule_calls"] / work
+    hit = df["n_counter_recalcs"] > 0
+    counts = ", ".join(f"{k} {int(hit[df['kernel'] == k].sum())} of "
+                       f"{int((df['kernel'] == k).sum())}"
+                       for k in sorted(set(df["kernel"])))
+    return (f"runs that recalculated every time slice in the region: {counts}; "
+            f"schedule() per unit of work {per[hit].mean():.1f} in them, "
+            f"{per[~hit].mean():.1f} in the others" if (~hit).any() else
+            f"runs that recalculated every time slice in the region: {counts}; "
+            f"schedule() per unit of work {per[hit].mean():.1f}")
 
 
 # A timed run whose server CPUs were idle more than this share of the region
