@@ -550,12 +550,13 @@ def test_a_timing_run_boots_the_modelled_time_image():
     assert "timing_hz" not in counted.kernel_cmdline(0)
     syms = {"colorsim_clock": {"addr": 0xffffffff80345000, "size": 520},
             "colorsim_timing_check": {"addr": 0xffffffff80110000, "size": 0x60}}
-    lay = {**_fake_layout(), "timing": linux24.timing_layout(syms)}
+    lay = {**_fake_layout(), "timing": linux24.timing_layout(syms, linux24.START_KERNEL_MAP)}
     args = QemuEngine().plugin_args(timed, Path("/r"), lay).split(",")
     assert "publish=0x345000" in args
     assert "free=0xffffffff80110000-0xffffffff80110060" in args
     with pytest.raises(linux24.RunError, match="patch 0004"):
-        linux24.timing_layout({"colorsim_clock": syms["colorsim_clock"]})
+        linux24.timing_layout({"colorsim_clock": syms["colorsim_clock"]},
+                              linux24.START_KERNEL_MAP)
 
 
 @pytest.mark.slow

@@ -50,12 +50,33 @@ def test_what_an_i386_run_cannot_be_is_refused_by_name():
     v = parse_variant("linux24-i386:c32", m)
     with pytest.raises(ConfigError, match="gem5 .it loads no 32-bit kernel"):
         RunSpec(m, v, engine="gem5")
-    with pytest.raises(ConfigError, match="--timing"):
-        RunSpec(m, v, timing=True)
     with pytest.raises(ConfigError, match="--workload web"):
         RunSpec(m, v, Workload(program=described.WEB_PROGRAM))
     with pytest.raises(ConfigError, match="unknown linux24-i386 kernel"):
         parse_variant("linux24-i386:mq", m)
+
+
+def test_a_timed_i386_image_takes_its_own_modelled_time_patch_and_base():
+    """--timing on i386: the image gets i386's modelled-time patch (its own
+    build folder), the command line the timing options, and busmon the
+    clock array's physical address below i386's 3 GiB kernel mapping."""
+    m = get_machine("ppro4")
+    counted = RunSpec(m, parse_variant("linux24-i386:c32", m), Workload(tasks=64))
+    timed = RunSpec(m, parse_variant("linux24-i386:c32", m), Workload(tasks=64),
+                    timing=True)
+    names = [p.name for p in timed.variant.patches]
+    assert names[-1] == "0004-modelled-time.patch"
+    assert all(p.parent.name == "i386" and p.is_file() for p in timed.variant.patches)
+    assert "0004-modelled-time.patch" not in [p.name for p in counted.variant.patches]
+    assert timed.variant.dir.name == "i386-ppro4-c32-b17-timing"
+    assert " timing_hz=" in timed.kernel_cmdline(0)
+    assert timed.kernel_cmdline(0).endswith(" noapic")
+    syms = {"colorsim_clock": {"addr": 0xC028C600, "size": 520},
+            "colorsim_timing_check": {"addr": 0xC0116540, "size": 0x157}}
+    lay = linux24.timing_layout(syms, linux24.ARCH["i386"].kernel_base)
+    assert lay == {"publish": 0x28C600, "free": [0xC0116540, 0xC0116697]}
+    with pytest.raises(linux24.RunError, match="not in the kernel's mapping"):
+        linux24.timing_layout(syms, linux24.ARCH["x86_64"].kernel_base)
 
 
 def test_the_i386_command_line_routes_interrupts_around_the_io_apic():
@@ -141,10 +162,10 @@ def test_i386_init_task_sits_at_its_color_and_no_sys_tail_calls(built_i386):
     assert init - block != 0     # c32's init block has a nonzero color
 
 
-def _run(kernel, out, name):
+def _run(kernel, out, name, timing=False):
     from colorsim.run import runner
     m = get_machine("ppro4")
-    spec = RunSpec(m, parse_variant(kernel, m), Workload(tasks=64))
+    spec = RunSpec(m, parse_variant(kernel, m), Workload(tasks=64), timing=timing)
     return runner.run(spec, name=name, out=out, progress=lambda *_: None)
 
 
@@ -177,3 +198,29 @@ def test_i386_runs_put_vanillas_peak_in_the_walks_one_line(tmp_path):
     again = _run("linux24-i386:vanilla", tmp_path, "v2")
     for f in ("console.log", "bus_offsets.csv", "counters.csv"):
         assert (van / f).read_bytes() == (again / f).read_bytes(), f
+
+
+@pytest.mark.requires_linux24
+def test_a_timed_i386_run_ticks_in_modelled_time_and_meters_its_fenced_lock(tmp_path):
+    """c32 at 64 tasks under --timing (about 40 s): the region is reached
+    with every CPU up, and the lockmeter sees runqueue_lock taken and given
+    back.  The Pentium Pro build (M686) fences its unlock with an xchg of 1;
+    a meter that took that for a try saw the lock held for ever, and the
+    boot hung at the APIC timer's calibration."""
+    from colorsim.run.statstxt import parse_stats
+    run = _run("linux24-i386:c32", tmp_path, "t", timing=True)
+    console = (run / "console.log").read_text()
+    assert "Total of 4 processors activated" in console and "roi: dumpstats" in console
+    roi = parse_stats(run / "stats.txt")[-1].as_dict()
+    acq, held = roi["system.lock0.acquisitions"], roi["system.lock0.holdCycles"]
+    assert acq > 0 and roi["system.lock0.holdOverlaps"] == 0
+    # every hold ends: the mean is a walk of 64 tasks, not the region
+    assert held / acq < roi["system.elapsedCycles"] / 100, (acq, held)
+    # the fence the meter has to read: the image's unlocks are xchg of 1
+    m = get_machine("ppro4")
+    image = RunSpec(m, parse_variant("linux24-i386:c32", m), timing=True).variant.dir
+    text = linux24.disassemble(image / "vmlinux")
+    lock = next(l.split()[0] for l in (image / "System.map").read_text().splitlines()
+                if l.endswith(" runqueue_lock"))
+    assert re.search(rf"xchg\s+%al,0x{lock}\b", text), "no fenced unlock"
+

@@ -43,18 +43,19 @@ class ArchFacts:
     qemu_cpu: str        # QEMU's -cpu
     user: tuple          # [lo, hi) user addresses: PCs there are user mode
     pointer: int         # bytes of a pointer (the walk reads run_list.next)
+    kernel_base: int     # the kernel's virtual address of physical 0
     m5base: int = None   # where init maps the m5-op page, if not busmon's default
     boot_tools: tuple = ()   # beyond the toolchain (TOOLS names their packages)
     make_config: tuple = ()  # make's arguments naming it (oldconfig's too)
 
 
 ARCH = {
-    "x86_64": ArchFacts(QEMU_CPU, (0, 0x800000000000), 8),
+    "x86_64": ArchFacts(QEMU_CPU, (0, 0x800000000000), 8, 0xffffffff80000000),
     # a P6-family CPU QEMU models (it has no Pentium Pro; the kernel's
     # config names the machine's CPU, M686 or MPENTIUMIII); the m5-op page
     # below the kernel's 3 GiB (l24tasks.c's M5_VADDR); as86/ld86 for the
     # boot sector
-    "i386": ArchFacts("pentium3", (0, 0xC0000000), 4, m5base=0xB0000000,
+    "i386": ArchFacts("pentium3", (0, 0xC0000000), 4, 0xC0000000, m5base=0xB0000000,
                       boot_tools=("as86", "ld86"), make_config=("ARCH=i386",)),
 }
 
@@ -87,11 +88,12 @@ XAPIC = "0005-xapic-no-arb-sync.patch"
 # declarations, the compiler check, schedule() out of line), the coloring
 # (current found by masking the stack pointer, then adding the block's
 # color: the paper's extra instructions in every current and GET_CURRENT)
-# and the same reproducible build.  No --timing patch yet, and none for
-# gem5, which loads no 32-bit kernel.
+# the same reproducible build, and for --timing images the modelled-time
+# ticks.  None for gem5, which loads no 32-bit kernel.
 I386_BUILD_FIXES = "i386/0001-gcc12-i386-build.patch"
 I386_COLORING = "i386/0002-task-coloring.patch"
 I386_REPRODUCIBLE = "i386/0003-reproducible-build.patch"
+I386_MODELLED_TIME = "i386/0004-modelled-time.patch"
 
 
 SRC_ENV = "LINUX24_SRC"
@@ -229,7 +231,7 @@ class Linux24Build:
     def patches(self) -> list:
         if self.is_i386:     # its own set: the same three kinds of change
             names = ([I386_BUILD_FIXES] + ([I386_COLORING] if self.colors > 1 else [])
-                     + [I386_REPRODUCIBLE])
+                     + [I386_REPRODUCIBLE] + ([I386_MODELLED_TIME] if self.timing else []))
         else:
             names = ([BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
                      + [REPRODUCIBLE, XAPIC] + ([MODELLED_TIME] if self.timing else []))
@@ -312,16 +314,14 @@ class Linux24Build:
                               "--client-cpus 0")
 
     def check_i386_run(self, spec) -> None:
-        """The i386 images run the tasks workload on QEMU, counted: gem5
-        loads no 32-bit kernel, and neither the modelled-time patch nor a
-        32-bit web image exists for i386."""
+        """The i386 images run the tasks workload on QEMU: gem5 loads no
+        32-bit kernel, and no 32-bit web image exists yet."""
         what = ("gem5 (it loads no 32-bit kernel)" if spec.engine == "gem5" else
-                "--timing (no modelled-time patch for i386 yet)" if spec.timing else
                 "--workload web (no 32-bit web image yet)" if spec.workload.program
                 else None)
         if what:
-            raise ConfigError(f"{self.name} runs the tasks workload on QEMU, "
-                              f"counted: not {what}; use linux24:{self.name.rsplit('-', 1)[1]} "
+            raise ConfigError(f"{self.name} runs the tasks workload on QEMU: not "
+                              f"{what}; use linux24:{self.name.rsplit('-', 1)[1]} "
                               "(x86_64) for it")
 
     def id_dict(self, d: dict) -> dict:

@@ -528,24 +528,25 @@ def _nm(vmlinux: Path) -> dict:
     return syms
 
 
-# x86_64 2.4 maps the kernel image at this virtual address (physical 0)
-START_KERNEL_MAP = 0xffffffff80000000
+# x86_64 2.4 maps the kernel image here (physical 0); gem5 loads it
+START_KERNEL_MAP = ARCH["x86_64"].kernel_base
 TIMING_SYMBOLS = ("colorsim_clock", "colorsim_timing_check")
 
 
-def timing_layout(syms: dict) -> dict:
+def timing_layout(syms: dict, base: int) -> dict:
     """What the bus monitor needs for guest time from modelled time
     (patch 0004): the physical address of the clock array it writes
-    (busmon publish=) and the check function it treats as free (free=)."""
+    (busmon publish=) and the check function it treats as free (free=);
+    ``base``: the kernel's virtual address of physical 0 (ArchFacts)."""
     missing = [s for s in TIMING_SYMBOLS if s not in syms]
     if missing:
         raise RunError(f"a --timing image lacks {missing}: was patch "
                        f"0004 applied?")
     clock, check = (syms[s] for s in TIMING_SYMBOLS)
-    if not clock["addr"] >= START_KERNEL_MAP or not check["size"]:
+    if not clock["addr"] >= base or not check["size"]:
         raise RunError(f"colorsim_clock at {clock['addr']:#x} is not in the "
                        f"kernel's mapping, or the check has no size")
-    return {"publish": clock["addr"] - START_KERNEL_MAP,
+    return {"publish": clock["addr"] - base,
             "free": [check["addr"], check["addr"] + check["size"]]}
 
 
@@ -620,7 +621,7 @@ def write_layout(b: Linux24Build) -> Path:
         "images": {"bzimage": "bzImage", "vmlinux": "vmlinux"},
     }
     if b.timing:
-        layout["timing"] = timing_layout(syms)
+        layout["timing"] = timing_layout(syms, facts.kernel_base)
     if facts.m5base is not None:
         layout["m5base"] = facts.m5base
     out = b.dir / "layout.json"

@@ -131,8 +131,12 @@ static unsigned publish_errors;
 /*
  * Lockmeter (lock=VADDR[:STRIDE:COUNT], needs timing=): a set of spinlocks
  * in the i386 2.4 style (spinlock.c: `lock subl $1` takes one when the
- * result is 0, a plain store of 1 releases it; spin_trylock's `xchg` of 0
- * takes it when it was free).  The words are VADDR + i * STRIDE for i <
+ * result is 0, a store of 1 releases it; spin_trylock's `xchg` of 0
+ * takes it when it was free).  The store of 1 is plain, or an `xchg` where
+ * the kernel fences its unlock: 2.4's i386 spinlock.h does with
+ * CONFIG_X86_PPRO_FENCE, which its Pentium Pro build (M686) sets.  A
+ * locked store of 1 is therefore a release, never a try: `lock subl $1`
+ * never leaves 1 behind.  The words are VADDR + i * STRIDE for i <
  * COUNT: the vanilla kernel's one runqueue_lock, or the multi-queue
  * kernel's per-CPU run-queue locks.  The plugin sees every take and
  * release as a store to a lock word with its value (4 bytes; with
@@ -2071,7 +2075,8 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 	uint32_t v = cfg.lock_shift == 0 ? mv.data.u8 : mv.data.u32;
 	uint64_t now = model.cpu[cpu].now;
 
-	if (flags & CM_F_LOCKED) {		/* lock subl $1 or xchg: a try */
+	if ((flags & CM_F_LOCKED) && v != 1) {	/* lock subl $1 or xchg of
+						 * 0: a try */
 		struct hold x = { .req = now, .end = UINT64_MAX,
 				  .cpu = (int)cpu };
 		unsigned i;
@@ -2109,7 +2114,8 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		park_update(cpu);
 		lw->holder = (int)cpu;
 		lm->held++;
-	} else if (v == 1 && lw->holder == (int)cpu) {	/* release */
+	} else if (v == 1 && lw->holder == (int)cpu) {	/* release: a plain
+							 * store or xchg of 1 */
 		unsigned i = lw->n;
 		struct hold *h;
 
