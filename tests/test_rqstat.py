@@ -3,6 +3,7 @@ each schedule() in the region (kernels/kernel/rqstat.c), parsed into
 counters.csv by the collect step (colorsim/console.py)."""
 
 import json
+import re
 
 import pytest
 
@@ -24,6 +25,42 @@ def test_the_rq_line_becomes_counters():
     assert roi["rq_len_4097_up"] == 0
     # an rq line before the region's end is not the region's
     assert "rq_samples" not in parse_roi(LINE.split("\n", 2)[2] + LINE.rsplit("\n", 2)[0])
+
+
+MARKED = ("roi: begin at jiffies 100, nr_running 6\n"
+          "roi: mark at jiffies 110: schedules 100 switches 99 recalcs 0 nr_running 9 "
+          "cycles 1000\n"
+          "rq: mark samples 100 sum 1000 max 12\n"
+          "web: mark 1 of 2: 50 requests in 0.100000 s\n"
+          "roi: mark at jiffies 130: schedules 400 switches 399 recalcs 2 nr_running 9 "
+          "cycles 3000\n"
+          "rq: mark samples 400 sum 7000 max 30\n"
+          "web: mark 2 of 2: 100 requests in 0.300000 s\n"
+          "roi: end at jiffies 140: schedules 500 switches 498 recalcs 2 nr_running 9 "
+          "cycles 5000\n"
+          "rq: samples 500 sum 8000 max 30 hist 0:0 1:0 2:0 3-4:0 5-8:0 9-16:500\n"
+          "web: roi 150 requests (completed 10..160) in 0.400000 s\n")
+
+
+def test_the_regions_marks_become_each_quarters_least_and_most():
+    """Three parts of 50 requests: queue means 10, 20, 10; schedule() per
+    request 2, 6, 2; 1000, 2000 and 2000 modelled cycles, so rates 1.67,
+    0.83 and 0.83 of the region's 150 per 5000; one part recalculated."""
+    roi = parse_roi(MARKED)
+    assert roi["window_quarters"] == 3 and roi["quarters_recalculated"] == 1
+    assert (roi["quarter_rq_mean_lo"], roi["quarter_rq_mean_hi"]) == (10, 20)
+    assert (roi["quarter_sched_per_request_lo"], roi["quarter_sched_per_request_hi"]) == (2, 6)
+    assert (roi["quarter_rate_lo"], roi["quarter_rate_hi"]) == (0.833, 1.667)
+    assert roi["rq_len_mean"] == 16       # the region's own, as before
+    # a counted run keeps no cycles: the program's clock (0.1, 0.2, 0.1 s)
+    counted = parse_roi(re.sub(r" cycles \d+", " cycles 0", MARKED))
+    assert (counted["quarter_rate_lo"], counted["quarter_rate_hi"]) == (0.667, 1.333)
+    # without the program's lines the kernel's still give the queue
+    kernel_only = parse_roi("\n".join(l for l in MARKED.splitlines()
+                                      if not l.startswith("web:")))
+    assert kernel_only["quarter_rq_mean_hi"] == 20
+    assert "quarter_rate_lo" not in kernel_only
+    assert "window_quarters" not in parse_roi(LINE)
 
 
 def counters(run):
@@ -60,4 +97,10 @@ def test_web_reports_its_queue(built, tmp_path):
     assert hist_total(c) == c["rq_samples"]
     # idle servers sleep in accept: the queue is far shorter than 64 + 8
     assert 1 <= c["rq_len_mean"] < 40
+    # the server marks its region's quarters: the region's mean lies
+    # between the quarters' least and most
+    assert c["window_quarters"] == 4
+    assert c["quarter_rq_mean_lo"] <= c["rq_len_mean"] <= c["quarter_rq_mean_hi"]
+    assert 0 < c["quarter_rate_lo"] <= 1 <= c["quarter_rate_hi"]
+    assert c["quarter_sched_per_request_lo"] > 0
     assert json.loads((tmp_path / "w" / "config.json").read_text())["complete"]

@@ -259,3 +259,16 @@ def test_each_seeds_pair_says_whether_a_run_recalculated():
     assert list(s["recalc"]) == [True, False]
     assert not seed_gains(runs.drop(columns="n_counter_recalcs"),
                           ["l2_size", "tasks"], "c32")["recalc"].any()
+
+
+def test_the_context_says_how_steady_the_marked_regions_were():
+    import pandas as pd
+    from colorsim.report.shapes import context
+    runs = pd.DataFrame({"kernel": ["vanilla", "vanilla"], "n_rq_len_mean": [1000.0, 990.0],
+                         "n_quarter_rq_mean_lo": [998.0, 950.4],
+                         "n_quarter_rq_mean_hi": [1003.0, 1010.6],
+                         "n_quarter_rate_lo": [0.95, 0.25], "n_quarter_rate_hi": [1.04, 1.9]})
+    text = context(runs)
+    assert ("run queue 995.0 tasks on average (its quarters 950 to 1011; "
+            "a quarter's rate 0.25 to 1.90 of its region's)") in text, text
+    assert "quarters" not in context(runs.drop(columns=["n_quarter_rq_mean_lo"]))

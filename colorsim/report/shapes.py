@@ -66,7 +66,7 @@ def context(df: pd.DataFrame) -> str:
         parts.append(f"server CPUs busy {busy * 100:.0f} %")
     rq = _mean(v, "n_rq_len_mean")
     if rq == rq:
-        parts.append(f"run queue {rq:.1f} tasks on average")
+        parts.append(f"run queue {rq:.1f} tasks on average" + steady(v))
     tasks = _mean(v, "n_wait_tasks_mean")
     asleep = {c[len("n_wait_"):-len("_mean")]: _mean(v, c) for c in v.columns
               if c.startswith("n_wait_") and c.endswith("_mean")
@@ -96,6 +96,21 @@ def context(df: pd.DataFrame) -> str:
     if recalc:
         parts.append(recalc)
     return "; ".join(parts) if parts else "-"
+
+
+def steady(df: pd.DataFrame) -> str:
+    """How steady the runs' regions were, where the program marked their
+    quarters (colorsim/run/console.py): the least and most quarter mean of
+    the run queue, and of a quarter's rate of work over its region's, over
+    all the runs; "" without marks."""
+    lo, hi = "n_quarter_rq_mean_lo", "n_quarter_rq_mean_hi"
+    if lo not in df.columns or not df[lo].notna().any():
+        return ""
+    text = f" (its quarters {df[lo].min():.0f} to {df[hi].max():.0f}"
+    if "n_quarter_rate_lo" in df.columns and df["n_quarter_rate_lo"].notna().any():
+        text += (f"; a quarter's rate {df['n_quarter_rate_lo'].min():.2f} to "
+                 f"{df['n_quarter_rate_hi'].max():.2f} of its region's")
+    return text + ")"
 
 
 def recalc_runs(df: pd.DataFrame) -> str:

@@ -80,7 +80,11 @@ CONSOLE_COUNTERS = (
     + tuple(f"rq_len_{b}" for b in RQ_BUCKETS)
     + ("wait_samples",) + tuple(f"wait_{w}_mean" for w in WAIT_WORDS)
     + ("kernel_lock_acquisitions", "kernel_lock_contended",
-       "kernel_lock_hold_tsc", "kernel_region_tsc"))
+       "kernel_lock_hold_tsc", "kernel_region_tsc")
+    # the region's quarters, where a user program marked them
+    + ("window_quarters", "quarters_recalculated", "quarter_rq_mean_lo",
+       "quarter_rq_mean_hi", "quarter_sched_per_request_lo",
+       "quarter_sched_per_request_hi", "quarter_rate_lo", "quarter_rate_hi"))
 # The gem5 engine's counters that busmon has no row for (gem5stats.py).
 GEM5_COUNTERS = ("l1d_accesses", "l1d_misses", "l2_read_misses",
                  "l2_write_misses", "sim_seconds", "host_seconds",

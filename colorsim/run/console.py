@@ -38,6 +38,24 @@ lockstat.c``; the global-queue scheduler only)::
 which become ``kernel_lock_acquisitions``, ``kernel_lock_contended`` (first
 try found it held), ``kernel_lock_hold_tsc`` and ``kernel_region_tsc`` (the
 TSC's advance over the region, to turn ticks into time).
+
+A user program may mark its region's quarters (the web server does:
+``m5_mark`` in ``workloads/include/m5roi.h``).  At each mark the kernel
+prints its counts so far, and the program what it has done so far::
+
+    roi: mark at jiffies 640: schedules 301 switches 290 recalcs 0 nr_running 1023 cycles 41000000
+    rq: mark samples 300 sum 306900 max 1024
+    web: mark 1 of 4: 256 requests in 0.210000 s
+
+which, with the region's end, give each quarter's run-queue mean, its
+schedule() calls per request and its rate of requests; the counters are the least and most over the quarters
+(``quarter_rq_mean_lo``/``_hi``, ``quarter_sched_per_request_lo``/``_hi``,
+and ``quarter_rate_lo``/``_hi``, each quarter's requests per unit of time
+over the whole region's: modelled cycles where the kernel printed them,
+``cycles`` on the mark and end lines, else the program's clock), how many
+quarters there were
+(``window_quarters``) and in how many the kernel recalculated every time
+slice (``quarters_recalculated``): whether the region was steady.
 """
 
 from __future__ import annotations
@@ -46,7 +64,8 @@ import re
 from pathlib import Path
 
 ROI_END = re.compile(r"roi: end at jiffies (?P<end>\d+): schedules (?P<schedules>\d+)"
-                     r" switches (?P<switches>\d+) recalcs (?P<recalcs>\d+)")
+                     r" switches (?P<switches>\d+) recalcs (?P<recalcs>\d+)"
+                     r"(?: nr_running \d+ cycles (?P<cycles>\d+))?")
 ROI_BEGIN = re.compile(r"roi: begin at jiffies (?P<begin>\d+)")
 # stat name -> regex group
 STATS = {"schedule_calls": "schedules", "context_switches": "switches",
@@ -57,6 +76,14 @@ RQLOCK = re.compile(r"rqlock: acquisitions (?P<acq>\d+) contended (?P<cont>\d+) 
                     r"hold_tsc (?P<hold>\d+) region_tsc (?P<region>\d+)")
 WAIT = re.compile(r"wait: samples (?P<samples>\d+)(?P<rest>(?: [a-z0-9_]+ \d+)+)")
 ALL_CPUS, ALL_MODES, ROI_DUMP = -1, "all", 0
+ROI_MARK = re.compile(r"roi: mark at jiffies (?P<at>\d+): schedules (?P<schedules>\d+)"
+                      r" switches \d+ recalcs (?P<recalcs>\d+) nr_running \d+"
+                      r" cycles (?P<cycles>\d+)")
+RQ_MARK = re.compile(r"rq: mark samples (?P<samples>\d+) sum (?P<sum>\d+)")
+WEB_MARK = re.compile(r"web: mark (?P<k>\d+) of \d+: (?P<done>\d+) requests in "
+                      r"(?P<secs>[0-9.]+) s")
+WEB_ROI = re.compile(r"web: roi (?P<done>\d+) requests \(completed [0-9.]+\) in "
+                     r"(?P<secs>[0-9.]+) s")
 
 
 def parse_wait(text: str, start: int = 0) -> dict:
@@ -118,9 +145,60 @@ def parse_roi(text: str) -> dict:
     begins = list(ROI_BEGIN.finditer(text, 0, m.start()))
     if begins:
         out["roi_jiffies"] = int(m.group("end")) - int(begins[-1].group("begin"))
+        out.update(parse_marks(text, begins[-1].end(), m))
     out.update(parse_rq(text, m.end()))
     out.update(parse_wait(text, m.end()))
     out.update(parse_rqlock(text, m.end()))
+    return out
+
+
+def parse_marks(text: str, begin: int, end) -> dict:
+    """The region's steadiness from the marks between ``begin`` (offset
+    of the region's begin line) and ``end`` (the ``roi: end`` match): per
+    quarter the run queue's mean, schedule() calls per request and the
+    rate of requests, as least and most over the quarters ({} without
+    marks)."""
+    marks = list(ROI_MARK.finditer(text, begin, end.start()))
+    end_rq = RQ.search(text, end.end())
+    if not marks or not end_rq:
+        return {}
+    # at each boundary, cumulative: schedules, recalcs, rq samples, rq sum,
+    # modelled cycles
+    points = [(0, 0, 0, 0, 0)]
+    for m in marks:
+        rq = RQ_MARK.search(text, m.end())
+        if not rq:
+            return {}
+        points.append((int(m["schedules"]), int(m["recalcs"]), int(rq["samples"]),
+                       int(rq["sum"]), int(m["cycles"])))
+    points.append((int(end["schedules"]), int(end["recalcs"]), int(end_rq["samples"]),
+                   int(end_rq["sum"]), int(end["cycles"] or 0)))
+    steps = list(zip(points, points[1:]))
+    rq = [(b[3] - a[3]) / (b[2] - a[2]) for a, b in steps if b[2] > a[2]]
+    out = {"window_quarters": len(steps),
+           "quarters_recalculated": sum(b[1] > a[1] for a, b in steps)}
+    if rq:
+        out.update(quarter_rq_mean_lo=round(min(rq), 3), quarter_rq_mean_hi=round(max(rq), 3))
+    web = {int(m["k"]): (int(m["done"]), float(m["secs"]))
+           for m in WEB_MARK.finditer(text, begin)}
+    last = WEB_ROI.search(text, end.end())
+    if not last or sorted(web) != list(range(1, len(marks) + 1)):
+        return out
+    done = [(0, 0.0)] + [web[k] for k in sorted(web)] + [(int(last["done"]),
+                                                           float(last["secs"]))]
+    n = [b[0] - a[0] for a, b in zip(done, done[1:])]
+    if all(k > 0 for k in n):
+        sched = [(b[0] - a[0]) / k for (a, b), k in zip(steps, n)]
+        out.update(quarter_sched_per_request_lo=round(min(sched), 3),
+                   quarter_sched_per_request_hi=round(max(sched), 3))
+    # each quarter's time: modelled cycles where the run kept them, else
+    # the program's own clock (jiffies: coarse)
+    t = ([b[4] - a[4] for a, b in steps] if points[-1][4] else
+         [b[1] - a[1] for a, b in zip(done, done[1:])])
+    if all(x > 0 for x in t):
+        whole = sum(n) / sum(t)
+        rate = [k / x / whole for k, x in zip(n, t)]
+        out.update(quarter_rate_lo=round(min(rate), 3), quarter_rate_hi=round(max(rate), 3))
     return out
 
 

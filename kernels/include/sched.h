@@ -205,6 +205,7 @@ void rqstat_sample(int n);
 void rqstat_reset(void);
 void rqstat_freeze(void);
 void rqstat_report(void);
+void rqstat_mark(void);
 // lockstat.c: runqueue_lock as the kernel sees it, for the region's report
 void lockstat_acquired(int contended);
 void lockstat_released(void);

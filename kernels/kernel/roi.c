@@ -11,9 +11,27 @@
 #include "waitstat.h"
 
 enum { IDLE, WARMUP, MEASURING, DONE, USER_MEASURING };
+
+// The m5 system call's one operation that is not an m5 op: a mark inside
+// the region (workloads/include/m5roi.h, m5_mark), beyond gem5's 8-bit
+// function numbers.
+#define ROI_MARK 0x100
 static int phase = IDLE;
 static uint64_t start, warmup, length;
 static uint64_t sched0, switch0, recalc0;
+static uint64_t cycles0;       // the region's start in modelled cycles (0: counted)
+
+uint64_t modeled_time(int cpu, uint64_t advance);   // timer.c
+
+// Modelled cycles since the region began on this CPU's clock (0 in a
+// counted run, which publishes no clocks): the marks' and the end's time
+// at a finer grain than jiffies.
+static uint64_t
+region_cycles(void)
+{
+  uint64_t now = modeled_time(smp_processor_id(), 0);
+  return now > cycles0 ? now - cycles0 : 0;
+}
 
 void
 workload_started(void)
@@ -39,6 +57,7 @@ roi_begin(uint64_t now, int measuring)
   sched0 = nr_schedules;
   switch0 = nr_switches;
   recalc0 = nr_recalcs;
+  cycles0 = modeled_time(smp_processor_id(), 0);
   rqstat_reset();                      // with sched0: the same region
   waitstat_reset();
   lockstat_reset();
@@ -55,8 +74,8 @@ roi_end(uint64_t now)
   waitstat_freeze();
   lockstat_freeze();
   printk("roi: end at jiffies %lu: schedules %lu switches %lu recalcs %lu "
-         "nr_running %d\n", now, nr_schedules - sched0,
-         nr_switches - switch0, nr_recalcs - recalc0, nr_running);
+         "nr_running %d cycles %lu\n", now, nr_schedules - sched0,
+         nr_switches - switch0, nr_recalcs - recalc0, nr_running, region_cycles());
   rqstat_report();                     // run-queue lengths seen (rqstat.c)
   waitstat_report();                   // where the others waited (waitstat.c)
   lockstat_report();                   // runqueue_lock as the kernel saw it
@@ -73,6 +92,19 @@ roi_tick(uint64_t now)
     m5_op(M5OP_EXIT);
     machine_exit(0);
   }
+}
+
+// A mark inside a user program's region (ROI_MARK): the scheduler's
+// counts since the region began, with the run queue's samples so far, so
+// that the collect step can tell whether the region was steady.  Printed
+// only: the engines see no op.
+static void
+roi_mark(uint64_t now)
+{
+  printk("roi: mark at jiffies %lu: schedules %lu switches %lu recalcs %lu "
+         "nr_running %d cycles %lu\n", now, nr_schedules - sched0,
+         nr_switches - switch0, nr_recalcs - recalc0, nr_running, region_cycles());
+  rqstat_mark();
 }
 
 // The colorsim m5 system call: a user program (init=) marks its own region
@@ -95,6 +127,8 @@ roi_user_op(long op)
     roi_begin(jiffies, USER_MEASURING); // the tick leaves this one alone
   } else if (op == M5OP_DUMP_STATS && phase == USER_MEASURING)
     roi_end(jiffies);
+  else if (op == ROI_MARK && phase == USER_MEASURING)
+    roi_mark(jiffies);
   else if (op == M5OP_EXIT) {
     // The program stops the machine itself: say so, so the runner knows
     // the stop was asked for and not a region ending under a running job.

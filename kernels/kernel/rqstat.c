@@ -71,24 +71,43 @@ rqstat_freeze(void)
   WRITE_ONCE(frozen, true);
 }
 
-void
-rqstat_report(void)
+// The current region's slots summed: the histogram, the sum, the largest.
+static uint64_t
+rqstat_sum(uint64_t h[RQ_BUCKETS], uint64_t *t, uint64_t *m)
 {
-  // Samples are the histogram's total, so the two always agree even if a
-  // sample that began before the freeze is still landing.
-  uint64_t h[RQ_BUCKETS] = {0}, s = 0, t = 0, m = 0;
+  uint64_t s = 0;
   for (int c = 0; c < NR_CPUS; c++) {
     struct rqstat *r = &stat[c];
     if (READ_ONCE(r->epoch) != epoch)
       continue;               // no schedule() on this CPU in the region
     for (int i = 0; i < RQ_BUCKETS; i++)
       h[i] += r->hist[i];
-    t += r->sum;
-    if (r->max > m)
-      m = r->max;
+    *t += r->sum;
+    if (r->max > *m)
+      *m = r->max;
   }
   for (int i = 0; i < RQ_BUCKETS; i++)
     s += h[i];
+  return s;
+}
+
+// The region so far, without freezing it: a user program's marks inside
+// its region (roi.c), so a reader sees whether the queue held steady.
+void
+rqstat_mark(void)
+{
+  uint64_t h[RQ_BUCKETS] = {0}, t = 0, m = 0;
+  uint64_t s = rqstat_sum(h, &t, &m);
+  printk("rq: mark samples %lu sum %lu max %lu\n", s, t, m);
+}
+
+void
+rqstat_report(void)
+{
+  // Samples are the histogram's total, so the two always agree even if a
+  // sample that began before the freeze is still landing.
+  uint64_t h[RQ_BUCKETS] = {0}, t = 0, m = 0;
+  uint64_t s = rqstat_sum(h, &t, &m);
   printk("rq: samples %lu sum %lu max %lu hist", s, t, m);
   for (int i = 0; i < RQ_BUCKETS; i++) {
     if (i < 3)

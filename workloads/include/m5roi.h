@@ -79,6 +79,13 @@ static inline long m5_work(int begin)
   return syscall(SYS_colorsim_m5, begin ? M5_WORK_BEGIN : M5_WORK_END);
 }
 
+/* A mark inside the region: the testbed kernel prints the scheduler's
+ * counts and the run queue's samples since the region began ("roi: mark",
+ * "rq: mark"), so a reader sees whether the region was steady.  The
+ * testbed only; no engine sees it. */
+#define M5_MARK 0x100
+static inline long m5_mark(void) { return syscall(SYS_colorsim_m5, M5_MARK); }
+
 /* The caller's next children are client tasks: on the testbed with client
  * CPUs (colorsim run --client-cpus) they run there, outside the measured
  * machine, and reach the server through its network cards.  0 then;

@@ -311,6 +311,8 @@ int main(int argc, char **argv)
    * holds exactly done_end - done_begin requests (at least --measure; more
    * if the controller wakes late). */
   long done = 0, done_begin = -1, done_end = -1;
+  int marks = 0;              /* quarters of the region marked so far */
+  enum { MARKS = 4 };         /* the region's quarters: is it steady? */
   double t0 = 0, t1 = 0;
   char tick[4096];
   /* Results arrive while requests still complete: a pipe holds one page,
@@ -352,6 +354,18 @@ int main(int argc, char **argv)
       m5_supported = m5_reset_stats() == 0;
       t0 = now();
       done_begin = done;
+    } else if (done_begin >= 0 && done_end < 0 && marks < MARKS - 1 &&
+               done - done_begin >= (marks + 1) * measure / MARKS &&
+               done - done_begin < measure && done < total) {
+      /* A quarter of the region has passed: the testbed kernel prints its
+       * counts so far, and the requests and time so far go beside them
+       * (where there is no such kernel, nothing is printed). */
+      marks++;
+      if (m5_mark() == 0) {
+        char secs[32];
+        printf("web: mark %d of %d: %ld requests in %s s\n", marks, MARKS,
+               done - done_begin, fixed(secs, now() - t0, 6));
+      }
     } else if (done_begin >= 0 && done_end < 0 &&
                (done - done_begin >= measure || done >= total)) {
       /* One read can bring many completions (a loaded host batches
