@@ -272,3 +272,20 @@ def test_the_context_says_how_steady_the_marked_regions_were():
     assert ("run queue 995.0 tasks on average (its quarters 950 to 1011; "
             "a quarter's rate 0.25 to 1.90 of its region's)") in text, text
     assert "quarters" not in context(runs.drop(columns=["n_quarter_rq_mean_lo"]))
+
+
+def test_figure6s_steady_row_keeps_the_seeds_that_never_recalculated():
+    import pandas as pd
+    from colorsim.report.shapes import fig6_steady_row
+    rows = []
+    for seed, (v, c, rv) in enumerate([(1000, 1200, 0), (200, 1000, 5), (1000, 1180, 0)], 1):
+        rows += [{"tasks": 1024, "l2_size": 512 * 1024, "kernel": "vanilla", "seed": seed,
+                  "throughput": float(v), "n_counter_recalcs": rv},
+                 {"tasks": 1024, "l2_size": 512 * 1024, "kernel": "c32", "seed": seed,
+                  "throughput": float(c), "n_counter_recalcs": 0}]
+    runs = pd.DataFrame(rows + [{**r, "tasks": 256} for r in rows])
+    row = fig6_steady_row(runs)
+    assert row.ours == "512KiB +19.0 % [+18..+20] (2 of 3 seeds)", row.ours
+    assert row.claim.startswith("Figure 6 at 1024 httpd")
+    runs["n_counter_recalcs"] = 0
+    assert fig6_steady_row(runs) is None       # nothing to leave out

@@ -48,12 +48,12 @@ prints its counts so far, and the program what it has done so far::
     web: mark 1 of 4: 256 requests in 0.210000 s
 
 which, with the region's end, give each quarter's run-queue mean, its
-schedule() calls per request and its rate of requests; the counters are the least and most over the quarters
-(``quarter_rq_mean_lo``/``_hi``, ``quarter_sched_per_request_lo``/``_hi``,
-and ``quarter_rate_lo``/``_hi``, each quarter's requests per unit of time
-over the whole region's: modelled cycles where the kernel printed them,
-``cycles`` on the mark and end lines, else the program's clock), how many
-quarters there were
+schedule() calls per request and its rate of requests.  The counters are
+the least and most over the quarters (``quarter_rq_mean_lo``/``_hi``,
+``quarter_sched_per_request_lo``/``_hi`` and ``quarter_rate_lo``/``_hi``,
+each quarter's requests per unit of time over the whole region's: modelled
+cycles where the kernel printed them, ``cycles`` on the mark and end lines,
+else the program's clock), how many quarters there were
 (``window_quarters``) and in how many the kernel recalculated every time
 slice (``quarters_recalculated``): whether the region was steady.
 """
