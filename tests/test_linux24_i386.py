@@ -223,4 +223,3 @@ def test_a_timed_i386_run_ticks_in_modelled_time_and_meters_its_fenced_lock(tmp_
     lock = next(l.split()[0] for l in (image / "System.map").read_text().splitlines()
                 if l.endswith(" runqueue_lock"))
     assert re.search(rf"xchg\s+%al,0x{lock}\b", text), "no fenced unlock"
-

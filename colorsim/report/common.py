@@ -438,10 +438,10 @@ def seed_gains(df: pd.DataFrame, by: list, kernel: str, base: str = "vanilla",
         a, b = g[g["kernel"] == kernel], g[g["kernel"] == base]
         if a.empty or b.empty or not b[col].iloc[0]:
             continue
-        pair = pd.concat([a.iloc[:1], b.iloc[:1]])
         rows.append({**dict(zip(by + ["seed"], key)),
                      "gain": (a[col].iloc[0] / b[col].iloc[0] - 1) * 100,
-                     "recalc": bool(recalc and (pair["n_counter_recalcs"] > 0).any())})
+                     "recalc": recalc and bool(a["n_counter_recalcs"].iloc[0] > 0
+                                               or b["n_counter_recalcs"].iloc[0] > 0)})
     return pd.DataFrame(rows, columns=by + ["seed", "gain", "recalc"])
 
 

@@ -296,7 +296,6 @@ EXIT_HEADER = ROOT / "workloads" / "linux24" / "l24exit.h"   # both inits includ
 FIXED_TIME = 1023667200            # 2002-06-10, every file and the image
 
 
-
 def init_program(arch: str = "x86_64") -> Path:
     """The staged /init of the tasks workload's RAM disk (its symbols:
     compute())."""
@@ -613,8 +612,9 @@ def write_layout(b: Linux24Build) -> Path:
                     "compute": init_syms["compute"]},
         "ranges": {"rqloop": rq, "user": [list(facts.user)],
                    "schedule": [sched["addr"], sched["addr"] + sched["size"]]},
-        # 2.4's x86_64 spinlocks are byte-wide: lock decb takes, movb $1
-        # releases (include/asm-x86_64/spinlock.h): busmon lockbytes=1
+        # 2.4's spinlocks are byte-wide: lock decb takes, a store of 1
+        # releases (movb $1, or on i386's M686 build xchgb: spinlock.h's
+        # CONFIG_X86_PPRO_FENCE): busmon lockbytes=1
         "lockmeter": {"addr": syms["runqueue_lock"]["addr"], "stride": 4,
                       "count": 1, "bytes": 1,
                       "what": "runqueue_lock, the global lock"},
