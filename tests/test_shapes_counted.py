@@ -289,3 +289,26 @@ def test_figure6s_steady_row_keeps_the_seeds_that_never_recalculated():
     assert row.claim.startswith("Figure 6 at 1024 httpd")
     runs["n_counter_recalcs"] = 0
     assert fig6_steady_row(runs) is None       # nothing to leave out
+
+
+def test_table2_and_figure7_are_made_again_from_the_runs_that_never_recalculated():
+    """A row made again from the steady runs only: the recalculating run's
+    miss ratio leaves the mean, the count says how many runs stayed, and
+    nothing is added where no run recalculated."""
+    import pandas as pd
+    from colorsim.report.common import ExpData
+    from colorsim.report.shapes import loop_miss_row, paper_results, steady_rows
+    runs = pd.DataFrame({"tasks": [1024] * 4 + [256], "l2_size": [512 * 1024] * 5,
+                         "kernel": ["vanilla", "vanilla", "c32", "c32", "c32"],
+                         "rqloop_l2_miss_ratio": [0.99, 0.90, 0.40, 0.10, 0.0],
+                         "n_counter_recalcs": [0, 0, 0, 7, 0]})
+    d = ExpData.__new__(ExpData)
+    d.runs, d.tag = runs, ""
+    paper = paper_results()
+    [row] = steady_rows(d, loop_miss_row, paper)
+    assert "512KiB 94.5 / 40.0 %" in row.ours, row.ours      # c32's 10 % run left out
+    assert "512KiB 94.5 / 25.0 %" in loop_miss_row(d, paper).ours
+    assert row.why.startswith("3 of 4 runs; "), row.why
+    assert row.claim.endswith("runs whose regions never recalculated every time slice")
+    d.runs = runs.assign(n_counter_recalcs=0)
+    assert steady_rows(d, loop_miss_row, paper) == []
