@@ -290,7 +290,10 @@ def main():
           f"{tjson['sync_polls'] / tinsts * 1e3:.2f} per kinst), "
           f"{tjson['idle_catchups']} idle catch-ups; largest lead over the slowest "
           f"running CPU in the region: {tjson['max_skew_cycles']} cycles "
-          f"({tjson['max_skew_cycles'] / hz * 1e6:.0f} µs modelled)")
+          f"({tjson['max_skew_cycles'] / hz * 1e6:.0f} µs modelled); of a CPU "
+          f"the quantum may hold (none holding a lock another CPU waits for): "
+          f"{tjson['max_held_skew_cycles']} cycles "
+          f"({tjson['max_held_skew_cycles'] / hz * 1e6:.0f} µs)")
     sync = tjson["sync"]
     print(f"synchronisation: {tjson['sync_insts']} guest instructions in the "
           f"kernel's free poll and hold loop ({tjson['sync_insts'] / tinsts:.1%} "

@@ -89,6 +89,9 @@ def test_the_quantum_holds_a_cpu_that_runs_ahead(tmp_path, skip):
         assert sum(sync["skipped_turns"]) == 0, sync
         assert sync["held_turns"][1] > 1000, sync
     assert 1000 < conf[1000]["max_skew_cycles"] <= 1200, conf[1000]["max_skew_cycles"]
+    # no lock here: every lead is one the quantum may hold
+    assert conf[1000]["max_held_skew_cycles"] == conf[1000]["max_skew_cycles"]
+    assert conf[0]["max_held_skew_cycles"] == 0         # no quantum, no checks
     assert stats["system.sync.ipiWakes"] == "1"     # the SIPI; INIT starts nothing
     skips = int(stats["system.sync.ipiWakeSkips"])
     assert (skips > 0) if skip else (skips == 0), skips

@@ -703,10 +703,13 @@ static void idle_catch_up(unsigned cpu)
  * every TB there the plugin writes the CPU's clock to publish + 8 * cpu
  * and the floor (slowest running CPU) to publish + 8 * PUBLISH_FLOOR, so
  * the kernel reads both exactly.  max_skew is the largest lead over the
- * floor seen there.
+ * floor seen there; max_skew_held the largest a CPU ran into while the
+ * quantum bounds it (note_lead, below).
  */
 #define PUBLISH_FLOOR	64
-static uint64_t max_skew;
+static uint64_t max_skew, max_skew_held;
+static uint8_t lock_lead[MAX_CPUS];	/* its lead came from a metered lock */
+static void note_lead(unsigned cpu, uint64_t now, uint64_t floor);
 static unsigned long long sync_polls;
 static unsigned long long sync_insts;	/* instructions in free= TBs */
 
@@ -760,8 +763,7 @@ static void publish_clocks(unsigned cpu)
 
 	if (floor == UINT64_MAX)
 		floor = now;
-	if (now - floor > max_skew && now > floor)
-		max_skew = now - floor;
+	note_lead(cpu, now, floor);
 	sync_polls++;
 	publish_slot(cpu, now);
 	publish_slot(PUBLISH_FLOOR, floor);
@@ -823,17 +825,48 @@ static int exempt_from_holds(unsigned cpu)
 	return model.cpu[cpu].parked || holds_awaited_lock(cpu);
 }
 
+/*
+ * A lead over the floor, seen at a poll or a check.  Two kinds make up
+ * max_skew.  A lead from a metered lock (lock_lead): the holder of a lock
+ * another CPU waits for is exempt and runs on to the end of its hold,
+ * however far it leads, and a waiter's clock jumps to where the hold
+ * before its own ended (lock_place, lock_push_later), so it starts ahead
+ * as well; such a CPU is held once it is no longer exempt, until the floor
+ * is within the quantum of it again (which clears the mark).  Any other
+ * lead the CPU ran into itself, and the quantum bounds it
+ * (max_skew_held): at most the quantum plus what the CPU's last TB cost,
+ * since the check runs at TB starts.
+ */
+static void note_lead(unsigned cpu, uint64_t now, uint64_t floor)
+{
+	if (floor == UINT64_MAX || now <= floor)
+		return;
+	if (now - floor > max_skew)
+		max_skew = now - floor;
+	if (cfg.quantum == 0 || now - floor <= cfg.quantum || lock_lead[cpu])
+		return;		/* no bound; within it; or a lock's lead */
+	if (exempt_from_holds(cpu))
+		lock_lead[cpu] = 1;
+	else if (now - floor > max_skew_held)
+		max_skew_held = now - floor;
+}
+
 static void sync_check(unsigned cpu)
 {
 	struct synchold *s = &synch[cpu];
 	uint64_t now = model.cpu[cpu].now, floor;
 
-	if (cfg.quantum == 0 || (now <= floor_lb + cfg.quantum && !s->held))
-		goto clients;		/* within the quantum of a lower bound */
+	if (cfg.quantum == 0)
+		goto clients;
+	if (now <= floor_lb + cfg.quantum && !s->held) {
+		lock_lead[cpu] = 0;	/* within the quantum of a lower bound */
+		goto clients;
+	}
 	floor = clock_floor(UINT32_MAX);
 	floor_lb = floor != UINT64_MAX ? floor : now;
-	if (floor != UINT64_MAX && now > floor && now - floor > max_skew)
-		max_skew = now - floor;
+	note_lead(cpu, now, floor);
+	if (floor == UINT64_MAX || now <= floor + cfg.quantum)
+		lock_lead[cpu] = 0;
 	if (floor != UINT64_MAX && now > floor + cfg.quantum &&
 	    !exempt_from_holds(cpu)) {
 		if (!s->held) {
@@ -2038,6 +2071,7 @@ static void lock_push_later(struct lockword *lw, unsigned i)
 		k->end += wait;
 		moved[k->cpu] += wait;
 		cm_stall(&model, (unsigned)k->cpu, CM_KERNEL, wait);
+		lock_lead[k->cpu] = 1;
 		/* A CPU already spinning for its next hold: its clock moved
 		 * by this wait, booked here, so its spin from now on starts
 		 * after it (else its acquire books the wait a second time
@@ -2099,6 +2133,7 @@ static void lock_store(unsigned cpu, unsigned idx, qemu_plugin_meminfo_t info,
 		i = lock_place(lw, (int)cpu, now, &x.start);
 		if (x.start > now) {		/* held then in modelled time */
 			cm_stall(&model, cpu, CM_KERNEL, x.start - now);
+			lock_lead[cpu] = 1;
 			if (!lm->spinning)
 				lm->spin_since = now;
 			lm->spinning = 1;
@@ -2599,6 +2634,9 @@ static void stats_sync(FILE *f)
 		   "running one (0: not enforced)", "system.sync.quantumCycles");
 	stat_count(f, max_skew, "Largest lead over the slowest running CPU "
 		   "seen", "system.sync.maxSkewCycles");
+	stat_count(f, max_skew_held, "Largest lead a CPU ran into itself "
+		   "(not one from a metered lock)",
+		   "system.sync.maxHeldSkewCycles");
 	for (unsigned c = 0; c < model.ncpus; c++) {
 		stat_count(f, synch[c].holds, "Times held for leading by more "
 			   "than the quantum", "system.cpu%u.sync.holds", c);
@@ -2988,9 +3026,10 @@ static void fill_json(FILE *f)
 	if (cfg.timing) {
 		fprintf(f, "  \"idle_catchups\": %llu,\n  \"sync_polls\": %llu,\n"
 			"  \"publish_writes\": %llu,\n  \"sync_insts\": %llu,\n"
-			"  \"max_skew_cycles\": %" PRIu64 ",\n  \"clocks\": [",
+			"  \"max_skew_cycles\": %" PRIu64 ",\n"
+			"  \"max_held_skew_cycles\": %" PRIu64 ",\n  \"clocks\": [",
 			idle_catchups, sync_polls, publish_writes, sync_insts,
-			max_skew);
+			max_skew, max_skew_held);
 		for (unsigned c = 0; c < model.ncpus; c++)
 			fprintf(f, "%s%" PRIu64, c ? ", " : "", model.cpu[c].now);
 		fprintf(f, "],\n  \"sync\": {\"quantum_cycles\": %" PRIu64,
@@ -3078,7 +3117,8 @@ static void reset_stats(unsigned cpu)
 	cm_reset_stats(&model);
 	roi_start = op_clock(cpu);
 	ipi_rule_on = 1;
-	max_skew = 0;			/* the region's own skew */
+	max_skew = max_skew_held = 0;	/* the region's own skew */
+	memset(lock_lead, 0, sizeof(lock_lead));
 	memset(&wirest, 0, sizeof(wirest));
 	memset(client_cycles, 0, sizeof(client_cycles));
 	client_insts = 0;
