@@ -4,6 +4,7 @@ the program's output, and (requires_linux24, skipped by name without
 LINUX24_SRC) a small run that boots, serves and verifies requests."""
 
 import math
+import re
 
 import pytest
 
@@ -115,6 +116,8 @@ def test_web_runs_on_linux24_tcp_ip(tmp_path):
     text = (run / "console.log").read_text()
     assert "Total of 4 processors activated" in text
     assert "web: ok (16 requests" in text and "init: exited with status 0" in text
+    # Apache's per-request log write: init made the root writable
+    assert re.search(r"access log [1-9]\d* bytes", text), text[-600:]
     m = linux24web.WEB_ROI.findall(text)
     assert int(m[-1][0]) >= 8 and float(m[-1][3]) > 0
     offsets = pd.read_csv(run / "bus_offsets.csv")
@@ -182,9 +185,10 @@ def test_sweep_web_points_on_linux24_run_and_build_the_web_image(monkeypatch):
     made = []
     monkeypatch.setattr(build, "ensure_built", lambda *a, **k: None)
     monkeypatch.setattr(linux24, "prepare", lambda v, progress: made.append(v.name))
-    monkeypatch.setattr(linux24web, "web_initrd", lambda progress: made.append("web"))
+    monkeypatch.setattr(linux24web, "web_initrd",
+                        lambda progress, arch: made.append(f"web {arch}"))
     sweep._build_all([p.spec()], print)
-    assert made == ["linux24-c32", "web"]
+    assert made == ["linux24-c32", "web x86_64"]
     made.clear()
     sweep._build_all([RunSpec(p.spec().machine, p.spec().variant)], print)
     assert made == ["linux24-c32"]

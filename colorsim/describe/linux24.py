@@ -272,7 +272,7 @@ class Linux24Build:
     def rootfs_image(self, program: str) -> Path:
         """Its ext2 initrd: the web image, or the tasks workload's (the
         i386 one for i386 images)."""
-        return web_image() if program else tasks_initrd(self.arch)
+        return web_image(self.arch) if program else tasks_initrd(self.arch)
 
     def for_run(self, timing: bool) -> "Linux24Build":
         """A --timing run boots the image whose ticks come from modelled
@@ -287,10 +287,9 @@ class Linux24Build:
     def cmdline(self, spec, lapic_hz: int, timing: str) -> str:
         """Its command line: the web image's or the tasks workload's."""
         w = spec.workload
-        if w.program:
-            return web_cmdline(w.args, timing)
-        line = cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer,
-                       timing)
+        line = (web_cmdline(w.args, timing) if w.program else
+                cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer,
+                        timing))
         # i386 2.4 finds QEMU's 8254 timer not wired to the IO-APIC and
         # panics (../shared facts): interrupts through the 8259s, local
         # APIC timers as before
@@ -314,14 +313,10 @@ class Linux24Build:
                               "--client-cpus 0")
 
     def check_i386_run(self, spec) -> None:
-        """The i386 images run the tasks workload on QEMU: gem5 loads no
-        32-bit kernel, and no 32-bit web image exists yet."""
-        what = ("gem5 (it loads no 32-bit kernel)" if spec.engine == "gem5" else
-                "--workload web (no 32-bit web image yet)" if spec.workload.program
-                else None)
-        if what:
-            raise ConfigError(f"{self.name} runs the tasks workload on QEMU: not "
-                              f"{what}; use linux24:{self.name.rsplit('-', 1)[1]} "
+        """The i386 images run on QEMU: gem5 loads no 32-bit kernel."""
+        if spec.engine == "gem5":
+            raise ConfigError(f"{self.name} runs on QEMU: not gem5 (it loads no "
+                              f"32-bit kernel); use linux24:{self.name.rsplit('-', 1)[1]} "
                               "(x86_64) for it")
 
     def id_dict(self, d: dict) -> dict:
@@ -378,8 +373,10 @@ def tasks_initrd(arch: str = "x86_64") -> Path:
     return BUILD / "linux24" / ("initrd-i386.ext2" if arch == "i386" else "initrd.ext2")
 
 
-def web_image() -> Path:
-    return BUILD / "linux24" / "initrd-web.ext2"
+def web_image(arch: str = "x86_64") -> Path:
+    """The web workload's RAM disk for ``arch``'s images."""
+    return BUILD / "linux24" / ("initrd-web-i386.ext2" if arch == "i386"
+                                else "initrd-web.ext2")
 
 
 def web_cmdline(args: str, timing: str = "") -> str:

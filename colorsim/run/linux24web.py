@@ -1,12 +1,12 @@
 """The web workload on real Linux 2.4: its RAM-disk image and its checks.
 
-The image (build/linux24/initrd-web.ext2) holds /init
-(workloads/linux24/l24web.c), /bin/web (workloads/web/, the testbed's
-program from the same sources) and the file set under /www
-(workloads/web/mkfileset.py).  Both are linked by musl-gcc as plain static
-executables, as the task image's init is: 2.4's ELF loader is older than
-static-pie.  The task workload's image (initrd.ext2) is untouched, so runs
-of it keep their identity.
+The image (build/linux24/initrd-web.ext2, initrd-web-i386.ext2 for the
+i386 kernels) holds /init (workloads/linux24/l24web.c), /bin/web
+(workloads/web/, the testbed's program from the same sources) and the file
+set under /www (workloads/web/mkfileset.py).  Both are linked with musl as
+plain static executables, as the task image's init is: 2.4's ELF loader is
+older than static-pie.  The task workload's image (initrd.ext2) is
+untouched, so runs of it keep their identity.
 """
 
 from __future__ import annotations
@@ -20,12 +20,11 @@ from pathlib import Path
 from colorsim import ROOT
 from colorsim.describe.linux24 import WEB_IMAGE_KIB, web_image
 from colorsim.errors import RunError
-from colorsim.run.linux24 import EXIT_HEADER, build_ramdisk
+from colorsim.run.linux24 import EXIT_HEADER, build_ramdisk, musl_i386_link
 
 INIT_SOURCE = ROOT / "workloads" / "linux24" / "l24web.c"
 WEB_DIR = ROOT / "workloads" / "web"
 INCLUDE = ROOT / "workloads" / "include"
-IMAGE = web_image()
 # Where a web run's clients are, in its config.json (the testbed's web runs
 # have theirs on client CPUs outside the measured machine by default).
 CLIENTS = ("on the measured CPUs, beside the servers, over loopback: "
@@ -40,35 +39,44 @@ def sources() -> list:
             + sorted(WEB_DIR.glob("*.[ch]")))
 
 
-def _key() -> str:
-    h = hashlib.sha256(" ".join(MUSL_FLAGS).encode() + b"\0")
+def _key(arch: str) -> str:
+    # the x86_64 image's key as before, so its runs keep their identity
+    h = hashlib.sha256(" ".join(MUSL_FLAGS).encode()
+                       + (b"" if arch == "x86_64" else arch.encode()) + b"\0")
     for p in sources():
         h.update(p.relative_to(ROOT).as_posix().encode() + b"\0"
                  + p.read_bytes() + b"\0")
     return h.hexdigest()
 
 
-def _cc(out: Path, srcs: list) -> None:
+def _cc(out: Path, srcs: list, arch: str = "x86_64") -> None:
     # -ffile-prefix-map: the checkout's path stays out of the binaries
-    r = subprocess.run(["musl-gcc", *MUSL_FLAGS, f"-I{INCLUDE}",
-                        f"-ffile-prefix-map={ROOT}=.", "-o", str(out),
-                        *map(str, srcs)], capture_output=True, text=True)
+    flags = [*MUSL_FLAGS, f"-I{INCLUDE}", f"-ffile-prefix-map={ROOT}=."]
+    if arch == "i386":              # the i386 musl, linked by hand
+        cmd = musl_i386_link(out, srcs[0])
+        i = cmd.index(str(srcs[0]))
+        cmd[i:i + 1] = map(str, srcs)
+        cmd[1:1] = [f for f in flags if f != "-static"]
+    else:
+        cmd = ["musl-gcc", *flags, "-o", str(out), *map(str, srcs)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
-        raise RunError(f"musl-gcc {out.name} failed: {r.stderr.strip()[:300]}")
+        raise RunError(f"{cmd[0]} {out.name} ({arch}) failed: {r.stderr.strip()[:300]}")
 
 
-def web_initrd(progress=print) -> Path:
-    """The web image, rebuilt when one of its sources changed."""
+def web_initrd(progress=print, arch: str = "x86_64") -> Path:
+    """The web image for ``arch``'s kernels, rebuilt when one of its
+    sources changed."""
     def fill(stage: Path) -> None:
         (stage / "bin").mkdir()
-        _cc(stage / "init", [INIT_SOURCE])
-        _cc(stage / "bin" / "web", sorted(WEB_DIR.glob("*.c")))
+        _cc(stage / "init", [INIT_SOURCE], arch)
+        _cc(stage / "bin" / "web", sorted(WEB_DIR.glob("*.c")), arch)
         r = subprocess.run([sys.executable, str(WEB_DIR / "mkfileset.py"), str(stage)],
                            capture_output=True, text=True)
         if r.returncode:
             raise RunError(f"mkfileset.py failed: {r.stderr.strip()[:200]}")
-    return build_ramdisk(IMAGE, _key(), fill, WEB_IMAGE_KIB,
-                         "the linux24 web initrd (init = l24web, /bin/web, /www)",
+    return build_ramdisk(web_image(arch), _key(arch), fill, WEB_IMAGE_KIB,
+                         f"the linux24 {arch} web initrd (init = l24web, /bin/web, /www)",
                          progress)
 
 

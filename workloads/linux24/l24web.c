@@ -22,7 +22,9 @@
 #include <string.h>
 #include <sys/io.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -71,6 +73,22 @@ static void loopback_up(void)
   close(s);
 }
 
+/* The kernel mounts the RAM disk read-only; a distribution's boot scripts
+ * remount the root read-write, and so does this init.  web needs it for
+ * Apache's per-request access-log write (/var/log/access_log) and for the
+ * file that --accept fcntl and flock lock (/etc/accept.lock: fcntl's
+ * write lock needs the file open for writing).  The RAM disk goes with
+ * the machine. */
+static void root_writable(void)
+{
+  static const char *dirs[] = {"/etc", "/var", "/var/log"};
+  if (mount("/dev/ram0", "/", "ext2", MS_REMOUNT, NULL) < 0)
+    fail("remounting / read-write");
+  for (unsigned i = 0; i < sizeof dirs / sizeof *dirs; i++)
+    if (mkdir(dirs[i], 0755) < 0 && errno != EEXIST)
+      fail(dirs[i]);
+}
+
 int main(void)
 {
   static char words[256];
@@ -92,6 +110,7 @@ int main(void)
   }
   argv[argc] = NULL;
   loopback_up();
+  root_writable();
   printf("workload: /bin/web%s%s on the measured CPUs, clients over loopback\n",
          args ? " " : "", args ? args : "");
   /* web's m5 ops come from user space here (m5roi.h) */

@@ -26,8 +26,8 @@ class Linux24Kernel(KernelKind):
             ensure_built([], plugin=True, progress=progress)
         for v in {s.variant for s in specs}:
             linux24.prepare(v, progress)
-        if any(s.workload.program for s in specs):
-            web_initrd(progress)          # one image for every web point
+        for arch in {s.variant.arch for s in specs if s.workload.program}:
+            web_initrd(progress, arch)    # one image per architecture
         for v, rd in {(s.variant, s.rootfs_image) for s in specs
                       if s.engine == "gem5"}:   # the kernel, its entry, initrd
             from colorsim.run.linux24gem5 import boot_image
