@@ -170,7 +170,7 @@ def test_linux24_kernels_are_a_family_on_the_command_line():
     assert RunSpec(m, v).kernel_dir == BUILD / "linux24" / "ppro4-c32-b17"
     assert RunSpec(m, v, engine="gem5").engine == "gem5"   # its tasks workload
     with pytest.raises(ConfigError, match="no other --workload"):
-        RunSpec(m, v, Workload(program="/bin/chat"))
+        RunSpec(m, v, Workload(program="/bin/roitest"))
     with pytest.raises(ConfigError, match="power of two"):
         parse_variant("linux24:c3", m)
     with pytest.raises(ConfigError, match="unknown linux24 kernel"):

@@ -98,7 +98,7 @@ def test_gem5_spec_of_a_linux24_run_boots_its_image():
 
 
 def test_web_on_a_linux24_kernel_is_refused_on_gem5():
-    with pytest.raises(ConfigError, match="runs on QEMU only"):
+    with pytest.raises(ConfigError, match="run on QEMU only"):
         _spec(program="/bin/web", args="--httpd,4")
 
 

@@ -276,3 +276,25 @@ def test_web_runs_on_i386_behind_2_4s_own_fcntl_accept_lock(tmp_path):
     secs = float(linux24web.WEB_ROI.findall(text)[-1][3])
     elapsed = roi["system.elapsedCycles"] / m.processor.clock_hz
     assert abs(secs - elapsed) <= 0.1 * elapsed, (secs, elapsed)
+
+
+@pytest.mark.requires_linux24
+def test_chat_runs_on_i386_with_clone_threads_in_modelled_time(tmp_path):
+    """Chat on i386 c32 under --timing (about 40 s): 40 threads made as
+    LinuxThreads made them, every message verified, the region's time by
+    the program's clock (the time of day) the modelled elapsed time."""
+    from colorsim.run import runner
+    from colorsim.run.statstxt import parse_stats
+    m = get_machine("ppro4")
+    w = Workload(program=described.CHAT_PROGRAM,
+                 args="--rooms,2,--users,5,--messages,10", client_cpus=0)
+    spec = RunSpec(m, parse_variant("linux24-i386:c32", m), w, timing=True)
+    run = runner.run(spec, name="c", out=tmp_path, progress=lambda *_: None)
+    text = (run / "console.log").read_text()
+    assert "chat: ok (2 rooms x 5 users x 10 messages" in text, text[-600:]
+    secs = float(re.search(r"^chat: roi 500 messages .* in ([0-9.]+) s$", text, re.M)[1])
+    roi = parse_stats(run / "stats.txt")[-1].as_dict()
+    assert roi["system.lock0.acquisitions"] > 0 and roi["system.lock0.holdOverlaps"] == 0
+    elapsed = roi["system.elapsedCycles"] / m.processor.clock_hz
+    # chat prints its time to 10 ms
+    assert abs(secs - elapsed) <= 0.1 * elapsed + 0.005, (secs, elapsed)

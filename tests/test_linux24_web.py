@@ -192,3 +192,38 @@ def test_sweep_web_points_on_linux24_run_and_build_the_web_image(monkeypatch):
     made.clear()
     sweep._build_all([RunSpec(p.spec().machine, p.spec().variant)], print)
     assert made == ["linux24-c32"]
+
+
+def test_chat_on_linux24_takes_the_same_image_and_its_own_arguments():
+    """--workload chat on a linux24 kernel: the web image (it holds
+    /bin/chat too), chatargs= for init, the clients on the server's CPUs."""
+    a = cli.build_parser().parse_args(
+        ["run", "--kernel", "linux24-i386:c32", "--workload", "chat", "--rooms", "2",
+         "--users", "5", "--messages", "10"])
+    spec = cli.spec_from_args(a)
+    assert spec.workload.client_cpus == 0
+    line = spec.kernel_cmdline(0).split()
+    assert "chatargs=--rooms,2,--users,5,--messages,10" in line
+    assert not any(w.startswith("webargs=") for w in line)
+    assert spec.rootfs_image == described.web_image("i386")
+    assert "chat" in {p.parent.name for p in linux24web.sources()}
+
+
+def test_chats_linux24_threads_are_clone_tasks_that_serve_every_message(tmp_path):
+    """chat as the Linux 2.4 images build it (CHAT_LINUX24: threads made
+    with clone(2) as LinuxThreads made them, no TLS of their own), run on
+    this host: every message reaches every other member of its room."""
+    import random
+    import subprocess
+    exe = tmp_path / "chat"
+    linux24web._cc(exe, sorted(linux24web.CHAT_DIR.glob("*.c")), "x86_64",
+                   linux24web.CHAT_FLAGS)
+    syms = subprocess.run(["nm", str(exe)], capture_output=True, text=True).stdout.split()
+    assert "clone" in syms and "pthread_create" not in syms
+    port = str(random.randrange(20000, 40000))
+    r = subprocess.run([str(exe), "--rooms", "2", "--users", "5", "--messages", "10",
+                        "--port", port], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-500:]
+    assert "chat: ok (2 rooms x 5 users x 10 messages" in r.stdout
+    m = re.search(r"chat: roi 500 messages .* in ([0-9.]+) s", r.stdout)
+    assert m, r.stdout

@@ -287,7 +287,7 @@ class Linux24Build:
     def cmdline(self, spec, lapic_hz: int, timing: str) -> str:
         """Its command line: the web image's or the tasks workload's."""
         w = spec.workload
-        line = (web_cmdline(w.args, timing) if w.program else
+        line = (web_cmdline(w.args, timing, w.program) if w.program else
                 cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer,
                         timing))
         # i386 2.4 finds QEMU's 8254 timer not wired to the IO-APIC and
@@ -299,13 +299,14 @@ class Linux24Build:
         """What a Linux 2.4 run cannot be (yet)."""
         if self.is_i386:
             self.check_i386_run(spec)
-        if spec.workload.program not in ("", WEB_PROGRAM):
+        if spec.workload.program not in ("", *PROGRAMS):
             raise ConfigError("linux24 kernels run their own init: the tasks "
-                              "workload, or --workload web; no other --workload")
+                              "workload, --workload web or --workload chat; no "
+                              "other --workload")
         if spec.engine == "gem5" and spec.workload.program:
             raise ConfigError("linux24 kernels run the tasks workload on gem5; "
-                              "--workload web on them runs on QEMU only (its "
-                              "clients share the server's CPUs)")
+                              "--workload web and chat on them run on QEMU only "
+                              "(their clients share the server's CPUs)")
         if spec.workload.client_cpus:
             raise ConfigError("client CPUs (--client-cpus) are the testbed "
                               "kernel's on QEMU (on linux24 kernels the "
@@ -359,9 +360,12 @@ def is_linux24(variant) -> bool:
     return isinstance(variant, Linux24Build)
 
 
-# The web workload's image (colorsim/run/linux24web.py): /init, /bin/web
-# and the file set (about 5 MiB); the configs' RAM disk holds 64 MiB.
+# The network workloads' image (colorsim/run/linux24web.py): /init,
+# /bin/web, /bin/chat and the web file set (about 5 MiB); the configs' RAM
+# disk holds 64 MiB.
 WEB_PROGRAM = "/bin/web"
+CHAT_PROGRAM = "/bin/chat"
+PROGRAMS = (WEB_PROGRAM, CHAT_PROGRAM)
 # Linux 2.4's COMMAND_LINE_SIZE is 256 with its NUL (i386 and x86_64 alike);
 # the boot code cuts a longer line silently, so it is refused before a run.
 CMDLINE_MAX = 255
@@ -379,13 +383,15 @@ def web_image(arch: str = "x86_64") -> Path:
                                 else "initrd-web.ext2")
 
 
-def web_cmdline(args: str, timing: str = "") -> str:
-    """2.4's command line for a web run: init (workloads/linux24/l24web.c)
-    gets the program's arguments, comma-separated as the testbed's
-    initargs=, as webargs; the RAM disk is sized for the image.
-    ``timing`` as for cmdline()."""
+def web_cmdline(args: str, timing: str = "", program: str = WEB_PROGRAM) -> str:
+    """2.4's command line for a web or chat run: init
+    (workloads/linux24/l24web.c) gets the program's arguments,
+    comma-separated as the testbed's initargs=, as webargs (chatargs for
+    chat); the RAM disk is sized for the image.  ``timing`` as for
+    cmdline()."""
+    name = "chatargs" if program == CHAT_PROGRAM else "webargs"
     return (f"console=ttyS0 root=/dev/ram0 init=/init nmi_watchdog=0 "
-            f"ramdisk_size={WEB_IMAGE_KIB} webargs={args}"
+            f"ramdisk_size={WEB_IMAGE_KIB} {name}={args}"
             + (f" {timing}" if timing else ""))
 
 

@@ -1,9 +1,11 @@
-"""The web workload on real Linux 2.4: its RAM-disk image and its checks.
+"""The web and chat workloads on real Linux 2.4: their RAM-disk image and
+its checks.
 
 The image (build/linux24/initrd-web.ext2, initrd-web-i386.ext2 for the
-i386 kernels) holds /init (workloads/linux24/l24web.c), /bin/web
-(workloads/web/, the testbed's program from the same sources) and the file
-set under /www (workloads/web/mkfileset.py).  Both are linked with musl as
+i386 kernels) holds /init (workloads/linux24/l24web.c), /bin/web and
+/bin/chat (workloads/web/, workloads/chat/: the testbed's programs from the
+same sources, chat with its threads as clone() tasks, as LinuxThreads made
+them) and the file set under /www (workloads/web/mkfileset.py).  Both are linked with musl as
 plain static executables, as the task image's init is: 2.4's ELF loader is
 older than static-pie.  The task workload's image (initrd.ext2) is
 untouched, so runs of it keep their identity.
@@ -24,6 +26,10 @@ from colorsim.run.linux24 import EXIT_HEADER, build_ramdisk, musl_i386_link
 
 INIT_SOURCE = ROOT / "workloads" / "linux24" / "l24web.c"
 WEB_DIR = ROOT / "workloads" / "web"
+CHAT_DIR = ROOT / "workloads" / "chat"
+# chat built for 2.4 (workloads/chat/): its threads as LinuxThreads made
+# them, clone() tasks, and the time of day as its clock (no clock_gettime)
+CHAT_FLAGS = ["-DCHAT_LINUX24"]
 INCLUDE = ROOT / "workloads" / "include"
 # Where a web run's clients are, in its config.json (the testbed's web runs
 # have theirs on client CPUs outside the measured machine by default).
@@ -36,22 +42,20 @@ MUSL_FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", "-static",
 def sources() -> list:
     """Every file the image is made from, in a fixed order."""
     return ([INIT_SOURCE, EXIT_HEADER, WEB_DIR / "mkfileset.py", INCLUDE / "m5roi.h"]
-            + sorted(WEB_DIR.glob("*.[ch]")))
+            + sorted(WEB_DIR.glob("*.[ch]")) + sorted(CHAT_DIR.glob("*.[ch]")))
 
 
 def _key(arch: str) -> str:
-    # the x86_64 image's key as before, so its runs keep their identity
-    h = hashlib.sha256(" ".join(MUSL_FLAGS).encode()
-                       + (b"" if arch == "x86_64" else arch.encode()) + b"\0")
+    h = hashlib.sha256(" ".join(MUSL_FLAGS + CHAT_FLAGS).encode() + arch.encode() + b"\0")
     for p in sources():
         h.update(p.relative_to(ROOT).as_posix().encode() + b"\0"
                  + p.read_bytes() + b"\0")
     return h.hexdigest()
 
 
-def _cc(out: Path, srcs: list, arch: str = "x86_64") -> None:
+def _cc(out: Path, srcs: list, arch: str = "x86_64", extra: tuple = ()) -> None:
     # -ffile-prefix-map: the checkout's path stays out of the binaries
-    flags = [*MUSL_FLAGS, f"-I{INCLUDE}", f"-ffile-prefix-map={ROOT}=."]
+    flags = [*MUSL_FLAGS, *extra, f"-I{INCLUDE}", f"-ffile-prefix-map={ROOT}=."]
     if arch == "i386":              # the i386 musl, linked by hand
         cmd = musl_i386_link(out, srcs[0])
         i = cmd.index(str(srcs[0]))
@@ -71,12 +75,14 @@ def web_initrd(progress=print, arch: str = "x86_64") -> Path:
         (stage / "bin").mkdir()
         _cc(stage / "init", [INIT_SOURCE], arch)
         _cc(stage / "bin" / "web", sorted(WEB_DIR.glob("*.c")), arch)
+        _cc(stage / "bin" / "chat", sorted(CHAT_DIR.glob("*.c")), arch, CHAT_FLAGS)
         r = subprocess.run([sys.executable, str(WEB_DIR / "mkfileset.py"), str(stage)],
                            capture_output=True, text=True)
         if r.returncode:
             raise RunError(f"mkfileset.py failed: {r.stderr.strip()[:200]}")
     return build_ramdisk(web_image(arch), _key(arch), fill, WEB_IMAGE_KIB,
-                         f"the linux24 {arch} web initrd (init = l24web, /bin/web, /www)",
+                         f"the linux24 {arch} web initrd (init = l24web, /bin/web, "
+                         "/bin/chat, /www)",
                          progress)
 
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/sem.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,9 +125,16 @@ static int dial(int port)
 
 static double now(void)
 {
+#if defined(CHAT_LINUX24)
+  /* 2.4 has no clock_gettime: the time of day, as web falls back to */
+  struct timeval tv;
+  gettimeofday(&tv, NULL);
+  return tv.tv_sec + tv.tv_usec / 1e6;
+#else
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec / 1e9;
+#endif
 }
 
 static void print_windows(void)

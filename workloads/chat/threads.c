@@ -1,7 +1,9 @@
 /* threads.c: thread stacks from one pool, and the SysV semaphores chat_s
  * and chat_c block on (chat.h). */
+#define _GNU_SOURCE                 /* clone() */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -25,6 +27,40 @@ void *stack_pool(long n)
   return pool;
 }
 
+#if defined(CHAT_LINUX24)
+/* Threads as LinuxThreads made them on 2.4 (chat built for the Linux 2.4
+ * images, CHAT_LINUX24: 2.4 has no futex, no set_tid_address and no TLS through clone,
+ * which musl's pthreads need): a task that shares the address space,
+ * files, file-system context and signal handlers, made by clone(2) with no
+ * thread-local storage of its own.  Its function and argument sit at the
+ * top of its own stack.  It ends with the function (exit), leaving a
+ * zombie that init reaps once the process is gone; chat never joins. */
+struct start {
+  void *(*fn)(void *);
+  void *arg;
+};
+
+static int run_thread(void *p)
+{
+  struct start *s = p;
+  s->fn(s->arg);
+  return 0;
+}
+
+int start_thread(void *(*fn)(void *), void *arg, void *unused)
+{
+  (void)unused;
+  if (used + STACK_SIZE > size)
+    return -1;
+  struct start *s = (struct start *)(pool + used + STACK_SIZE) - 1;
+  used += STACK_SIZE;
+  s->fn = fn;
+  s->arg = arg;
+  /* the stack grows down from below the start record, 16-byte aligned */
+  void *top = (void *)((unsigned long)s & ~15ul);
+  return clone(run_thread, top, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND, s) < 0 ? -1 : 0;
+}
+#else
 int start_thread(void *(*fn)(void *), void *arg, void *unused)
 {
   (void)unused;
@@ -40,6 +76,7 @@ int start_thread(void *(*fn)(void *), void *arg, void *unused)
   pthread_attr_destroy(&a);
   return r;
 }
+#endif
 
 union semun {
   int val;

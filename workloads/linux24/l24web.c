@@ -1,16 +1,17 @@
-/* l24web: /init of the web image for real Linux 2.4 (kernels/linux24/).
- * It brings the loopback interface up, runs /bin/web (workloads/web/) with
- * the arguments from the kernel command line, waits for it, says how it
- * ended in the testbed kernel's words ("init: exited with status N", which
- * the runner checks) and stops the machine through QEMU's isa-debug-exit
- * port 0xf4.
+/* l24web: /init of the web and chat image for real Linux 2.4
+ * (kernels/linux24/).  It brings the loopback interface up, runs /bin/web
+ * (workloads/web/) or /bin/chat (workloads/chat/) with the arguments from
+ * the kernel command line, waits for it, says how it ended in the testbed
+ * kernel's words ("init: exited with status N", which the runner checks)
+ * and stops the machine through QEMU's isa-debug-exit port 0xf4.
  *
  *   webargs=--httpd,32,--clients,8,...   (commas for spaces; Linux hands
  *                                         init every unknown name=value
  *                                         word as an environment variable)
+ *   chatargs=--rooms,2,--users,5,...     (chat instead of web)
  *
- * The region of interest is web's own: its controller marks it with m5
- * ops from user space (workloads/include/m5roi.h, COLORSIM_M5_PAGE), as
+ * The region of interest is the program's own: it marks it with m5 ops
+ * from user space (workloads/include/m5roi.h, COLORSIM_M5_PAGE), as
  * l24tasks does for the task workload.  Server and clients both run on
  * the measured CPUs and talk over loopback: 2.4 has no client partition. */
 #include <arpa/inet.h>
@@ -92,18 +93,21 @@ static void root_writable(void)
 int main(void)
 {
   static char words[256];
-  char *argv[ARGS_MAX + 2] = {"/bin/web"};
+  const char *args = getenv("chatargs");
+  const char *name = args ? "chatargs" : "webargs";
+  char *argv[ARGS_MAX + 2] = {args ? "/bin/chat" : "/bin/web"};
   int argc = 1;
-  const char *args = getenv("webargs");
+  if (!args)
+    args = getenv("webargs");
   setvbuf(stdout, NULL, _IONBF, 0);
   if (args && strlen(args) >= sizeof words) {
-    printf("init: webargs is too long\n");
+    printf("init: %s is too long\n", name);
     machine_exit();
   }
   strcpy(words, args ? args : "");
   for (char *w = strtok(words, ","); w; w = strtok(NULL, ",")) {
     if (argc > ARGS_MAX) {
-      printf("init: more than %d webargs words\n", ARGS_MAX);
+      printf("init: more than %d %s words\n", ARGS_MAX, name);
       machine_exit();
     }
     argv[argc++] = w;
@@ -111,9 +115,9 @@ int main(void)
   argv[argc] = NULL;
   loopback_up();
   root_writable();
-  printf("workload: /bin/web%s%s on the measured CPUs, clients over loopback\n",
+  printf("workload: %s%s%s on the measured CPUs, clients over loopback\n", argv[0],
          args ? " " : "", args ? args : "");
-  /* web's m5 ops come from user space here (m5roi.h) */
+  /* the program's m5 ops come from user space here (m5roi.h) */
   if (setenv("COLORSIM_M5_PAGE", "1", 1) != 0)
     fail("setenv");
   pid_t pid = fork();
@@ -125,7 +129,8 @@ int main(void)
     _exit(127);
   }
   /* web's servers outlive it (it leaves them to the machine's stop) and
-   * become init's children: wait for web alone. */
+   * become init's children, as do chat's ended threads: wait for the
+   * program alone. */
   int st;
   while (waitpid(pid, &st, 0) < 0)
     if (errno != EINTR)

@@ -51,7 +51,8 @@ class Linux24Kernel(KernelKind):
         return {"clients": linux24web.CLIENTS} if spec.workload.program else {}
 
     def check_output(self, spec, console) -> None:
-        if spec.workload.program:
+        from colorsim.describe.linux24 import WEB_PROGRAM
+        if spec.workload.program == WEB_PROGRAM:
             from colorsim.run import linux24web
             linux24web.check_web_output(console)
 
