@@ -249,6 +249,22 @@ def test_a_timed_i386_run_ticks_in_modelled_time_and_meters_its_fenced_lock(tmp_
     assert re.search(rf"xchg\s+%al,0x{lock}\b", text), "no fenced unlock"
 
 
+def _timed_i386_c32(tmp_path, program, args):
+    """A timed i386 c32 run of ``program``, its console text, its region's
+    stats (metered lock checked: taken, no overlapping holds) and the
+    region's modelled seconds."""
+    from colorsim.run import runner
+    from colorsim.run.statstxt import parse_stats
+    m = get_machine("ppro4")
+    w = Workload(program=program, args=args, client_cpus=0)
+    spec = RunSpec(m, parse_variant("linux24-i386:c32", m), w, timing=True)
+    run = runner.run(spec, name="r", out=tmp_path, progress=lambda *_: None)
+    roi = parse_stats(run / "stats.txt")[-1].as_dict()
+    assert roi["system.lock0.acquisitions"] > 0 and roi["system.lock0.holdOverlaps"] == 0
+    return ((run / "console.log").read_text(), roi,
+            roi["system.elapsedCycles"] / m.processor.clock_hz)
+
+
 @pytest.mark.requires_linux24
 def test_web_runs_on_i386_behind_2_4s_own_fcntl_accept_lock(tmp_path):
     """The web image on i386 c32 under --timing, its httpd serialised by
@@ -257,24 +273,14 @@ def test_web_runs_on_i386_behind_2_4s_own_fcntl_accept_lock(tmp_path):
     distribution boots), the region's m5 ops seen by the bus monitor
     through the page init maps below i386's 3 GiB, and the program's own
     clock in modelled time."""
-    from colorsim.run import runner
     from colorsim.run import linux24web
-    from colorsim.run.statstxt import parse_stats
-    m = get_machine("ppro4")
-    w = Workload(program=described.WEB_PROGRAM,
-                 args="--httpd,32,--clients,8,--requests,2,--accept,fcntl", client_cpus=0)
-    spec = RunSpec(m, parse_variant("linux24-i386:c32", m), w, timing=True)
-    run = runner.run(spec, name="w", out=tmp_path, progress=lambda *_: None)
-    text = (run / "console.log").read_text()
+    text, roi, elapsed = _timed_i386_c32(
+        tmp_path, described.WEB_PROGRAM, "--httpd,32,--clients,8,--requests,2,--accept,fcntl")
     assert "accept fcntl lock (wake-all)" in text and "init: exited with status 0" in text
     assert re.search(r"access log [1-9]\d* bytes", text), text[-600:]
-    linux24web.check_web_output(run / "console.log")
-    roi = parse_stats(run / "stats.txt")[-1].as_dict()
-    assert roi["system.lock0.acquisitions"] > 0 and roi["system.lock0.holdOverlaps"] == 0
     # web's own clock (gettimeofday) runs in modelled time: the TSC counts
     # the emulator's time, and its offset sent the region's time negative
     secs = float(linux24web.WEB_ROI.findall(text)[-1][3])
-    elapsed = roi["system.elapsedCycles"] / m.processor.clock_hz
     assert abs(secs - elapsed) <= 0.1 * elapsed, (secs, elapsed)
 
 
@@ -283,18 +289,9 @@ def test_chat_runs_on_i386_with_clone_threads_in_modelled_time(tmp_path):
     """Chat on i386 c32 under --timing (about 40 s): 40 threads made as
     LinuxThreads made them, every message verified, the region's time by
     the program's clock (the time of day) the modelled elapsed time."""
-    from colorsim.run import runner
-    from colorsim.run.statstxt import parse_stats
-    m = get_machine("ppro4")
-    w = Workload(program=described.CHAT_PROGRAM,
-                 args="--rooms,2,--users,5,--messages,10", client_cpus=0)
-    spec = RunSpec(m, parse_variant("linux24-i386:c32", m), w, timing=True)
-    run = runner.run(spec, name="c", out=tmp_path, progress=lambda *_: None)
-    text = (run / "console.log").read_text()
+    text, roi, elapsed = _timed_i386_c32(
+        tmp_path, described.CHAT_PROGRAM, "--rooms,2,--users,5,--messages,10")
     assert "chat: ok (2 rooms x 5 users x 10 messages" in text, text[-600:]
     secs = float(re.search(r"^chat: roi 500 messages .* in ([0-9.]+) s$", text, re.M)[1])
-    roi = parse_stats(run / "stats.txt")[-1].as_dict()
-    assert roi["system.lock0.acquisitions"] > 0 and roi["system.lock0.holdOverlaps"] == 0
-    elapsed = roi["system.elapsedCycles"] / m.processor.clock_hz
     # chat prints its time to 10 ms
     assert abs(secs - elapsed) <= 0.1 * elapsed + 0.005, (secs, elapsed)
