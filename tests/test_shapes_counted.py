@@ -312,3 +312,13 @@ def test_table2_and_figure7_are_made_again_from_the_runs_that_never_recalculated
     assert row.claim.endswith("runs whose regions never recalculated every time slice")
     d.runs = runs.assign(n_counter_recalcs=0)
     assert steady_rows(d, loop_miss_row, paper) == []
+
+
+def test_the_reports_figure7_gives_the_change_from_the_steady_runs_too():
+    import pandas as pd
+    from colorsim.report.counting import steady_changes
+    runs = pd.DataFrame({"l2_size": [512 * 1024] * 4, "kernel": ["vanilla", "vanilla", "c32", "c32"],
+                         "x": [100.0, 300.0, 50.0, 60.0], "n_counter_recalcs": [0, 4, 0, 0]})
+    [note] = steady_changes(runs, "x")
+    assert note.startswith("From the 3 of 4 runs") and "512KiB -45.0 %" in note, note
+    assert steady_changes(runs.assign(n_counter_recalcs=0), "x") == []

@@ -170,7 +170,25 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
     it.images = save(fig, out, d.stem("fig7"), d, norm="per schedule() call")
     it.tables.append(("Colored-line transactions per schedule(), 32 colors vs "
                       "vanilla, beside the paper's change", pd.DataFrame(rows)))
+    it.notes += steady_changes(d.runs, col)
     return [it]
+
+
+def steady_changes(runs: pd.DataFrame, col: str) -> list:
+    """c32's change in ``col`` against vanilla's per L2 size from only the
+    runs whose regions never recalculated every time slice (the first of
+    the two states, docs/operating-point.md), as a note, where some run
+    did; [] otherwise."""
+    if "n_counter_recalcs" not in runs.columns or not (runs["n_counter_recalcs"] > 0).any():
+        return []
+    keep = runs[runs["n_counter_recalcs"].fillna(0) == 0]
+    m = keep.groupby(["l2_size", "kernel"])[col].mean()
+    cells = [f"{l2_name(l2)} {(m[(l2, 'c32')] / m[(l2, 'vanilla')] - 1) * 100:+.1f} %"
+             for l2 in sorted(set(keep["l2_size"]))
+             if (l2, "c32") in m and (l2, "vanilla") in m and m[(l2, "vanilla")]]
+    return [f"From the {len(keep)} of {len(runs)} runs whose regions never recalculated "
+            f"every time slice (the others fell into a convoy on the accept lock), c32's "
+            f"colored-line change: {', '.join(cells) or '-'}"]
 
 
 def table2(d: ExpData, out: Path, paper: dict) -> list:
