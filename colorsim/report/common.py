@@ -445,6 +445,27 @@ def seed_gains(df: pd.DataFrame, by: list, kernel: str, base: str = "vanilla",
     return pd.DataFrame(rows, columns=by + ["seed", "gain", "recalc"])
 
 
+def steady_gain(g: pd.DataFrame, kernel: str = "c32", base: str = "vanilla",
+                col: str = "throughput"):
+    """``kernel`` over ``base`` in % from one point's runs whose regions
+    never recalculated every time slice (the first of the two states,
+    docs/operating-point.md), kept run by run, not by seed: a run's state
+    is its own.  {"mean": the kernel's mean over the base's, "min"/"max":
+    over every pair of such runs, "n": {kernel: runs kept}, "of": {kernel:
+    runs}}, or None where a kernel kept none (or the runs do not say)."""
+    if "n_counter_recalcs" not in g.columns:
+        return None
+    kept = g[g["n_counter_recalcs"].fillna(0) == 0]
+    a = kept[kept["kernel"] == kernel][col]
+    b = kept[kept["kernel"] == base][col]
+    if not len(a) or not len(b) or not b.min():
+        return None
+    return {"mean": (a.mean() / b.mean() - 1) * 100, "min": (a.min() / b.max() - 1) * 100,
+            "max": (a.max() / b.min() - 1) * 100,
+            "n": {kernel: len(a), base: len(b)},
+            "of": {k: int((g["kernel"] == k).sum()) for k in (kernel, base)}}
+
+
 def fmt_spread(m, lo, hi, digits=1) -> str:
     if m is None or m != m:
         return "-"

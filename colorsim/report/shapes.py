@@ -25,7 +25,7 @@ from colorsim.report import shapes_mq
 from colorsim.report.markdown import markers
 from colorsim.report.common import (ExpData, cpu_counts, gain, l2_name,
                                     paper_results, pick_scale, spread, timed)
-from colorsim.report.common import agree as _agree, gain_range as _range
+from colorsim.report.common import agree as _agree, gain_range as _range, steady_gain
 
 BEGIN, END = markers("shapes")
 # the wait report's columns that are not a channel tasks sleep on
@@ -206,13 +206,9 @@ def fig6_counts_row(df: pd.DataFrame):
 
 def fig6_steady_row(df: pd.DataFrame):
     """Figure 6 at the most httpd swept from the runs whose regions stayed
-    out of 2.4's recalculation of every time slice (the first of the two
-    states, docs/operating-point.md), where some run did not: per L2 size,
-    c32's mean throughput over its steady runs against vanilla's, with the
-    range over every pair of a steady c32 run and a steady vanilla run.
-    Runs are kept or left one by one, not by seed: a run's state is its
-    own, and a steady run whose other kernel's seed fell into the convoy
-    still measures the first state."""
+    out of 2.4's recalculation of every time slice (common.steady_gain),
+    where some run did not: per L2 size, c32's mean throughput over its
+    steady runs against vanilla's, with the range over every pair."""
     if df.empty or "n_counter_recalcs" not in df.columns:
         return None
     top = df[df["tasks"] == max(df["tasks"])]
@@ -220,17 +216,12 @@ def fig6_steady_row(df: pd.DataFrame):
         return None
     cells = []
     for l2, g in top.groupby("l2_size", sort=True):
-        kept = g[g["n_counter_recalcs"].fillna(0) == 0]
-        v = kept[kept["kernel"] == "vanilla"]["throughput"]
-        c = kept[kept["kernel"] == "c32"]["throughput"]
-        n = {k: int((g["kernel"] == k).sum()) for k in ("vanilla", "c32")}
-        if not len(v) or not len(c):
+        r = steady_gain(g)
+        if r is None:
             cells.append(f"{l2_name(l2)} - (a kernel's every run recalculated)")
-            continue
-        r = {"mean": (c.mean() / v.mean() - 1) * 100,
-             "min": (c.min() / v.max() - 1) * 100, "max": (c.max() / v.min() - 1) * 100}
-        cells.append(f"{l2_name(l2)} {_range(r)} (vanilla {len(v)} of {n['vanilla']}, "
-                     f"c32 {len(c)} of {n['c32']} runs)")
+        else:
+            cells.append(f"{l2_name(l2)} {_range(r)} (vanilla {r['n']['vanilla']} of "
+                         f"{r['of']['vanilla']}, c32 {r['n']['c32']} of {r['of']['c32']} runs)")
     return Row(f"Figure 6 at {int(max(df['tasks']))} httpd, runs whose regions never "
                "recalculated every time slice", "as the row above",
                ", ".join(cells), "-",
