@@ -5,9 +5,9 @@ The image (build/linux24/initrd-web.ext2, initrd-web-i386.ext2 for the
 i386 kernels) holds /init (workloads/linux24/l24web.c), /bin/web and
 /bin/chat (workloads/web/, workloads/chat/: the testbed's programs from the
 same sources, chat with its threads as clone() tasks, as LinuxThreads made
-them) and the file set under /www (workloads/web/mkfileset.py).  Both are linked with musl as
-plain static executables, as the task image's init is: 2.4's ELF loader is
-older than static-pie.  The task workload's image (initrd.ext2) is
+them) and the file set under /www (workloads/web/mkfileset.py).  The three
+programs are linked with musl as plain static executables, as the task
+image's init is: 2.4's ELF loader is older than static-pie.  The task workload's image (initrd.ext2) is
 untouched, so runs of it keep their identity.
 """
 
@@ -31,8 +31,8 @@ CHAT_DIR = ROOT / "workloads" / "chat"
 # them, clone() tasks, and the time of day as its clock (no clock_gettime)
 CHAT_FLAGS = ["-DCHAT_LINUX24"]
 INCLUDE = ROOT / "workloads" / "include"
-# Where a web run's clients are, in its config.json (the testbed's web runs
-# have theirs on client CPUs outside the measured machine by default).
+# Where a web or chat run's clients are, in its config.json (the testbed's
+# runs have theirs on client CPUs outside the measured machine by default).
 CLIENTS = ("on the measured CPUs, beside the servers, over loopback: "
            "Linux 2.4 has no client partition")
 MUSL_FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", "-static",
