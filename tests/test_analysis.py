@@ -66,3 +66,13 @@ def test_fig6_agrees_with_the_report():
     mean, lo, hi = (float(x) for x in best[2:5])
     assert (f"512KiB {mean:+.1f} % [{lo:+.0f}..{hi:+.0f}] at {best[1]}"
             in readme_row("Figure 6:"))
+
+
+def test_fig6s_steady_gain_agrees_with_the_report():
+    # the results page's row from the runs that never recalculated, at 1024 httpd
+    out = run("fig6_web_gain.py").split("steady runs only")[1]
+    row = readme_row("Figure 6 at 1024 httpd, runs whose regions never")
+    for l in out.splitlines():
+        f = l.split()
+        if f[1:2] == ["1024"]:
+            assert f"{f[0]} {float(f[2]):+.1f} %" in row, (f, row)
