@@ -27,6 +27,7 @@ BLOCKS = {
     "headline": "headline --run",
     "linux24": "linux24-table --run",
     "linux24-engines": "linux24-engines --run",
+    "linux24-timed": "linux24-timed --run",
     "shapes": "shapes --quick",
     "shapes-paper": "shapes --runs recorded/paper",
     "crosscheck": "crosscheck",
@@ -83,7 +84,7 @@ def cmd_blocks(a) -> int:
 
 
 def build_parser():
-    from colorsim.orchestrate import gem5bus, headline, linux24table
+    from colorsim.orchestrate import gem5bus, headline, linux24table, linux24timed
     from colorsim.report import command as figures
     ap = _DocsParser(prog="python3 -m colorsim.maintain", description=DESCRIPTION,
                      formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(
@@ -97,6 +98,7 @@ def build_parser():
     headline.add_parser(sub)
     linux24table.add_parser(sub)
     linux24table.add_engines_parser(sub)
+    linux24timed.add_parser(sub)
     gem5bus.add_parser(sub)
     figures.add_shapes_parser(sub)
     cli.add_studies(sub)

@@ -1,0 +1,138 @@
+"""``python3 -m colorsim.maintain linux24-timed``: Linux 2.4 in modelled time beside the testbed.
+
+The user's Linux 2.4.37 on i386 (the paper's port) and on x86_64, and the
+testbed kernel, vanilla against 32 colors, on the paper's 4-way Pentium
+Pro with its 512 KiB L2, under ``--timing``, running the web server (256
+httpd behind Apache's fcntl accept lock, 64 clients of 4 requests) and
+Chat (5 rooms of 10 users, 10 messages each: 200 threads).  Every kernel
+has its clients on the measured CPUs, over loopback: 2.4 has no client
+partition, so the testbed runs here with ``--client-cpus 0``, the same
+layout.  One seed and small loads: a check that the same coloring moves
+real Linux as it moves the testbed, in the same directions, not a
+paper-scale figure.
+
+The rows come from one runs folder's catalog (default
+``runs/linux24-timed``): ``--run`` makes the twelve runs in it first
+(the Linux ones need ``LINUX24_SRC``).  ``--write FILE`` and ``--check
+FILE`` work as for ``headline``, between ``<!-- linux24-timed:begin -->``
+and ``<!-- linux24-timed:end -->``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from colorsim.errors import ResultsError
+from colorsim.report.markdown import check_block_files, emit, markers
+
+BEGIN, END = markers("linux24-timed")
+MACHINE, L2 = "ppro4", "512KiB"
+# (label, --kernel of vanilla, of c32)
+FAMILIES = (("Linux 2.4.37 i386", "linux24-i386:vanilla", "linux24-i386:c32"),
+            ("Linux 2.4.37 x86_64", "linux24:vanilla", "linux24:c32"),
+            ("testbed", "vanilla", "c32"))
+# (label, program, its arguments)
+LOADS = (("web: 256 httpd, fcntl accept, 64 clients x 4 requests", "/bin/web",
+          "--httpd,256,--clients,64,--requests,4,--accept,fcntl"),
+         ("Chat: 5 rooms x 10 users x 10 messages", "/bin/chat",
+          "--rooms,5,--users,10,--messages,10"))
+TIMEOUT_S = 3600.0
+
+
+def specs():
+    """(load label, family label, kernel, its RunSpec) of every run."""
+    from colorsim.describe.machine import get_machine
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    m = get_machine(MACHINE).with_l2(L2)
+    for load, program, args in LOADS:
+        for fam, *kernels in FAMILIES:
+            for k in kernels:
+                w = Workload(program=program, args=args, client_cpus=0)
+                yield load, fam, k, RunSpec(m, parse_variant(k, m), w, timing=True,
+                                            timeout_s=TIMEOUT_S)
+
+
+def make_runs(out: Path, log=print) -> None:
+    """The runs ``out`` lacks (a complete run is reused)."""
+    from colorsim.run.runner import run
+    todo = list(specs())
+    for i, (_, _, _, spec) in enumerate(todo, 1):
+        log(f"linux24-timed: run {i}/{len(todo)}: {spec.default_name()}")
+        run(spec, name=spec.default_name(), out=out)
+
+
+def rows(cat) -> list:
+    """One row per load and kernel family: {column: value} from the
+    catalog's row of each of its two runs."""
+    runs = cat.table("runs")
+    if not len(runs) or "run" not in runs.columns:
+        raise ResultsError(f"the catalog of {cat.root} has no runs: make them with "
+                           "'python3 -m colorsim.maintain linux24-timed --run'")
+    by_name = runs.drop_duplicates("run").set_index("run")
+    out = []
+    for load, program, _ in LOADS:
+        for fam, *kernels in FAMILIES:
+            pair = []
+            for k in kernels:
+                name = next(s.default_name() for ld, f, kk, s in specs()
+                            if ld == load and f == fam and kk == k)
+                if name not in by_name.index:
+                    raise ResultsError(f"no run {name} in {cat.root}: make it with "
+                                       "'python3 -m colorsim.maintain linux24-timed --run'")
+                pair.append(by_name.loc[name])
+            out.append({"load": load, "family": fam, "vanilla": pair[0], "c32": pair[1]})
+    return out
+
+
+def _pair(r, col, fmt) -> str:
+    v, c = r["vanilla"].get(col), r["c32"].get(col)
+    return " / ".join("-" if x is None or x != x else fmt(x) for x in (v, c))
+
+
+def render(rs: list) -> str:
+    lines = ["| load | kernel | vanilla / c32 per modelled second | c32's gain | "
+             "run-queue loop L2 miss ratio, vanilla / c32 | runqueue_lock contention, "
+             "vanilla / c32 | its mean hold, vanilla / c32 | schedule() and lock spin, "
+             "share of cycles, vanilla |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rs:
+        v, c = r["vanilla"]["throughput"], r["c32"]["throughput"]
+        share = r["vanilla"].get("sched_share_pct")
+        spin = r["vanilla"].get("lock_spin_pct")
+        lines.append(
+            f"| {r['load']} | {r['family']} | {v:.0f} / {c:.0f} | {(c / v - 1) * 100:+.1f} % | "
+            f"{_pair(r, 'rqloop_l2_miss_ratio', lambda x: f'{x * 100:.1f} %')} | "
+            f"{_pair(r, 'lock_contention', lambda x: f'{x * 100:.0f} %')} | "
+            f"{_pair(r, 'lock_hold_mean_us', lambda x: f'{x:.1f} µs')} | "
+            + ("-" if share is None or share != share else f"{share:.1f} %")
+            + " / " + ("-" if spin is None or spin != spin else f"{spin:.1f} %") + " |")
+    unit = "requests (web), messages (Chat)"
+    return ("\n".join(lines) + f"\n\nThroughput: {unit} per modelled second of the "
+            "region. One seed per run.\n")
+
+
+def cmd_linux24_timed(a):
+    from colorsim.results.catalog import Catalog, rebuild
+    from colorsim.run.rundir import check_out_dir
+    from colorsim.run.runner import RUNS
+    out = check_out_dir(Path(a.runs) if a.runs else RUNS / "linux24-timed")
+    check_block_files(a)
+    if a.run:
+        from colorsim.describe.linux24 import source_tree
+        source_tree()          # a one-line refusal before any run
+        make_runs(out)
+        rebuild(out)
+    if not (out / "catalog" / "runs.parquet").is_file():
+        raise ResultsError(f"no catalog of runs in {out}: make the runs with "
+                           f"'python3 -m colorsim.maintain linux24-timed --run'")
+    emit(render(rows(Catalog(out))), a, "linux24-timed", how="linux24-timed")
+
+
+def add_parser(sub):
+    from colorsim.orchestrate.linux24table import _add
+    return _add(sub, "linux24-timed", "linux24-timed",
+                "Linux 2.4 in modelled time beside the testbed: web and Chat "
+                "(docs/linux24.md), from the catalog",
+                "make the twelve runs first (the Linux ones need LINUX24_SRC) "
+                "and rebuild the catalog", cmd_linux24_timed)
