@@ -324,10 +324,10 @@ def cmd_linux24_engines(a):
          how="linux24-engines")
 
 
-def _add(sub, name, block, help_, run_help, func):
+def _add(sub, name, block, help_, run_help, func, runs="runs/linux24"):
     p = sub.add_parser(name, help=help_)
     p.add_argument("--runs", type=directory, default=None,
-                   help="runs folder with its catalog (default runs/linux24)")
+                   help=f"runs folder with its catalog (default {runs})")
     p.add_argument("--run", action="store_true", help=run_help)
     add_block_options(p, block)
     p.set_defaults(func=func)

@@ -135,4 +135,4 @@ def add_parser(sub):
                 "Linux 2.4 in modelled time beside the testbed: web and Chat "
                 "(docs/linux24.md), from the catalog",
                 "make the twelve runs first (the Linux ones need LINUX24_SRC) "
-                "and rebuild the catalog", cmd_linux24_timed)
+                "and rebuild the catalog", cmd_linux24_timed, runs="runs/linux24-timed")

@@ -29,12 +29,12 @@ void *stack_pool(long n)
 
 #if defined(CHAT_LINUX24)
 /* Threads as LinuxThreads made them on 2.4 (chat built for the Linux 2.4
- * images, CHAT_LINUX24: 2.4 has no futex, no set_tid_address and no TLS through clone,
- * which musl's pthreads need): a task that shares the address space,
- * files, file-system context and signal handlers, made by clone(2) with no
- * thread-local storage of its own.  Its function and argument sit at the
- * top of its own stack.  It ends with the function (exit), leaving a
- * zombie that init reaps once the process is gone; chat never joins. */
+ * images, CHAT_LINUX24: 2.4 has no futex, no set_tid_address and no TLS
+ * through clone, which musl's pthreads need): a task that shares the
+ * address space, files, file-system context and signal handlers, made by
+ * clone(2) with no thread-local storage of its own.  Its function and
+ * argument sit at the top of its own stack.  It ends with the function
+ * (exit) and stays a zombie until the machine stops: chat never joins. */
 struct start {
   void *(*fn)(void *);
   void *arg;
