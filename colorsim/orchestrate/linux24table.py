@@ -284,44 +284,43 @@ def _at(f) -> str:
     return "—" if f is None else f"{f['offset']:#05x}, {f['size']} B"
 
 
-def cmd_linux24_table(a):
+def catalog_of(a, folder: str, how: str, block: str, make, checks=()):
+    """The catalog of ``a.runs`` (default runs/``folder``), after making
+    its runs with ``make(out)`` under ``--run`` (LINUX24_SRC and each of
+    ``checks`` refuse in one line before any run); ``how`` names the
+    command in the message when there is no catalog."""
     from colorsim.results.catalog import Catalog, rebuild
     from colorsim.run.rundir import check_out_dir
     from colorsim.run.runner import RUNS
-    out = check_out_dir(Path(a.runs) if a.runs else RUNS / "linux24")
-    check_block_files(a)
+    out = check_out_dir(Path(a.runs) if a.runs else RUNS / folder)
+    check_block_files(a, block)
     if a.run:
         from colorsim.describe.linux24 import source_tree
-        source_tree()          # a one-line refusal before any run
-        make_runs(out)
+        source_tree()
+        for check in checks:
+            check()
+        make(out)
         rebuild(out)
     if not (out / "catalog" / "runs.parquet").is_file():
         raise ResultsError(f"no catalog of runs in {out}: make the runs with "
-                           f"'python3 -m colorsim.maintain linux24-table --run'")
-    cat = Catalog(out)
-    table = render(table_rows(cat), field_rows(cat))
-    emit(table, a, "linux24", how="linux24-table")
+                           f"'python3 -m colorsim.maintain {how} --run'")
+    return Catalog(out)
+
+
+def cmd_linux24_table(a):
+    cat = catalog_of(a, "linux24", "linux24-table", "linux24", make_runs)
+    emit(render(table_rows(cat), field_rows(cat)), a, "linux24", how="linux24-table")
 
 
 def cmd_linux24_engines(a):
-    from colorsim.results.catalog import Catalog, rebuild
-    from colorsim.run.rundir import check_out_dir
-    from colorsim.run.runner import RUNS
-    out = check_out_dir(Path(a.runs) if a.runs else RUNS / "linux24")
-    check_block_files(a, "linux24-engines")
-    if a.run:
-        from colorsim.describe.linux24 import source_tree
-        from colorsim.run.engines.gem5 import Gem5Engine
-        source_tree()          # one-line refusals before any run
-        Gem5Engine().check_available()
+    from colorsim.run.engines.gem5 import Gem5Engine
+
+    def make(out):
         make_runs(out)
         make_engine_runs(out)
-        rebuild(out)
-    if not (out / "catalog" / "runs.parquet").is_file():
-        raise ResultsError(f"no catalog of runs in {out}: make the runs with "
-                           f"'python3 -m colorsim.maintain linux24-engines --run'")
-    emit(render_engines(engine_rows(Catalog(out))), a, "linux24-engines",
-         how="linux24-engines")
+    cat = catalog_of(a, "linux24", "linux24-engines", "linux24-engines", make,
+                     checks=(Gem5Engine().check_available,))
+    emit(render_engines(engine_rows(cat)), a, "linux24-engines", how="linux24-engines")
 
 
 def _add(sub, name, block, help_, run_help, func, runs="runs/linux24"):

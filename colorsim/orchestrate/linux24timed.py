@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from colorsim.errors import ResultsError
-from colorsim.report.markdown import check_block_files, emit, markers
+from colorsim.report.markdown import emit, markers
 
 BEGIN, END = markers("linux24-timed")
 MACHINE, L2 = "ppro4", "512KiB"
@@ -113,20 +113,9 @@ def render(rs: list) -> str:
 
 
 def cmd_linux24_timed(a):
-    from colorsim.results.catalog import Catalog, rebuild
-    from colorsim.run.rundir import check_out_dir
-    from colorsim.run.runner import RUNS
-    out = check_out_dir(Path(a.runs) if a.runs else RUNS / "linux24-timed")
-    check_block_files(a)
-    if a.run:
-        from colorsim.describe.linux24 import source_tree
-        source_tree()          # a one-line refusal before any run
-        make_runs(out)
-        rebuild(out)
-    if not (out / "catalog" / "runs.parquet").is_file():
-        raise ResultsError(f"no catalog of runs in {out}: make the runs with "
-                           f"'python3 -m colorsim.maintain linux24-timed --run'")
-    emit(render(rows(Catalog(out))), a, "linux24-timed", how="linux24-timed")
+    from colorsim.orchestrate.linux24table import catalog_of
+    cat = catalog_of(a, "linux24-timed", "linux24-timed", "linux24-timed", make_runs)
+    emit(render(rows(cat)), a, "linux24-timed", how="linux24-timed")
 
 
 def add_parser(sub):
