@@ -290,9 +290,9 @@ def main():
           f"{tjson['sync_polls'] / tinsts * 1e3:.2f} per kinst), "
           f"{tjson['idle_catchups']} idle catch-ups; largest lead over the slowest "
           f"running CPU in the region: {tjson['max_skew_cycles']} cycles "
-          f"({tjson['max_skew_cycles'] / hz * 1e6:.0f} µs modelled); of a CPU "
-          f"the quantum may hold (none holding a lock another CPU waits for): "
-          f"{tjson['max_held_skew_cycles']} cycles "
+          f"({tjson['max_skew_cycles'] / hz * 1e6:.0f} µs modelled); a lead a CPU "
+          f"ran into by itself (not one taken at a metered lock), which the quantum "
+          f"bounds: {tjson['max_held_skew_cycles']} cycles "
           f"({tjson['max_held_skew_cycles'] / hz * 1e6:.0f} µs)")
     sync = tjson["sync"]
     print(f"synchronisation: {tjson['sync_insts']} guest instructions in the "
