@@ -445,6 +445,23 @@ def seed_gains(df: pd.DataFrame, by: list, kernel: str, base: str = "vanilla",
     return pd.DataFrame(rows, columns=by + ["seed", "gain", "recalc"])
 
 
+def steady_runs(df: pd.DataFrame):
+    """The runs of ``df`` whose regions never recalculated every time slice
+    (2.4's schedule() found every runnable task's counter spent:
+    ``n_counter_recalcs``), kept run by run, not by seed: a run's state is
+    its own (the first of the two states, docs/operating-point.md).  None
+    where the runs do not say; all of ``df`` where none recalculated."""
+    if "n_counter_recalcs" not in df.columns:
+        return None
+    return df[df["n_counter_recalcs"].fillna(0) == 0]
+
+
+def some_recalculated(df: pd.DataFrame) -> bool:
+    """Whether a run of ``df`` recalculated every time slice in its region."""
+    keep = steady_runs(df)
+    return keep is not None and len(keep) < len(df)
+
+
 def steady_gain(g: pd.DataFrame, kernel: str = "c32", base: str = "vanilla",
                 col: str = "throughput"):
     """``kernel`` over ``base`` in % from one point's runs whose regions
@@ -453,9 +470,9 @@ def steady_gain(g: pd.DataFrame, kernel: str = "c32", base: str = "vanilla",
     is its own.  {"mean": the kernel's mean over the base's, "min"/"max":
     over every pair of such runs, "n": {kernel: runs kept}, "of": {kernel:
     runs}}, or None where a kernel kept none (or the runs do not say)."""
-    if "n_counter_recalcs" not in g.columns:
+    kept = steady_runs(g)
+    if kept is None:
         return None
-    kept = g[g["n_counter_recalcs"].fillna(0) == 0]
     a = kept[kept["kernel"] == kernel][col]
     b = kept[kept["kernel"] == base][col]
     if not len(a) or not len(b) or not b.min():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from colorsim.report.common import (KERNEL_COLORS, l2_name, Item, ExpData,
+from colorsim.report.common import (KERNEL_COLORS, l2_name, Item, ExpData, some_recalculated, steady_runs,
                                     spread, fmt_num, _setup_matplotlib, save,
                                     procs, context, timed, unit_of, fmt_spread,
                                     _errbar, _colors_axis, _miss_table,
@@ -179,9 +179,9 @@ def steady_changes(runs: pd.DataFrame, col: str) -> list:
     runs whose regions never recalculated every time slice (the first of
     the two states, docs/operating-point.md), as a note, where some run
     did; [] otherwise."""
-    if "n_counter_recalcs" not in runs.columns or not (runs["n_counter_recalcs"] > 0).any():
+    if not some_recalculated(runs):
         return []
-    keep = runs[runs["n_counter_recalcs"].fillna(0) == 0]
+    keep = steady_runs(runs)
     m = keep.groupby(["l2_size", "kernel"])[col].mean()
     cells = [f"{l2_name(l2)} {(m[(l2, 'c32')] / m[(l2, 'vanilla')] - 1) * 100:+.1f} %"
              for l2 in sorted(set(keep["l2_size"]))

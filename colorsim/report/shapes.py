@@ -25,7 +25,8 @@ from colorsim.report import shapes_mq
 from colorsim.report.markdown import markers
 from colorsim.report.common import (ExpData, cpu_counts, gain, l2_name,
                                     paper_results, pick_scale, spread, timed)
-from colorsim.report.common import agree as _agree, gain_range as _range, steady_gain
+from colorsim.report.common import (agree as _agree, gain_range as _range, some_recalculated,
+                                     steady_gain, steady_runs)
 
 BEGIN, END = markers("shapes")
 # the wait report's columns that are not a channel tasks sleep on
@@ -209,10 +210,10 @@ def fig6_steady_row(df: pd.DataFrame):
     out of 2.4's recalculation of every time slice (common.steady_gain),
     where some run did not: per L2 size, c32's mean throughput over its
     steady runs against vanilla's, with the range over every pair."""
-    if df.empty or "n_counter_recalcs" not in df.columns:
+    if df.empty:
         return None
     top = df[df["tasks"] == max(df["tasks"])]
-    if not (top["n_counter_recalcs"] > 0).any():
+    if not some_recalculated(top):
         return None
     cells = []
     for l2, g in top.groupby("l2_size", sort=True):
@@ -235,13 +236,13 @@ def steady_rows(d: ExpData, make, paper: dict) -> list:
     recalculated every time slice (the first of the two states,
     docs/operating-point.md), where some run did; [] where none did."""
     df = d.runs
-    if "n_counter_recalcs" not in df.columns or not (df["n_counter_recalcs"] > 0).any():
+    if not some_recalculated(df):
         return []
-    keep = df[df["n_counter_recalcs"].fillna(0) == 0]
+    keep = steady_runs(df)
     r = make(d.view(keep, d.tag), paper)
     r.claim += ", runs whose regions never recalculated every time slice"
-    top = df["tasks"] == df["tasks"].max()      # the rows read the most httpd
-    r.why = f"{int((top & (df['n_counter_recalcs'].fillna(0) == 0)).sum())} of {int(top.sum())} runs; " + r.why
+    top = df["tasks"].max()                     # the rows read the most httpd
+    r.why = f"{int((keep['tasks'] == top).sum())} of {int((df['tasks'] == top).sum())} runs; " + r.why
     return [r]
 
 
