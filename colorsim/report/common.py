@@ -138,6 +138,19 @@ class ExpData:
             df = df[df["view"] == "bus"]
         return df.groupby("offset")["count"].sum()
 
+    def in_band(self, lo: int, hi: int) -> pd.Series:
+        """Per run of ``runs`` (same index): its transactions at page
+        offsets [lo, hi), as ``offsets`` counts them."""
+        return pd.Series([self.offsets(r).loc[lambda h: (h.index >= lo) & (h.index < hi)].sum()
+                          for r in self.runs["run_id"]], index=self.runs.index, dtype=float)
+
+
+# Page offsets 0x00-0x41f: the task structure's first two lines (its state
+# line and the walk's line) at any of 32 colors, in vanilla and colored
+# kernels alike.  The colored span (0x20-0x41f, the walk's line's reach)
+# holds the state line too for colors 1 to 31, but not vanilla's at 0x00.
+TASK_REACH = (0x00, 0x420)
+
 
 def pick_scale(cat, exp, quick):
     pts = cat.table("points")

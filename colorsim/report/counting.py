@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from colorsim.report.common import (KERNEL_COLORS, l2_name, Item, ExpData, some_recalculated, steady_runs,
+from colorsim.report.common import (KERNEL_COLORS, l2_name, Item, ExpData, TASK_REACH,
+                                    some_recalculated, steady_runs,
                                     spread, fmt_num, _setup_matplotlib, save,
                                     procs, context, timed, unit_of, fmt_spread,
                                     _errbar, _colors_axis, _miss_table,
@@ -171,7 +172,32 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
     it.tables.append(("Colored-line transactions per schedule(), 32 colors vs "
                       "vanilla, beside the paper's change", pd.DataFrame(rows)))
     it.notes += steady_changes(d.runs, col)
+    it.notes += task_lines_change(d)
     return [it]
+
+
+def task_lines_change(d: ExpData) -> list:
+    """c32's change against vanilla per L2 size in the transactions per
+    schedule() over TASK_REACH, where both kernels keep the task's first
+    two lines, from every run and (where some recalculated) from the steady
+    runs, as a note: the colored span compares c32's two lines with
+    vanilla's one."""
+    if "schedule_calls" not in d.runs.columns or not {"vanilla", "c32"} <= set(d.runs["kernel"]):
+        return []
+    lo, hi = TASK_REACH
+    per = d.in_band(lo, hi) / d.runs["schedule_calls"]
+
+    def cells(keep):
+        m = per[keep.index].groupby([keep["l2_size"], keep["kernel"]]).mean()
+        return ", ".join(f"{l2_name(l2)} {(m[(l2, 'c32')] / m[(l2, 'vanilla')] - 1) * 100:+.1f} %"
+                         for l2 in sorted(set(keep["l2_size"]))
+                         if (l2, "c32") in m and (l2, "vanilla") in m and m[(l2, "vanilla")]) or "-"
+    steady = (f"; steady runs: {cells(steady_runs(d.runs))}"
+              if some_recalculated(d.runs) else "")
+    return [f"Over offsets {lo:#04x}-{hi - 1:#x}, where both kernels keep the task "
+            "structure's first two lines (the colored span starts at the walk's line; with "
+            "32 colors it also holds the first line, the state every wake-up reads, which "
+            f"vanilla keeps at 0x00), c32's change per schedule(): {cells(d.runs)}{steady}"]
 
 
 def steady_changes(runs: pd.DataFrame, col: str) -> list:

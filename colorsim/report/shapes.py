@@ -25,8 +25,8 @@ from colorsim.report import shapes_mq
 from colorsim.report.markdown import markers
 from colorsim.report.common import (ExpData, cpu_counts, gain, l2_name,
                                     paper_results, pick_scale, spread, timed)
-from colorsim.report.common import (agree as _agree, gain_range as _range, some_recalculated,
-                                     steady_gain, steady_runs)
+from colorsim.report.common import (TASK_REACH, agree as _agree, gain_range as _range,
+                                     some_recalculated, steady_gain, steady_runs)
 
 BEGIN, END = markers("shapes")
 # the wait report's columns that are not a channel tasks sleep on
@@ -414,6 +414,13 @@ def fig7_row(d: ExpData, paper: dict) -> Row:
                 "transactions, vanilla / c32: " + ", ".join(
                     f"{l2_name(s)} {share[(s, 'vanilla')]:.0f} / {share[(s, 'c32')]:.0f} %"
                     for s in sizes if (s, "vanilla") in share and (s, "c32") in share))
+    lo, hi = TASK_REACH
+    reach = _per_request(df.assign(reach=d.in_band(lo, hi)), "reach")
+    m = reach.groupby([df["l2_size"], df["kernel"]]).mean()
+    why += (f"; over offsets {lo:#04x}-{hi - 1:#x}, where both kernels keep the task's first "
+            "two lines (c32's span also holds its state line): " + ", ".join(
+                f"{l2_name(s)} {(m[(s, 'c32')] / m[(s, 'vanilla')] - 1) * 100:+.1f} %"
+                for s in pairs))
     agree = "-" if not verdicts else ("yes" if all(verdicts) else
                                       ("no" if not any(verdicts) else "partly"))
     top = int(df["tasks"].max())
