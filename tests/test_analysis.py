@@ -76,3 +76,14 @@ def test_fig6s_steady_gain_agrees_with_the_report():
         f = l.split()
         if f[1:2] == ["1024"]:
             assert f"{f[0]} {float(f[2]):+.1f} %" in row, (f, row)
+
+
+def test_fig7s_task_reach_agrees_with_the_report():
+    # the Figure 7 row's last column ends with the change over 0x00-0x41f
+    out = run("fig7_colored_lines.py")
+    row = readme_row("Figure 7: colored-line transactions, c32 vs vanilla (1024 httpd) [")
+    reach = row.split("over offsets 0x00-0x41f")[1]
+    for l in out.splitlines():
+        f = l.split()
+        if f[:1] in (["256KiB"], ["512KiB"], ["1MiB"]):
+            assert f"{f[0]} {float(f[-1]):+.1f} %" in reach, (f, reach)
