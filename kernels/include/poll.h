@@ -18,11 +18,15 @@ struct poll_table_entry {
   struct wait_queue_entry w;
 };
 
-// One page of entries: the kernel stack (4 KiB at the worst color) has no
-// room for them.
+// Two pages of entries: the kernel stack (4 KiB at the worst color) has no
+// room for them.  A poll that needs more fails with -ENOMEM (as 2.4's
+// does when it cannot get another page) rather than sleeping on some of
+// its files only.
+#define POLL_TABLE_ORDER 1
 struct poll_table {
   int nr, max;
   struct poll_table_entry *entry;
+  bool overflow;           // a file found the table full
 };
 
 // A file's poll method calls this for each wait queue its readiness

@@ -23,8 +23,12 @@ _Static_assert(sizeof(struct kpollfd) * NR_OPEN <= (PAGE_SIZE << POLL_ORDER), "p
 void
 poll_wait(struct wait_queue_head *q, struct poll_table *pt)
 {
-  if (!pt || pt->nr >= pt->max)
+  if (!pt)
     return;
+  if (pt->nr >= pt->max) {
+    pt->overflow = true;
+    return;
+  }
   struct poll_table_entry *e = &pt->entry[pt->nr++];
   e->q = q;
   e->w = (struct wait_queue_entry){.task = current};
@@ -44,8 +48,8 @@ file_poll(struct file *f, struct poll_table *pt)
 static long
 do_poll(struct kpollfd *fds, int n, long ticks)
 {
-  struct poll_table pt = {0, PAGE_SIZE / sizeof(struct poll_table_entry),
-                          alloc_pages(0)};
+  struct poll_table pt = {0, (PAGE_SIZE << POLL_TABLE_ORDER) / sizeof(struct poll_table_entry),
+                          alloc_pages(POLL_TABLE_ORDER), false};
   struct poll_table *wait = &pt;
   long count = 0;
   uint64_t end = jiffies + (ticks > 0 ? ticks : 0);
@@ -73,6 +77,10 @@ do_poll(struct kpollfd *fds, int n, long ticks)
     wait = NULL;                     // queued once; now only re-check
     if (count || ticks == 0 || (ticks > 0 && jiffies >= end))
       break;
+    if (pt.overflow) {               // it could not wait on every file
+      count = -ENOMEM;
+      break;
+    }
     if (current->sigpending) {
       count = -EINTR;
       break;
@@ -85,7 +93,7 @@ do_poll(struct kpollfd *fds, int n, long ticks)
     del_timeout(current);
   for (int i = 0; i < pt.nr; i++)
     remove_wait_queue(pt.entry[i].q, &pt.entry[i].w);
-  free_pages(pt.entry, 0);
+  free_pages(pt.entry, POLL_TABLE_ORDER);
   return count;
 }
 

@@ -10,7 +10,10 @@
  *   - O_NONBLOCK read of an empty pipe: EAGAIN;
  *   - 8 writers x 600 records of 40 bytes into one pipe, read by a reader
  *     that starts late: every record whole, in order per writer;
- *   - a one-byte token passed among 8 processes 2400 times (a lock).
+ *   - a one-byte token passed among 8 processes 2400 times (a lock);
+ *   - poll on 120 pipes, woken by a write to the last one; on 300, the
+ *     same, or ENOMEM where the kernel cannot wait on that many (the
+ *     testbed's table holds 128 entries), never a sleep that misses it.
  * Runs on the testbed and on a Linux host (argv[1]: the programs' dir). */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <sys/select.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -103,6 +107,56 @@ static void polling(void)
   errno = 0;
   CHECK(T, write(fd[1], "y", 1) == -1 && errno == EPIPE);
   close(fd[1]);
+}
+
+/* poll on n empty pipes; a child writes to the last after 20 ms and stays
+ * until poll has returned (its exit would close its ends of every pipe and
+ * wake the poller through the others).  Returns what poll returned (errno
+ * kept); *ms: how long it took.  A poller that missed the write would
+ * sleep to its timeout of 5 s. */
+#define MANY 300
+static int poll_many(int n, long *ms)
+{
+  static int fd[MANY][2];
+  static struct pollfd pfd[MANY];
+  for (int i = 0; i < n; i++) {
+    CHECK(T, pipe(fd[i]) == 0);
+    pfd[i] = (struct pollfd){fd[i][0], POLLIN, 0};
+  }
+  int hold[2];
+  CHECK(T, pipe(hold) == 0);
+  pid_t p = fork();
+  if (p == 0) {
+    char c;
+    close(hold[1]);
+    usleep(20000);
+    int ok = write(fd[n - 1][1], "z", 1) == 1;
+    _exit(ok && read(hold[0], &c, 1) == 0 ? 0 : 1);
+  }
+  close(hold[0]);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int r = poll(pfd, n, 5000), e = errno;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  *ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+  close(hold[1]);
+  int st;
+  CHECK(T, waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  for (int i = 0; i < n; i++) {
+    close(fd[i][0]);
+    close(fd[i][1]);
+  }
+  errno = e;
+  return r;
+}
+
+static void poll_wide(void)
+{
+  long ms;
+  CHECK(T, poll_many(120, &ms) == 1 && ms < 1000);
+  errno = 0;
+  int r = poll_many(MANY, &ms);
+  CHECK(T, (r == 1 && ms < 1000) || (r == -1 && errno == ENOMEM));
 }
 
 static void redirect(const char *bindir)
@@ -223,6 +277,7 @@ int main(int argc, char **argv)
   signal(SIGPIPE, SIG_IGN);          /* the host would kill us on EPIPE */
   bulk();
   polling();
+  poll_wide();
   many_writers();
   token_lock();
   redirect(argc > 1 ? argv[1] : "/bin");
