@@ -13,7 +13,7 @@ print(g.round(1).reset_index().to_string(index=False))
 # The first state alone: runs whose regions never recalculated every time
 # slice (the others fell into a convoy on the accept lock), kept run by run;
 # c32's mean over vanilla's per point.
-steady = df[df["n_counter_recalcs"] == 0]
+steady = df[df["n_counter_recalcs"].fillna(0) == 0]
 m = steady.groupby(["l2", "tasks", "kernel"])["requests_per_modeled_second"].agg(["mean", "count"])
 s = m["mean"].unstack("kernel")
 s = ((s["c32"] / s["vanilla"] - 1) * 100).rename("steady gain").to_frame()

@@ -83,7 +83,45 @@ def test_fig7s_task_reach_agrees_with_the_report():
     out = run("fig7_colored_lines.py")
     row = readme_row("Figure 7: colored-line transactions, c32 vs vanilla (1024 httpd) [")
     reach = row.split("over offsets 0x00-0x41f")[1]
+    seen = 0
     for l in out.splitlines():
         f = l.split()
         if f[:1] in (["256KiB"], ["512KiB"], ["1MiB"]):
             assert f"{f[0]} {float(f[-1]):+.1f} %" in reach, (f, reach)
+            seen += 1
+    assert seen == 3, out
+
+
+def test_fig3_agrees_with_the_report():
+    out = run("fig3_offset_0x30.py")
+    m = re.search(r"from (\d+) to (\d+) httpd: 0x30 per request (x[\d.]+), "
+                  r"throughput ([+-][\d.]+ %)", out)
+    assert m, out
+    assert (f"0x30 per request {m[3]} from {m[1]} to {m[2]} httpd; throughput {m[4]}"
+            in readme_row("Figure 3:"))
+
+
+def _by_cpu(out):
+    """The rows of a per-CPU-count table the scripts print: {cpus: floats}."""
+    return {int(f[0]): [float(x) for x in f[1:]] for f in map(str.split, out.splitlines())
+            if f and f[0].isdigit()}
+
+
+def test_table5_agrees_with_the_reports_miss_table():
+    from colorsim.report.common import spread
+    from colorsim.report.shapes import data
+    from colorsim.results.catalog import Catalog
+
+    rows = _by_cpu(run("table5_xeon_loop_misses.py"))
+    runs = data(Catalog(ROOT / "recorded" / "paper"))["fig9"].runs
+    s = spread(runs, ["cpus", "kernel"], "rqloop_l2_miss_ratio").set_index(["cpus", "kernel"])
+    assert sorted(rows) == list(range(1, 9))
+    for c, (van, c32, _queue) in rows.items():
+        assert van == round(s.loc[(c, "vanilla"), "mean"] * 100, 1)
+        assert c32 == round(s.loc[(c, "c32"), "mean"] * 100, 1)
+
+
+def test_table8_agrees_with_the_report():
+    rows = _by_cpu(run("table7_8_chat.py"))
+    van, c32 = rows[8][:2]                          # contention, vanilla then c32
+    assert f"| {van:.1f} % / {c32:.1f} % |" in readme_row("Table 8:")
