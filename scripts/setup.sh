@@ -59,7 +59,8 @@ fi
 # pyarrow's), and colorsim installed editable from this checkout (the
 # package works from it: kernels, configs and builds beside it).  Two clones
 # on one machine each have their own, so neither's `colorsim` is the
-# other's.  Re-installed when requirements.txt or constraints.txt change.
+# other's.  The packages are pyproject.toml's, with every extra.
+# Re-installed when pyproject.toml or constraints.txt change.
 VENV=.venv
 if [ ! -x "$VENV/bin/python3" ]; then
   echo "setup: making the project's Python environment ($VENV)"
@@ -70,12 +71,11 @@ if [ ! -x "$VENV/bin/python3" ]; then
   fi
 fi
 stamp="$VENV/.colorsim-installed"
-want="$(cat requirements.txt constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)"
+want="$(cat constraints.txt pyproject.toml | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing the Python packages (requirements.txt, pinned by constraints.txt)"
+  echo "setup: installing the Python packages (pyproject.toml, pinned by constraints.txt)"
   "$VENV/bin/python3" -m pip install -q --disable-pip-version-check \
-    -r requirements.txt -c constraints.txt
-  "$VENV/bin/python3" -m pip install -q --disable-pip-version-check --no-deps -e .
+    -c constraints.txt -e ".[dask,duckdb,test]"
   echo "$want" > "$stamp"
 fi
 

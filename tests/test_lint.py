@@ -12,5 +12,5 @@ def test_ruff_finds_nothing():
                         "concise", "."], cwd=ROOT, capture_output=True, text=True,
                        timeout=300)
     assert "No module named ruff" not in p.stderr, \
-        "ruff is missing: scripts/setup.sh installs it from requirements.txt"
+        "ruff is missing: scripts/setup.sh installs it (pyproject.toml's test extra)"
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-1000:]

@@ -2,6 +2,7 @@
 the version constraints.txt pins, colorsim installed from this checkout,
 so that two clones on one machine never run each other's code."""
 
+import re
 import subprocess
 import sys
 
@@ -22,15 +23,20 @@ def _pins() -> dict:
 
 
 def test_every_requirement_is_pinned():
-    """One list of what set-up installs (requirements.txt), every package
-    of it, and of what those need, pinned exactly in constraints.txt."""
+    """One list of what set-up installs (pyproject.toml, with every extra,
+    the extras set-up names), every package of it, and of what those need,
+    pinned exactly in constraints.txt."""
+    import tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    assert f'-e ".[{",".join(sorted(extras))}]"' in setup
+    assert not (ROOT / "requirements.txt").exists()
     pins = _pins()
-    for line in (ROOT / "requirements.txt").read_text().splitlines():
-        name = line.split("#")[0].strip()
-        if name:
-            base = name.split("[")[0].split(">")[0].split("=")[0].split("<")[0]
-            assert base.lower().replace("_", "-") in pins, base
-    assert {"pyarrow", "pandas", "numpy", "matplotlib"} <= set(pins)
+    for req in project["dependencies"] + sum(extras.values(), []):
+        base = re.split(r"[\[<>=!~ ]", req)[0]
+        assert base.lower().replace("_", "-") in pins, base
+    assert {"pyarrow", "pandas", "numpy", "matplotlib", "dask-jobqueue"} <= set(pins)
 
 
 def test_the_checkouts_environment_runs_its_own_colorsim_at_the_pinned_versions():
