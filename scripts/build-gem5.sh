@@ -126,7 +126,8 @@ missing=()
 for p in "${deps[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing from Debian: ${missing[*]}"
-  $SUDO apt-get update -qq
+  $SUDO apt-get update -qq || echo "build-gem5: apt-get update reported errors (above);" \
+    "going on with the package indexes it has"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
 fi

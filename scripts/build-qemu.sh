@@ -73,6 +73,14 @@ if [ -f "$CACHE/current" ]; then
   fi
 fi
 
+# An index that fails to download (a mirror in the middle of a sync) leaves
+# apt with the indexes it had; what is missing shows up below as a package
+# or source version the archive does not offer, with its own message.
+apt_update() {
+  $SUDO apt-get update -qq ||
+    say "apt-get update reported errors (above); going on with the package indexes it has"
+}
+
 apt_install() {
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
     --no-install-recommends "$@" >/dev/null
@@ -90,7 +98,7 @@ deps=(gcc gcc-12-multilib g++ make patch pkg-config dpkg-dev xz-utils ninja-buil
 missing=()
 for p in "${deps[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
-  $SUDO apt-get update -qq
+  apt_update
   apt_install "${missing[@]}"
 fi
 
@@ -112,7 +120,7 @@ if [ "$(cat "$SRCLIST" 2>/dev/null)" != "$entry" ]; then
   echo "$entry" | $SUDO tee "$SRCLIST" >/dev/null
 fi
 say "apt-get update"
-$SUDO apt-get update -qq || die "apt-get update failed (see above)"
+apt_update
 
 # The versions to try, in order: the pin if offered, then every version
 # >= 10.1 offered, newest first.  An index can list a version whose files
