@@ -18,10 +18,10 @@ struct poll_table_entry {
   struct wait_queue_entry w;
 };
 
-// Two pages of entries: the kernel stack (4 KiB at the worst color) has no
-// room for them.  A poll that needs more fails with -ENOMEM (as 2.4's
-// does when it cannot get another page) rather than sleeping on some of
-// its files only.
+// Two pages of entries (128): the kernel stack (4 KiB at the worst color)
+// has no room for them.  2.4 adds a page at a time; here a poll that would
+// sleep on more files fails with -ENOMEM (2.4's error when it cannot get
+// another page) rather than sleep on some of them only.
 #define POLL_TABLE_ORDER 1
 struct poll_table {
   int nr, max;

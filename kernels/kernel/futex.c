@@ -19,12 +19,17 @@
 #define FUTEX_CLOCK_REALTIME 256
 #define NR_FUTEX_BUCKETS 64
 
+// A waiter, on its sleeper's stack.  futex_wake reads link, mm and uaddr
+// of every waiter in the bucket: they fill the first 32-byte line, and the
+// alignment keeps them there in every kernel variant (kernels/README.md,
+// "What else moves with the colors").
 struct futex_q {
-  struct task_struct *task;
+  struct list64 link;
   struct mm_struct *mm;
   uint64_t uaddr;
-  struct list64 link;
-};
+  struct task_struct *task;     // read only for the waiter woken
+} __attribute__((aligned(32)));
+_Static_assert(offsetof(struct futex_q, uaddr) + 8 <= 32, "compared fields in one line");
 
 static struct futex_bucket {
   spinlock_t lock;

@@ -66,7 +66,9 @@ struct sem_undo {
   int16_t semadj[SEMMSL];
 };
 
-// A sleeping semop, on its sleeper's stack.
+// A sleeping semop, on its sleeper's stack: two 32-byte lines in every
+// kernel variant, however deep the sleeper's frames (kernels/README.md,
+// "What else moves with the colors").
 struct sem_queue {
   struct list64 link;
   struct task_struct *sleeper;
@@ -75,7 +77,7 @@ struct sem_queue {
   bool alter;               // some operation changes a value
   struct sem_undo *undo;
   long status;              // 1: woken to retry; 0/-E: done by the waker
-};
+} __attribute__((aligned(32)));
 
 struct sem_array {
   long key;

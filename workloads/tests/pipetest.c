@@ -156,7 +156,9 @@ static void poll_wide(void)
   CHECK(T, poll_many(120, &ms) == 1 && ms < 1000);
   errno = 0;
   int r = poll_many(MANY, &ms);
-  CHECK(T, (r == 1 && ms < 1000) || (r == -1 && errno == ENOMEM));
+  /* the host's Linux waits on all of them; the testbed's table holds 128
+   * entries, so it refuses at once */
+  CHECK(T, ms < 1000 && (r == 1 || (r == -1 && errno == ENOMEM)));
 }
 
 static void redirect(const char *bindir)
