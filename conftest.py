@@ -16,6 +16,33 @@ def pytest_configure(config):
         "$LINUX24_SRC (skipped otherwise)")
 
 
+def _remembered_linux24():
+    """The Linux 2.4 tree set-up was given (scripts/setup.sh remembers it),
+    if it is still there: the tests then build from it as if LINUX24_SRC
+    named it."""
+    from pathlib import Path
+    rec = Path(os.environ.get("COLORSIM_LINUX24_RECORD",
+                              "/var/cache/colorsim/linux24-src"))
+    try:
+        tree = Path(rec.read_text().strip())
+    except OSError:
+        return None
+    return tree if (tree / "Makefile").is_file() else None
+
+
+def pytest_sessionstart(session):
+    if not os.environ.get("LINUX24_SRC"):
+        tree = _remembered_linux24()
+        if tree:
+            os.environ["LINUX24_SRC"] = str(tree)
+
+
+def pytest_report_header(config):
+    src = os.environ.get("LINUX24_SRC")
+    return f"Linux 2.4 tree: {src}" if src else \
+        "Linux 2.4 tree: none (the requires_linux24 tests skip)"
+
+
 def _have_gem5() -> bool:
     if os.environ.get("GEM5"):
         return True

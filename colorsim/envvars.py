@@ -8,6 +8,10 @@ ENVIRONMENT = {
     "COLORSIM_GEM5_CACHE": "where scripts/build-gem5.sh keeps gem5 builds "
                            "(default /var/cache/colorsim)",
     "LINUX24_SRC": "your Linux 2.4.37.x source tree, for linux24: kernels",
+    "COLORSIM_LINUX24_RECORD": "the file in which set-up remembers the "
+                               "LINUX24_SRC it was given; the tests use that "
+                               "tree when LINUX24_SRC is unset (default "
+                               "/var/cache/colorsim/linux24-src)",
     "COLORSIM_MACHINES": "another machines file (default configs/machines.toml)",
     "COLORSIM_EXPERIMENTS": "another experiments file (default "
                             "configs/experiments.toml)",

@@ -82,6 +82,10 @@ fi
 echo "setup: QEMU (scripts/build-qemu.sh)"
 bash scripts/build-qemu.sh
 
+# The user's Linux 2.4 tree, if set-up is given one (LINUX24_SRC), is
+# remembered for the tests.
+bash scripts/remember-linux24.sh
+
 echo "setup: building the plugin and the default kernels"
 scons -Q -j2 >/dev/null
 echo "setup: done; the commands run with $VENV/bin/python3 (or: . $VENV/bin/activate)"

@@ -12,7 +12,8 @@ NOT_OURS = {"PYTHONPATH"}      # extended for Dask's workers, not a setting
 
 def read_in_code() -> set:
     names = set()
-    for f in (ROOT / "colorsim").rglob("*.py"):
+    # the package, and the tests' own configuration (the remembered tree)
+    for f in [*(ROOT / "colorsim").rglob("*.py"), ROOT / "conftest.py"]:
         text = f.read_text()
         consts = dict(re.findall(r'^(\w+_ENV)\s*=\s*"([A-Z0-9_]+)"', text, re.M))
         for arg in re.findall(r"os\.environ(?:\.get)?[\[(]\s*([^,\])]+)", text):
