@@ -486,6 +486,22 @@ def test_readme_linux24_table_is_the_recorded_runs(tmp_path):
     p = _docs("linux24-table", "--runs", runs, "--check", ROOT / "docs" / "results.md",
              env={"LINUX24_SRC": None})
     assert p.returncode == 0, p.stderr
+    # the HTML report of that catalog has the same table as a section
+    p = _cli("figures", "all", "--runs", runs, "--out", tmp_path / "fig",
+             env={"LINUX24_SRC": None})
+    assert p.returncode == 0, p.stderr
+    page = (tmp_path / "fig" / "report.html").read_text()
+    assert "Real Linux 2.4 beside the testbed" in page and "linux24.png" in page
+    from colorsim.report.linux24 import items
+    from colorsim.results.catalog import Catalog
+    (it,) = items(Catalog(runs), tmp_path)
+    pairs = it.tables[0][1]
+    block = (ROOT / "docs" / "results.md").read_text().split("<!-- linux24:begin -->")[1]
+    for l2, size in (("256KiB", "256 KiB"), ("512KiB", "512 KiB"), ("1MiB", "1 MiB")):
+        row = [l for l in block.splitlines() if l.startswith(f"| {size} |")][0]
+        got = pairs[(pairs["L2"] == l2) & (pairs["kernel"] == "Linux 2.4.37 i386")].iloc[0]
+        assert (f"{got['walk L2 miss, vanilla (%)']:.1f} % / "
+                f"{got['walk L2 miss, c32 (%)']:.1f} %") in row, (row, got)
 
 
 @pytest.mark.slow

@@ -18,14 +18,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from colorsim.errors import ResultsError
 from colorsim.argtypes import directory
 from colorsim.report.markdown import (add_block_options, check_block_files,
                                       emit, markers)
 
-L2S = ("256KiB", "512KiB", "1MiB")
-KERNELS = ("vanilla", "c32")
-TASKS = 1024
+# the runs and their pairs: colorsim/report/pairs.py
+from colorsim.report.pairs import KERNELS, L2S, TASKS, pair_numbers, pick_runs  # noqa: F401
 BEGIN, END = markers("headline")
 
 
@@ -46,49 +44,6 @@ def make_runs(out: Path, log=print) -> None:
     for i, spec in enumerate(specs(), 1):
         log(f"headline: run {i}/{len(L2S) * len(KERNELS)}: {spec.default_name()}")
         run(spec, name=spec.default_name(), out=out)
-
-
-def pick_runs(cat, kernels=KERNELS, tasks=TASKS, how="headline",
-              engine="qemu", machine="ppro4", l2s=L2S) -> list:
-    """Per L2 size of ``l2s``, {kernel: its catalog row}: ``machine`` with
-    all its CPUs, on ``engine``, counting only, the built-in (or linux24
-    init's) tasks workload, seed 1.  ``how`` names the command that makes
-    missing runs."""
-    from colorsim.describe.machine import get_machine
-    from colorsim.units import parse_size
-    runs = cat.table("runs")
-    need = {"machine", "kernel", "l2_size", "tasks", "workload_program"}
-    if not len(runs) or not need <= set(runs.columns):
-        raise ResultsError(f"the catalog of {cat.root} has no runs: make them "
-                           f"with 'python3 -m colorsim.maintain {how} --run'")
-    cpus = get_machine(machine).processor.cpus
-    sel = runs[(runs["machine"] == machine) & (runs["tasks"] == tasks) &
-               (runs["engine"] == engine) & (runs["workload_program"] == "") &
-               (runs["cpus"] == cpus) & (runs["seed"] == 1) &
-               ~runs["timing"].fillna(False).astype(bool)]
-    out = []
-    for l2 in l2s:
-        size = parse_size(l2)
-        pick = {}
-        for k in kernels:
-            r = sel[(sel["l2_size"] == size) & (sel["kernel"] == k)]
-            if not len(r):
-                raise ResultsError(
-                    f"no {machine} {l2} {k} run of {tasks} tasks on {engine} in the catalog of "
-                    f"{cat.root}: run 'python3 -m colorsim.maintain {how} --run'")
-            pick[k] = r.sort_values("run_id").iloc[0]
-        out.append(pick)
-    return out
-
-
-def pair_numbers(v, c) -> dict:
-    """What the tables say of one vanilla/colored pair of catalog rows."""
-    return {"peak": int(v["peak_offset"]),
-            "c32_peak_share": c["peak_count"] / max(v["peak_count"], 1),
-            "colored_change": (c["colored_lines_sum"] - v["colored_lines_sum"])
-            / max(v["colored_lines_sum"], 1),
-            "miss_vanilla": v["rqloop_l2_miss_ratio"],
-            "miss_c32": c["rqloop_l2_miss_ratio"]}
 
 
 def headline_rows(cat) -> list:

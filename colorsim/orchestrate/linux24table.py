@@ -31,14 +31,15 @@ from pathlib import Path
 from colorsim.argtypes import directory
 from colorsim.errors import ResultsError
 from colorsim.orchestrate import headline
+from colorsim.report.linux24 import (FIELDS, I386_NAMES, NAMES,  # noqa: F401
+                                     field_rows, table_rows)
 from colorsim.report.markdown import (add_block_options, check_block_files,
                                       emit, markers)
+from colorsim.report.pairs import per_kinst_pair
 
 KERNELS = ("linux24:vanilla", "linux24:c32")
-NAMES = ("linux24-vanilla", "linux24-c32")   # the catalog's kernel column
 # the same pair on i386 (linux24-table only: gem5 loads no 32-bit kernel)
 I386_KERNELS = ("linux24-i386:vanilla", "linux24-i386:c32")
-I386_NAMES = ("linux24-i386-vanilla", "linux24-i386-c32")
 TASKS = headline.TASKS
 TIMEOUT_S = 7200.0
 # The engines table adds the Xeon's pair (its 8 CPUs, its one L2 size) to
@@ -46,15 +47,6 @@ TIMEOUT_S = 7200.0
 XEON = ("piii8", ("1MiB",))
 XEON_TIMEOUT_S = 4 * 3600.0
 BEGIN, END = markers("linux24")
-# The walk's fields, 2.4.4's name (the testbed's layout) and 2.4.37's:
-# 2.4.37 tests cpus_runnable where 2.4.4 tested has_cpu, and its layout
-# names the list head, of which the walk reads .next.
-FIELDS = (("counter", "counter"), ("nice", "nice"), ("policy", "policy"),
-          ("mm", "mm"), ("has_cpu", "cpus_runnable"),
-          ("processor", "processor"), ("cpus_allowed", "cpus_allowed"),
-          ("run_list.next", "run_list"))
-
-
 def specs(kernels=KERNELS):
     """The six Linux runs of ``kernels``: ppro4, TASKS processes, l24tasks
     as init."""
@@ -78,17 +70,6 @@ def make_runs(out: Path, log=print) -> None:
     for i, spec in enumerate(todo, 1):
         log(f"linux24-table: run {i}/{len(todo)}: {spec.default_name()}")
         run(spec, name=spec.default_name(), out=out)
-
-
-def per_kinst_pair(v, c) -> dict:
-    """headline.pair_numbers with the colored-line change per instruction:
-    Linux's region is init's sleep, which ends at the first tick boundary
-    after its timer (a tick more or less between two runs), where the
-    testbed's kernel ends its region on the tick itself."""
-    d = headline.pair_numbers(v, c)
-    key = "colored_lines_sum_per_kinst"
-    d["colored_change"] = (c[key] - v[key]) / max(v[key], 1e-12)
-    return d
 
 
 def xeon_specs():
@@ -170,70 +151,6 @@ def render_engines(rows) -> str:
             f"{_pct(g['miss_vanilla'])} / {_pct(g['miss_c32'])}; "
             + ("—" if pm is None else f"{pm[0]:.1f} % / {pm[1]:.1f} %") + " |")
     return "\n".join(out) + "\n"
-
-
-def table_rows(cat) -> list:
-    """One row per L2 size: Linux's pairs (i386, x86_64), the testbed's
-    pair, the paper's."""
-    from colorsim.report.common import paper_results
-    paper = paper_results()
-    linux = headline.pick_runs(cat, NAMES, TASKS, how="linux24-table")
-    i386 = headline.pick_runs(cat, I386_NAMES, TASKS, how="linux24-table")
-    testbed = headline.pick_runs(cat, headline.KERNELS, headline.TASKS,
-                                 how="linux24-table")
-    rows = []
-    for i, l2 in enumerate(headline.L2S):
-        rows.append({
-            "l2": l2,
-            "i386": per_kinst_pair(*(i386[i][k] for k in I386_NAMES)),
-            "linux": per_kinst_pair(*(linux[i][k] for k in NAMES)),
-            "testbed": per_kinst_pair(testbed[i]["vanilla"], testbed[i]["c32"]),
-            "paper_peak": paper["fig1"]["peak_offset"],
-            "paper_colored": paper["fig7"]["colored_change"].get(l2),
-            "paper_miss": (paper["table2"]["vanilla"][i],
-                           paper["table2"]["c32"][i])})
-    return rows
-
-
-def _walk(cat, row) -> dict:
-    """One Linux vanilla run's walk (the paper's 512 KiB L2): its fields,
-    its peak and the field under it, and every line the walk reads per
-    task with the fields in it and vanilla's share of all transactions
-    there (each transaction at its line's base)."""
-    from colorsim.results.rundata import hot_offsets, load_run, offset_histogram
-    # the catalog's paths are relative to its runs folder
-    run = load_run(Path(cat.root) / row["path"])
-    lay = run.layout
-    fl = lay["task_struct"]["fields"]
-    read = sorted(lay["scheduler_hot"]["fields_read_per_task"],
-                  key=lambda n: fl[n]["offset"])
-    peak = int(row["peak_offset"])
-    under = [n for n in read if fl[n]["offset"] <= peak < fl[n]["offset"] + fl[n]["size"]]
-    hot = hot_offsets(lay)
-    h = offset_histogram(run, "line")
-    total = float(h.sum()) or 1.0
-    lines = [(lo, [n for n in read if lo <= fl[n]["offset"] < lo + hot["line"]],
-              float(h.get(lo, 0)) / total) for lo in hot["lines"][:hot["per_task"]]]
-    return {"fields": fl, "peak": peak, "peak_field": under[0] if under else None,
-            "lines": lines, "first": lay["scheduler_hot"]["first_touched"]}
-
-
-def field_rows(cat) -> dict:
-    """The walk's fields at their offsets in the testbed's layout and both
-    Linux builds, and what each Linux's vanilla walk does (512 KiB)."""
-    from colorsim.results.rundata import load_run
-    i = headline.L2S.index("512KiB")
-    pick = lambda names: headline.pick_runs(cat, names, TASKS, how="linux24-table")[i]
-    linux = _walk(cat, pick(NAMES)["linux24-vanilla"])
-    i386 = _walk(cat, pick(I386_NAMES)["linux24-i386-vanilla"])
-    testbed = headline.pick_runs(cat, headline.KERNELS, headline.TASKS,
-                                 how="linux24-table")[i]
-    lay_t = load_run(Path(cat.root) / testbed["vanilla"]["path"]).layout
-    ft = lay_t["task_struct"]["fields"]
-    return {"fields": [(old, ft.get(old), new, i386["fields"].get(new),
-                        linux["fields"].get(new)) for old, new in FIELDS],
-            "x86_64": linux, "i386": i386,
-            "testbed_first": lay_t["scheduler_hot"]["first_touched"]}
 
 
 def _pct(x, sign=False) -> str:
