@@ -56,7 +56,8 @@ def pytest_collection_modifyitems(config, items):
         if "requires_linux24" in item.keywords and not os.environ.get("LINUX24_SRC"):
             item.add_marker(pytest.mark.skip(
                 reason=f"requires_linux24: {item.name} builds Linux 2.4; set "
-                       f"LINUX24_SRC to a Linux 2.4.37.x source tree to run it"))
+                       f"LINUX24_SRC to a Linux 2.4.37.x source tree to run it "
+                       f"(set-up run with it remembers the tree)"))
         if "requires_gem5" in item.keywords and not gem5:
             item.add_marker(pytest.mark.skip(
                 reason=f"requires_gem5: {item.name} runs gem5; build it with "

@@ -10,9 +10,14 @@ df = df[df["kernel"].isin(["vanilla", "c32"])].assign(
 cols = {"miss": "walk L2 miss %", "lock_contention_pct": "contention %",
         "lock_hold_mean_us": "hold mean µs", "lock_hold_max_us": "hold max µs"}
 t = df.pivot_table(index="cpus", columns="kernel", values=list(cols), aggfunc="mean")
-t = t.rename(columns=cols, level=0).reindex(columns=["vanilla", "c32"], level=1)
+t = t.rename(columns=cols, level=0)[list(cols.values())]   # Table 7's, then Table 8's
+t = t.reindex(columns=["vanilla", "c32"], level=1)
 print("per CPU count, mean over seeds (vanilla, c32):")
 print(t.round(1).to_string())
+top = t.index.max()
+for what in ("walk L2 miss %", "contention %"):
+    print(f"at {top} CPUs, {what}: vanilla {t.loc[top, (what, 'vanilla')]:.1f}, "
+          f"c32 {t.loc[top, (what, 'c32')]:.1f}")
 if a.plot:
     import matplotlib.pyplot as plt
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))

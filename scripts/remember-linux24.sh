@@ -7,8 +7,14 @@
 set -euo pipefail
 [ -n "${LINUX24_SRC:-}" ] || exit 0
 REC="${COLORSIM_LINUX24_RECORD:-/var/cache/colorsim/linux24-src}"
+# sudo only where the record's folder (or the nearest one that exists)
+# or the record itself cannot be written as this user
+d="$(dirname "$REC")"
+while [ ! -e "$d" ]; do d="$(dirname "$d")"; done
 SUDO=""
-[ "$(id -u)" -ne 0 ] && [ ! -w "$(dirname "$REC")" ] && SUDO=sudo
+if [ "$(id -u)" -ne 0 ] && { [ ! -w "$d" ] || { [ -e "$REC" ] && [ ! -w "$REC" ]; }; }; then
+  SUDO=sudo
+fi
 if [ ! -f "$LINUX24_SRC/Makefile" ] || [ ! -d "$LINUX24_SRC/kernel" ]; then
   echo "setup: LINUX24_SRC=$LINUX24_SRC is not a kernel source tree (no Makefile" \
     "and kernel/); not remembered" >&2

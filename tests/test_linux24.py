@@ -5,11 +5,10 @@ name without it (CI has no Linux source); the others check the wrapper's
 own logic on inputs they make."""
 
 import subprocess
-import sys
 
 import pytest
 
-from colorsim import BUILD, ROOT
+from colorsim import BUILD
 
 from colorsim.describe import linux24 as described
 from colorsim.run import linux24
@@ -689,35 +688,3 @@ def test_the_build_entry_point_refuses_and_leaves_nothing_half_made(tmp_path, mo
     built = tmp_path / "build" / "linux24"
     assert sorted(p.name for p in built.iterdir()) == ["ppro4-vanilla.failed"]
 
-
-def test_a_tree_given_to_set_up_is_remembered_for_the_tests(tmp_path):
-    """set-up remembers LINUX24_SRC's tree (scripts/remember-linux24.sh);
-    a later pytest without the variable builds from it, and a record whose
-    tree is gone, or a directory that is no tree, leaves the tests skipped."""
-    import os
-    tree, rec = tmp_path / "linux-2.4.37.11", tmp_path / "cache" / "linux24-src"
-    (tree / "kernel").mkdir(parents=True)
-    (tree / "Makefile").write_text("VERSION = 2\n")
-    env = {k: v for k, v in os.environ.items() if k != "LINUX24_SRC"}
-    env["COLORSIM_LINUX24_RECORD"] = str(rec)
-
-    def remember(src):
-        return subprocess.run(["bash", str(ROOT / "scripts" / "remember-linux24.sh")],
-                              env={**env, "LINUX24_SRC": str(src)},
-                              capture_output=True, text=True, timeout=60)
-
-    def header():
-        p = subprocess.run([sys.executable, "-m", "pytest", "--co", "-p", "no:cacheprovider",
-                            "tests/test_envvars.py"], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=120)
-        assert p.returncode == 0, p.stdout + p.stderr
-        return [l for l in p.stdout.splitlines() if l.startswith("Linux 2.4 tree:")]
-
-    p = remember(tmp_path)                      # no kernel/: not a tree
-    assert p.returncode == 0 and "not remembered" in p.stderr and not rec.exists()
-    assert header() == ["Linux 2.4 tree: none (the requires_linux24 tests skip)"]
-    p = remember(tree)
-    assert p.returncode == 0 and rec.read_text().strip() == str(tree.resolve())
-    assert header() == [f"Linux 2.4 tree: {tree.resolve()}"]
-    (tree / "Makefile").unlink()                # the tree is gone
-    assert header() == ["Linux 2.4 tree: none (the requires_linux24 tests skip)"]

@@ -31,8 +31,7 @@ from pathlib import Path
 from colorsim.argtypes import directory
 from colorsim.errors import ResultsError
 from colorsim.orchestrate import headline
-from colorsim.report.linux24 import (FIELDS, I386_NAMES, NAMES,  # noqa: F401
-                                     field_rows, table_rows)
+from colorsim.report.linux24 import NAMES, field_rows, table_rows
 from colorsim.report.markdown import (add_block_options, check_block_files,
                                       emit, markers)
 from colorsim.report.pairs import per_kinst_pair
@@ -47,6 +46,8 @@ TIMEOUT_S = 7200.0
 XEON = ("piii8", ("1MiB",))
 XEON_TIMEOUT_S = 4 * 3600.0
 BEGIN, END = markers("linux24")
+
+
 def specs(kernels=KERNELS):
     """The six Linux runs of ``kernels``: ppro4, TASKS processes, l24tasks
     as init."""

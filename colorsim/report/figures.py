@@ -95,10 +95,12 @@ def make_figures(name: str, root=None, out=None, quick=None, log=print,
                 it.lacks.append(f"the {'/'.join(wl)} workload (the synthetic "
                                 f"stand-in ran)")
         items += new
-    from colorsim.report import linux24
-    for it in linux24.items(cat, out):     # a catalog with Linux 2.4's pairs
-        items.append(it)
-        used.append(pd.DataFrame())
+    if name == "all":                      # a catalog with Linux 2.4's pairs
+        from colorsim.report import linux24
+        more, runs = linux24.section(cat, out)
+        items += more
+        if runs is not None:
+            used.append(runs)
     used = pd.concat([u for u in used if len(u)], ignore_index=True) \
         if any(len(u) for u in used) else None
     report = write_report(items, out, cat, exps, used)

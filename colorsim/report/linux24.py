@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from colorsim.errors import ResultsError
-from colorsim.report.pairs import KERNELS, L2S, TASKS, per_kinst_pair, pick_runs
+from colorsim.report.pairs import KERNELS, L2S, TASKS, per_kinst_pair, pick_runs  # noqa: F401
 
 NAMES = ("linux24-vanilla", "linux24-c32")   # the catalog's kernel column
 I386_NAMES = ("linux24-i386-vanilla", "linux24-i386-c32")
@@ -38,8 +38,7 @@ def table_rows(cat) -> list:
     paper = paper_results()
     linux = pick_runs(cat, NAMES, TASKS, how="linux24-table")
     i386 = pick_runs(cat, I386_NAMES, TASKS, how="linux24-table")
-    testbed = pick_runs(cat, KERNELS, TASKS,
-                                 how="linux24-table")
+    testbed = pick_runs(cat, KERNELS, TASKS, how="linux24-table")
     rows = []
     for i, l2 in enumerate(L2S):
         rows.append({
@@ -85,8 +84,7 @@ def field_rows(cat) -> dict:
     pick = lambda names: pick_runs(cat, names, TASKS, how="linux24-table")[i]
     linux = _walk(cat, pick(NAMES)["linux24-vanilla"])
     i386 = _walk(cat, pick(I386_NAMES)["linux24-i386-vanilla"])
-    testbed = pick_runs(cat, KERNELS, TASKS,
-                                 how="linux24-table")[i]
+    testbed = pick_runs(cat, KERNELS, TASKS, how="linux24-table")[i]
     lay_t = load_run(Path(cat.root) / testbed["vanilla"]["path"]).layout
     ft = lay_t["task_struct"]["fields"]
     return {"fields": [(old, ft.get(old), new, i386["fields"].get(new),
@@ -118,7 +116,7 @@ def _frames(rows, fields):
                     "colored lines, c32 vs vanilla (%)": pc,
                     "walk L2 miss, vanilla (%)": r["paper_miss"][0],
                     "walk L2 miss, c32 (%)": r["paper_miss"][1]})
-    at = lambda f: "-" if f is None else f"{f['offset']:#05x}, {f['size']} B"
+    at = lambda f: "—" if f is None else f"{f['offset']:#05x}, {f['size']} B"
     walk = pd.DataFrame([{"2.4.4 (the testbed's layout)": old, "offset, size": at(fo),
                           "2.4.37": new, "i386": at(fi), "x86_64": at(fx)}
                          for old, fo, new, fi, fx in fields["fields"]])
@@ -149,20 +147,21 @@ def _figure(pairs, out: Path) -> list:
     return save(fig, out, "linux24")
 
 
-def items(cat, out: Path) -> list:
-    """The report's Linux 2.4 section, where ``cat`` holds its runs; else
-    nothing (most catalogs have no Linux runs)."""
+def section(cat, out: Path) -> tuple:
+    """(items, runs): the report's Linux 2.4 section and the catalog rows of
+    its runs, where ``cat`` holds those pairs; else ([], None) (most
+    catalogs have no Linux runs)."""
+    import pandas as pd
+
     from colorsim.report.common import Item, runs_behind
     try:
         rows, fields = table_rows(cat), field_rows(cat)
-    except (ResultsError, KeyError):
-        return []
+    except ResultsError:
+        return [], None
     pairs, walk = _frames(rows, fields)
-    names = (*NAMES, *I386_NAMES, *KERNELS)
-    used = [p[k] for picks in (pick_runs(cat, NAMES, TASKS), pick_runs(cat, I386_NAMES, TASKS),
-                               pick_runs(cat)) for p in picks for k in p if k in names]
-    import pandas as pd
-    runs = pd.DataFrame(used)
+    picks = (pick_runs(cat, NAMES, TASKS) + pick_runs(cat, I386_NAMES, TASKS)
+             + pick_runs(cat))
+    runs = pd.DataFrame([row for pick in picks for row in pick.values()])
     it = Item("linux24", "Real Linux 2.4 beside the testbed: Figure 1's peak, Figure 7's "
               "colored lines, Table 2's walk miss ratio", "linux24-table", "",
               paper="the paper ran Linux 2.4.4 on i386; ours is the user's 2.4.37 tree, "
@@ -176,4 +175,4 @@ def items(cat, out: Path) -> list:
                    pairs),
                   ("The fields the walk reads, at their offsets in each kernel", walk)]
     it.images = _figure(pairs, out)
-    return [it]
+    return [it], runs
