@@ -491,9 +491,10 @@ def test_readme_linux24_table_is_the_recorded_runs(tmp_path):
     assert p.returncode == 0, p.stderr
     page = (tmp_path / "fig" / "report.html").read_text()
     assert "Real Linux 2.4 beside the testbed" in page and "linux24.png" in page
-    from colorsim.report.linux24 import items
+    from colorsim.report.linux24 import section
     from colorsim.results.catalog import Catalog
-    (it,) = items(Catalog(runs), tmp_path)
+    (it,), used = section(Catalog(runs), tmp_path)
+    assert len(used) == 18 and f"The {len(used)} runs behind this report" in page
     pairs = it.tables[0][1]
     block = (ROOT / "docs" / "results.md").read_text().split("<!-- linux24:begin -->")[1]
     for l2, size in (("256KiB", "256 KiB"), ("512KiB", "512 KiB"), ("1MiB", "1 MiB")):
