@@ -419,3 +419,26 @@ def test_the_dry_runs_counts_agree(exps, tmp_path):
     assert c["left_out"] == 4 and c["run"] + c["unbuilt"] == 4, lines
     assert c["distinct"] == c["points_to_run"] == 4
     assert lines[-1].startswith("would run 4 distinct runs with 1 job:"), lines
+
+
+def test_a_sweep_after_a_rebuild_counts_no_earlier_builds_run(exps, tmp_path, monkeypatch):
+    """A point's run id hashes its builds: with another plugin every point
+    of the grid gets a new id, so a sweep's points (and a figure drawn from
+    one runs folder) never mix builds; the earlier build's runs stay in
+    by-id, no point's."""
+    from colorsim.describe.experiments import load_experiments, select
+    from colorsim.orchestrate import sweep
+    from colorsim.run import runner
+    exps()
+    monkeypatch.setattr(sweep, "_build_all", lambda specs, progress: None)
+    monkeypatch.setattr(sweep, "_built", lambda s: True)
+    ids = []
+    for plugin in ("a" * 64, "b" * 64):
+        monkeypatch.setattr(runner, "identity",
+                            lambda s, p=plugin: {"kernel_sha256": s.variant.name,
+                                                 "plugin_sha256": p, "engine_version": "x"})
+        _, records = sweep.plan(select(load_experiments(), "tiny"), False, tmp_path,
+                                progress=lambda *_: None)
+        ids.append([r["run_id"] for r in records["tiny"]])
+    assert all(ids[0]) and all(ids[1]) and len(ids[0]) == 8
+    assert not set(ids[0]) & set(ids[1])
