@@ -14,13 +14,18 @@ print(g.round(1).reset_index().to_string(index=False))
 # slice (the others fell into a convoy on the accept lock), kept run by run;
 # c32's mean over vanilla's per point.
 steady = df[df["n_counter_recalcs"].fillna(0) == 0]
-m = steady.groupby(["l2", "tasks", "kernel"])["requests_per_modeled_second"].agg(["mean", "count"])
-s = m["mean"].unstack("kernel")
-s = ((s["c32"] / s["vanilla"] - 1) * 100).rename("steady gain").to_frame()
-s["runs (vanilla / c32)"] = m["count"].unstack("kernel").apply(
-    lambda r: f"{r['vanilla']} / {r['c32']}", axis=1)
-print("\nc32's gain from the steady runs only, %:")
-print(s.round(1).reset_index().to_string(index=False))
+if len(steady) == len(df):
+    print("\nEvery region stayed steady (none recalculated every time slice): "
+          "the gains above are the steady runs' own.")
+else:
+    m = steady.groupby(["l2", "tasks", "kernel"])["requests_per_modeled_second"].agg(
+        ["mean", "count"])
+    s = m["mean"].unstack("kernel")
+    s = ((s["c32"] / s["vanilla"] - 1) * 100).rename("steady gain").to_frame()
+    s["runs (vanilla / c32)"] = m["count"].unstack("kernel").apply(
+        lambda r: f"{r['vanilla']} / {r['c32']}", axis=1)
+    print("\nc32's gain from the steady runs only, %:")
+    print(s.round(1).reset_index().to_string(index=False))
 if a.plot:
     ax = g["mean"].unstack("l2").plot(marker="o")
     ax.set_xlabel("httpd")
