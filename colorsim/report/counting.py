@@ -176,6 +176,15 @@ def fig7(d: ExpData, out: Path, paper: dict) -> list:
     return [it]
 
 
+def _change_cells(m: pd.Series, sizes) -> list:
+    """"256KiB +12.3 %" per L2 size of ``sizes`` (sorted, once each) where
+    ``m``, a mean per (l2_size, kernel), has c32 and a nonzero vanilla:
+    c32's change against vanilla."""
+    return [f"{l2_name(l2)} {(m[(l2, 'c32')] / m[(l2, 'vanilla')] - 1) * 100:+.1f} %"
+            for l2 in sorted(set(sizes))
+            if (l2, "c32") in m and (l2, "vanilla") in m and m[(l2, "vanilla")]]
+
+
 def task_lines_change(d: ExpData) -> list:
     """c32's change against vanilla per L2 size in the transactions per
     schedule() over TASK_REACH, where both kernels keep the task's first
@@ -189,9 +198,7 @@ def task_lines_change(d: ExpData) -> list:
 
     def cells(keep):
         m = per[keep.index].groupby([keep["l2_size"], keep["kernel"]]).mean()
-        return ", ".join(f"{l2_name(l2)} {(m[(l2, 'c32')] / m[(l2, 'vanilla')] - 1) * 100:+.1f} %"
-                         for l2 in sorted(set(keep["l2_size"]))
-                         if (l2, "c32") in m and (l2, "vanilla") in m and m[(l2, "vanilla")]) or "-"
+        return ", ".join(_change_cells(m, keep["l2_size"])) or "-"
     steady = (f"; steady runs: {cells(steady_runs(d.runs))}"
               if some_recalculated(d.runs) else "")
     return [f"Over offsets {lo:#04x}-{hi - 1:#x}, where both kernels keep the task "
@@ -208,10 +215,7 @@ def steady_changes(runs: pd.DataFrame, col: str) -> list:
     if not some_recalculated(runs):
         return []
     keep = steady_runs(runs)
-    m = keep.groupby(["l2_size", "kernel"])[col].mean()
-    cells = [f"{l2_name(l2)} {(m[(l2, 'c32')] / m[(l2, 'vanilla')] - 1) * 100:+.1f} %"
-             for l2 in sorted(set(keep["l2_size"]))
-             if (l2, "c32") in m and (l2, "vanilla") in m and m[(l2, "vanilla")]]
+    cells = _change_cells(keep.groupby(["l2_size", "kernel"])[col].mean(), keep["l2_size"])
     return [f"From the {len(keep)} of {len(runs)} runs whose regions never recalculated "
             f"every time slice (the others fell into a convoy on the accept lock), c32's "
             f"colored-line change: {', '.join(cells) or '-'}"]
