@@ -31,7 +31,7 @@ from pathlib import Path
 from colorsim.argtypes import directory
 from colorsim.errors import ResultsError
 from colorsim.orchestrate import headline
-from colorsim.report.linux24 import NAMES, field_rows, table_rows
+from colorsim.report.linux24 import NAMES, field_rows, picks, table_rows
 from colorsim.report.markdown import (add_block_options, check_block_files,
                                       emit, markers)
 from colorsim.report.pairs import per_kinst_pair
@@ -227,7 +227,9 @@ def catalog_of(a, folder: str, how: str, block: str, make, checks=()):
 
 def cmd_linux24_table(a):
     cat = catalog_of(a, "linux24", "linux24-table", "linux24", make_runs)
-    emit(render(table_rows(cat), field_rows(cat)), a, "linux24", how="linux24-table")
+    picked = picks(cat)
+    emit(render(table_rows(cat, picked), field_rows(cat, picked)), a, "linux24",
+         how="linux24-table")
 
 
 def cmd_linux24_engines(a):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from colorsim.errors import ResultsError
-from colorsim.report.pairs import KERNELS, L2S, TASKS, per_kinst_pair, pick_runs  # noqa: F401
+from colorsim.report.pairs import KERNELS, L2S, TASKS, per_kinst_pair, pick_runs
 
 NAMES = ("linux24-vanilla", "linux24-c32")   # the catalog's kernel column
 I386_NAMES = ("linux24-i386-vanilla", "linux24-i386-c32")
@@ -31,14 +31,21 @@ FIELDS = (("counter", "counter"), ("nice", "nice"), ("policy", "policy"),
           ("run_list.next", "run_list"))
 
 
-def table_rows(cat) -> list:
+def picks(cat) -> dict:
+    """The eighteen runs, picked once: {"linux", "i386", "testbed": per L2
+    size of L2S, {kernel: its catalog row}} (pairs.pick_runs)."""
+    return {key: pick_runs(cat, names, TASKS, how="linux24-table")
+            for key, names in (("linux", NAMES), ("i386", I386_NAMES),
+                               ("testbed", KERNELS))}
+
+
+def table_rows(cat, picked=None) -> list:
     """One row per L2 size: Linux's pairs (i386, x86_64), the testbed's
-    pair, the paper's."""
+    pair, the paper's (from ``picked``, :func:`picks`, or the catalog's)."""
     from colorsim.report.common import paper_results
     paper = paper_results()
-    linux = pick_runs(cat, NAMES, TASKS, how="linux24-table")
-    i386 = pick_runs(cat, I386_NAMES, TASKS, how="linux24-table")
-    testbed = pick_runs(cat, KERNELS, TASKS, how="linux24-table")
+    p = picked or picks(cat)
+    linux, i386, testbed = p["linux"], p["i386"], p["testbed"]
     rows = []
     for i, l2 in enumerate(L2S):
         rows.append({
@@ -76,15 +83,16 @@ def _walk(cat, row) -> dict:
             "lines": lines, "first": lay["scheduler_hot"]["first_touched"]}
 
 
-def field_rows(cat) -> dict:
+def field_rows(cat, picked=None) -> dict:
     """The walk's fields at their offsets in the testbed's layout and both
-    Linux builds, and what each Linux's vanilla walk does (512 KiB)."""
+    Linux builds, and what each Linux's vanilla walk does (512 KiB; the
+    runs from ``picked``, :func:`picks`, or the catalog's)."""
     from colorsim.results.rundata import load_run
     i = L2S.index("512KiB")
-    pick = lambda names: pick_runs(cat, names, TASKS, how="linux24-table")[i]
-    linux = _walk(cat, pick(NAMES)["linux24-vanilla"])
-    i386 = _walk(cat, pick(I386_NAMES)["linux24-i386-vanilla"])
-    testbed = pick_runs(cat, KERNELS, TASKS, how="linux24-table")[i]
+    p = picked or picks(cat)
+    linux = _walk(cat, p["linux"][i]["linux24-vanilla"])
+    i386 = _walk(cat, p["i386"][i]["linux24-i386-vanilla"])
+    testbed = p["testbed"][i]
     lay_t = load_run(Path(cat.root) / testbed["vanilla"]["path"]).layout
     ft = lay_t["task_struct"]["fields"]
     return {"fields": [(old, ft.get(old), new, i386["fields"].get(new),
@@ -155,13 +163,13 @@ def section(cat, out: Path) -> tuple:
 
     from colorsim.report.common import Item, runs_behind
     try:
-        rows, fields = table_rows(cat), field_rows(cat)
+        picked = picks(cat)
+        rows, fields = table_rows(cat, picked), field_rows(cat, picked)
     except ResultsError:
         return [], None
     pairs, walk = _frames(rows, fields)
-    picks = (pick_runs(cat, NAMES, TASKS) + pick_runs(cat, I386_NAMES, TASKS)
-             + pick_runs(cat))
-    runs = pd.DataFrame([row for pick in picks for row in pick.values()])
+    runs = pd.DataFrame([row for per_l2 in picked.values() for pick in per_l2
+                         for row in pick.values()])
     it = Item("linux24", "Real Linux 2.4 beside the testbed: Figure 1's peak, Figure 7's "
               "colored lines, Table 2's walk miss ratio", "linux24-table", "",
               paper="the paper ran Linux 2.4.4 on i386; ours is the user's 2.4.37 tree, "
