@@ -21,7 +21,7 @@ from colorsim.errors import ConfigError, RunError
 from colorsim.run import linux24, linux24gem5
 from colorsim.run.engines.gem5 import Gem5Engine
 
-KMAP = linux24gem5.START_KERNEL_MAP
+KMAP = linux24.START_KERNEL_MAP
 
 
 def _elf(path, segs, entry=KMAP + 0x100000):
@@ -79,13 +79,53 @@ def test_boot_image_refuses_what_is_not_a_24_kernel(tmp_path):
         linux24gem5.boot_image(fake, tmp_path / "rd", progress=lambda *_: None)
     assert not linux24gem5.image_path(fake, tmp_path / "rd").exists()
     (tmp_path / "vmlinux").write_bytes(b"not an elf")
-    with pytest.raises(RunError, match="ELF64"):
+    with pytest.raises(RunError, match="little-endian ELF64 or ELF32"):
         linux24gem5.boot_image(fake, tmp_path / "rd", progress=lambda *_: None)
 
 
-def _spec(kernel="vanilla", **workload):
+def _elf32(path, segs, entry):
+    """A small ELF32 as 2.4's i386 vmlinux is: segments [(vaddr, data,
+    memsz)] in the 3 GiB kernel map, paddr = vaddr."""
+    ph = struct.calcsize("<IIIIIIII")
+    off = 52 + ph * len(segs)
+    heads, body = [], b""
+    for a, d, m in segs:
+        heads.append(struct.pack("<IIIIIIII", 1, off + len(body), a, a, len(d), m, 7, 4096))
+        body += d
+    eh = struct.pack("<4sBBBBB7sHHIIIIIHHHHHH", b"\x7fELF", 1, 1, 1, 0, 0, bytes(7),
+                     2, 3, 1, entry, 52, 0, 0, 52, ph, len(segs), 40, 0, 0)
+    path.write_bytes(eh + b"".join(heads) + body)
+    return path
+
+
+def test_an_i386_kernel_goes_to_its_physical_address_behind_the_i386_stub(tmp_path):
+    fake = type("B", (), {"dir": tmp_path, "build_id": "fake", "arch": "i386"})()
+    _elf32(tmp_path / "vmlinux", [(0xC0100000, b"K" * 64, 8192),
+                                  (0xC0236000, b"D" * 16, 4096)], 0xC0100000)
+    rd = tmp_path / "initrd.ext2"
+    rd.write_bytes(b"R" * 1000)
+    img = linux24gem5.boot_image(fake, rd, progress=lambda *_: None)
+    entry, segs = linux24gem5.load_segments(img.read_bytes())
+    assert entry == linux24gem5.ENTRY_BASE and img.read_bytes()[4] == 2   # gem5 loads ELF64
+    assert [(a, m) for a, _, m, _ in segs[1:]] == [
+        (0x100000, 8192), (0x236000, 4096), (linux24gem5.INITRD_BASE, 1000)]
+    # the i386 stub is another program than the x86_64 one, its slots alike
+    stub = segs[0][1]
+    assert stub != linux24gem5.entry_stub(1000, "x86_64")
+    assert stub == linux24gem5.entry_stub(1000, "i386")
+    assert struct.unpack_from("<QQ", stub, 16) == (linux24gem5.INITRD_BASE, 1000)
+    # an x86_64 build given a 32-bit vmlinux (or the reverse) is refused
+    x64 = type("B", (), {"dir": tmp_path / "x", "build_id": "x", "arch": "x86_64"})()
+    x64.dir.mkdir()
+    (x64.dir / "vmlinux").write_bytes((tmp_path / "vmlinux").read_bytes())
+    with pytest.raises(RunError, match="ELF32: not an x86_64 vmlinux"):
+        linux24gem5.boot_image(x64, rd, progress=lambda *_: None)
+    assert not linux24gem5.image_path(x64, rd).exists()
+
+
+def _spec(kernel="vanilla", arch="x86_64", **workload):
     m = get_machine("ppro4")
-    return RunSpec(m, described.variant_for(m, kernel),
+    return RunSpec(m, described.variant_for(m, kernel, arch=arch),
                    Workload(tasks=64, **workload), engine="gem5")
 
 
@@ -95,6 +135,10 @@ def test_gem5_spec_of_a_linux24_run_boots_its_image():
     assert k["path"].endswith("ppro4-c32-b17/gem5-boot-initrd.elf")
     assert "rootfs" not in k                      # the initrd is inside the image
     assert "fpu_eager" not in k["cmdline"] and "tasks=64" in k["cmdline"]
+    # i386: its own image (its own initrd), its IO-APIC left alone as on QEMU
+    k = Gem5Engine().spec_dict(_spec("c32", arch="i386"))["kernel"]
+    assert k["path"].endswith("i386-ppro4-c32-b17/gem5-boot-initrd-i386.elf")
+    assert k["cmdline"].endswith(" noapic")
 
 
 def test_web_on_a_linux24_kernel_is_refused_on_gem5():
@@ -124,20 +168,23 @@ def _loader_boot(image, machine, console, cmdline):
 
 
 @pytest.mark.requires_linux24
-def test_linux24_boots_through_gem5s_entry_on_the_loader_stand_in(tmp_path):
+@pytest.mark.parametrize("arch", ["x86_64", "i386"])
+def test_linux24_boots_through_gem5s_entry_on_the_loader_stand_in(tmp_path, arch):
     """The boot image, entered in long mode as gem5's loader enters it (no
     real-mode setup, RSP = 0, gem5's page tables): every CPU comes up, the
-    initrd is found where the stub said, and init marks its region."""
+    initrd is found where the stub said, and init marks its region.  The
+    i386 image's stub leaves long mode for startup_32 first."""
     m = get_machine("ppro4")
-    b = described.variant_for(m, "vanilla")
+    b = described.variant_for(m, "vanilla", arch=arch)
     linux24.prepare(b, progress=lambda *_: None)
-    img = linux24gem5.boot_image(b, linux24.initrd(lambda *_: None),
+    img = linux24gem5.boot_image(b, linux24.initrd(lambda *_: None, arch),
                                  progress=lambda *_: None)
-    line = described.cmdline(16, 2000, 2, 2)
+    line = described.cmdline(16, 2000, 2, 2) + (" noapic" if arch == "i386" else "")
     r = _loader_boot(img, m, tmp_path / "console.log", line)
     text = (tmp_path / "console.log").read_text()
     assert r.returncode == 1, (r.returncode, text[-1500:])
-    assert f"Bootdata ok (command line is {line})" in text
+    assert (f"Bootdata ok (command line is {line})" if arch == "x86_64"
+            else f"Kernel command line: {line}") in text
     assert "Total of 4 processors activated" in text
     assert "RAMDISK: ext2 filesystem found" in text
     assert "workload: 16 tasks" in text and "roi: exit requested by pid 1" in text

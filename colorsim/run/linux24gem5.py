@@ -1,4 +1,5 @@
-"""The user's Linux 2.4 (x86_64) as one ELF64 that gem5's X86 loader starts.
+"""The user's Linux 2.4 (x86_64 or i386) as one ELF64 that gem5's X86 loader
+starts.
 
 gem5 loads a kernel ELF's segments at their physical addresses and enters
 it in 64-bit long mode; 2.4's vmlinux expects its real-mode setup code to
@@ -8,7 +9,8 @@ what its entry stub does instead).  The boot image holds three things:
 - the entry stub, linked at ``ENTRY_BASE``, with the initrd's place and size
   in its slots; its address is the ELF's entry point;
 - vmlinux's loadable segments at their physical addresses (2.4 links them at
-  0xffffffff80000000 + physical, the virtual kernel map of head.S);
+  the kernel map's base + physical: 0xffffffff80000000 on x86_64, whose
+  vmlinux is an ELF64, 0xC0000000 on i386, whose vmlinux is an ELF32);
 - the ext2 initrd at ``INITRD_BASE``, which the kernel takes as /dev/ram0
   once the stub has written its place into the zero page, as a boot loader
   would.
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from colorsim import ROOT
 from colorsim.errors import RunError
-from colorsim.run.linux24 import START_KERNEL_MAP
+from colorsim.describe.linux24 import ARCH
 
 ENTRY_SOURCE = ROOT / "kernels" / "linux24" / "gem5-entry.S"
 # Free low memory on gem5's X86Board: its boot page tables and GDT end at
@@ -44,16 +46,26 @@ PT_LOAD = 1
 
 
 def load_segments(elf: bytes) -> tuple:
-    """(entry, [(paddr, data, memsz, flags)]) of an ELF64's PT_LOAD
-    segments, their addresses as the file gives them."""
-    if elf[:4] != b"\x7fELF" or elf[4] != 2 or elf[5] != 1:
-        raise RunError("not a little-endian ELF64 image")
-    entry, phoff = struct.unpack_from("<QQ", elf, 0x18)
-    phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
+    """(entry, [(paddr, data, memsz, flags)]) of a little-endian ELF's
+    PT_LOAD segments (ELF64 or ELF32), their addresses as the file gives
+    them."""
+    if elf[:4] != b"\x7fELF" or elf[4] not in (1, 2) or elf[5] != 1:
+        raise RunError("not a little-endian ELF64 or ELF32 image")
+    if elf[4] == 2:
+        entry, phoff = struct.unpack_from("<QQ", elf, 0x18)
+        phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
+        fields = "<IIQQQQQQ"
+    else:
+        entry, phoff = struct.unpack_from("<II", elf, 0x18)
+        phentsize, phnum = struct.unpack_from("<HH", elf, 0x2A)
+        fields = "<IIIIIII"        # type, offset, vaddr, paddr, filesz, memsz, flags
     segs = []
     for i in range(phnum):
-        (ptype, flags, off, _vaddr, paddr, filesz, memsz,
-         _align) = struct.unpack_from("<IIQQQQQQ", elf, phoff + i * phentsize)
+        v = struct.unpack_from(fields, elf, phoff + i * phentsize)
+        if elf[4] == 2:
+            ptype, flags, off, _vaddr, paddr, filesz, memsz = v[:7]
+        else:
+            ptype, off, _vaddr, paddr, filesz, memsz, flags = v
         if ptype == PT_LOAD and memsz:
             segs.append((paddr, elf[off:off + filesz], memsz, flags))
     return entry, segs
@@ -80,11 +92,13 @@ def write_elf(path: Path, entry: int, segs: list) -> None:
     tmp.replace(path)
 
 
-def entry_stub(initrd_size: int) -> bytes:
-    """The stub assembled and linked at ENTRY_BASE, its slots filled."""
+def entry_stub(initrd_size: int, arch: str = "x86_64") -> bytes:
+    """The stub for ``arch`` assembled and linked at ENTRY_BASE, its slots
+    filled."""
+    defines = ["-DLINUX24_I386"] if arch == "i386" else []
     with tempfile.TemporaryDirectory() as d:
         obj, out = Path(d) / "entry.o", Path(d) / "entry.bin"
-        for cmd in (["gcc", "-c", "-o", str(obj), str(ENTRY_SOURCE)],
+        for cmd in (["gcc", "-c", *defines, "-o", str(obj), str(ENTRY_SOURCE)],
                     ["ld", "-Ttext", f"{ENTRY_BASE:#x}", "--oformat", "binary",
                      "-e", "_start", "-o", str(out), str(obj)]):
             r = subprocess.run(cmd, capture_output=True, text=True)
@@ -109,7 +123,8 @@ def boot_image(b, initrd: Path, progress=print) -> Path:
     made again when the kernel, the initrd or the stub's source changed."""
     vmlinux = b.dir / "vmlinux"
     kernel, rd = vmlinux.read_bytes(), Path(initrd).read_bytes()
-    h = hashlib.sha256()
+    arch = getattr(b, "arch", "x86_64")
+    h = hashlib.sha256(arch.encode())
     for part in (ENTRY_SOURCE.read_bytes(), kernel, rd):
         h.update(hashlib.sha256(part).digest())
     path = image_path(b, initrd)
@@ -118,17 +133,21 @@ def boot_image(b, initrd: Path, progress=print) -> Path:
         return path
     progress(f"build: {path.name} (gem5's boot image of {b.build_id})")
     _, segs = load_segments(kernel)
+    base = ARCH[arch].kernel_base
+    if (kernel[4] == 2) != (arch == "x86_64"):
+        raise RunError(f"{vmlinux} is an ELF{64 if kernel[4] == 2 else 32}: "
+                       f"not an {arch} vmlinux")
     phys = []
     for vaddr, data, memsz, flags in segs:
-        if vaddr < START_KERNEL_MAP:
+        if vaddr < base:
             raise RunError(f"{vaddr:#x}: {vmlinux} has a segment outside "
-                           f"2.4's kernel map; not an x86_64 2.4 vmlinux?")
-        phys.append((vaddr - START_KERNEL_MAP, data, memsz, flags))
+                           f"2.4's kernel map; not an {arch} 2.4 vmlinux?")
+        phys.append((vaddr - base, data, memsz, flags))
     end = max(p + m for p, _, m, _ in phys)
     if end > INITRD_BASE:
         raise RunError(f"{vmlinux} reaches {end:#x}, past the initrd's place "
                        f"{INITRD_BASE:#x}")
-    stub = entry_stub(len(rd))
+    stub = entry_stub(len(rd), arch)
     segs = [(ENTRY_BASE, stub, len(stub), 7)] + phys + [(INITRD_BASE, rd, len(rd), 6)]
     write_elf(path, ENTRY_BASE, segs)
     made.write_text(h.hexdigest() + "\n")

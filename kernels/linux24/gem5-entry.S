@@ -1,4 +1,4 @@
-// gem5-entry.S: how the user's Linux 2.4 (x86_64) starts on gem5.
+// gem5-entry.S: how the user's Linux 2.4 (x86_64 or i386) starts on gem5.
 //
 // gem5's X86 loader enters a kernel ELF in 64-bit long mode at its entry
 // point, with its own identity page tables (CR3 = 0x70000), its own GDT,
@@ -23,6 +23,15 @@
 //
 // 0x100F00 and 0x100F10 are fixed by head.S's own .org lines; the APs still
 // start through the real-mode trampoline and startup_32, as on hardware.
+// i386 (assembled with -DLINUX24_I386): 2.4's i386 head.S expects what
+// its setup.S leaves, 32-bit protected mode without paging, flat segments
+// __KERNEL_CS = 0x10 and __KERNEL_DS = 0x18, ESI = the zero page and BX = 0
+// on the boot CPU, at startup_32 (physical 0x100000).  Steps 1 and 2 are
+// the same; in place of 3 and 4 the stub loads such a GDT of its own, drops
+// into 32-bit compatibility mode, leaves long mode (paging off, then
+// EFER.LME off, CR4 cleared: head.S turns paging on itself, without PAE),
+// and jumps to startup_32.
+//
 // The host (colorsim/run/linux24gem5.py) links this at ENTRY_BASE, writes
 // the initrd's place and size into the two slots below and puts it beside
 // the kernel's and the initrd's segments in one ELF64 that gem5 loads.
@@ -36,6 +45,9 @@
         .set KERNEL_CS, 0x10
         .set MSR_EFER, 0xC0000080
         .set IOAPIC_BASE, 0xFEC00000
+        .set I386_STARTUP_32, 0x100000  // i386 head.S: physical start of .text
+        .set I386_KERNEL_CS, 0x10
+        .set I386_KERNEL_DS, 0x18
 
         .text
         .code64
@@ -95,6 +107,50 @@ entry:
         movl $0x10, (%rcx)                      // pin 0, low half
         movl $0x700, 0x10(%rcx)                 // ExtINT, edge, unmasked
 3:
+#ifdef LINUX24_I386
+        // 3. (i386) A flat 32-bit GDT with setup.S's selectors, and into
+        // its code segment: compatibility mode, still under gem5's
+        // identity map, which holds this page.
+        leaq gdt32(%rip), %rax
+        movq %rax, gdt32_desc + 2(%rip)
+        lgdt gdt32_desc(%rip)
+        leaq prot32(%rip), %rax
+        pushq $I386_KERNEL_CS
+        pushq %rax
+        lretq
+        .code32
+prot32:
+        movl $I386_KERNEL_DS, %eax
+        movl %eax, %ds
+        movl %eax, %es
+        movl %eax, %ss
+        movl %eax, %fs
+        movl %eax, %gs
+        // 4. (i386) Out of long mode: paging off deactivates it, then
+        // LME off; no PAE or global pages for head.S's 2-level tables.
+        movl %cr0, %eax
+        andl $0x7fffffff, %eax
+        movl %eax, %cr0
+        movl $MSR_EFER, %ecx
+        rdmsr
+        andl $~0x100, %eax
+        wrmsr
+        xorl %eax, %eax
+        movl %eax, %cr4
+        movl %eax, %cr3
+        xorl %ebx, %ebx                 // the boot CPU: startup_32 tests BX
+        ljmp $I386_KERNEL_CS, $I386_STARTUP_32   // ESI: the zero page
+
+        .balign 8
+gdt32:
+        .quad 0, 0
+        .quad 0x00cf9a000000ffff        // 0x10: code, base 0, 4 GiB, 32-bit
+        .quad 0x00cf92000000ffff        // 0x18: data, base 0, 4 GiB
+gdt32_desc:
+        .word 4*8 - 1
+        .quad 0
+        .code64
+#else
         // 3. Paging and long mode as startup_32 leaves them.
         movl $0xa0, %eax                // PAE | PGE
         movq %rax, %cr4
@@ -124,6 +180,7 @@ entry:
         pushq %rax
         lretq                           // RSI still holds the zero page
 
+#endif
         .balign 8
 gdtr:
         .word 0
