@@ -48,10 +48,9 @@ def test_each_config_names_its_machines_cpu_and_cpu_count():
 def test_what_an_i386_run_cannot_be_is_refused_by_name():
     m = get_machine("ppro4")
     v = parse_variant("linux24-i386:c32", m)
-    # on gem5 the tasks workload only, as for x86_64 (its clients would
-    # share the measured CPUs there too)
-    assert RunSpec(m, v, engine="gem5").engine == "gem5"
-    with pytest.raises(ConfigError, match="run on QEMU only"):
+    with pytest.raises(ConfigError, match="gem5 v24 runs no 32-bit protected-mode kernel"):
+        RunSpec(m, v, engine="gem5")
+    with pytest.raises(ConfigError, match="gem5 v24 runs no 32-bit protected-mode kernel"):
         RunSpec(m, v, Workload(program=described.WEB_PROGRAM, client_cpus=0),
                 engine="gem5")
     with pytest.raises(ConfigError, match="unknown linux24-i386 kernel"):

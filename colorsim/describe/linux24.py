@@ -89,7 +89,7 @@ XAPIC = "0005-xapic-no-arb-sync.patch"
 # (current found by masking the stack pointer, then adding the block's
 # color: the paper's extra instructions in every current and GET_CURRENT)
 # the same reproducible build, and for --timing images the modelled-time
-# ticks.
+# ticks.  None for gem5, which runs no 32-bit protected-mode kernel.
 I386_BUILD_FIXES = "i386/0001-gcc12-i386-build.patch"
 I386_COLORING = "i386/0002-task-coloring.patch"
 I386_REPRODUCIBLE = "i386/0003-reproducible-build.patch"
@@ -297,6 +297,8 @@ class Linux24Build:
 
     def check_run(self, spec) -> None:
         """What a Linux 2.4 run cannot be (yet)."""
+        if self.is_i386:
+            self.check_i386_run(spec)
         if spec.workload.program not in ("", *PROGRAMS):
             raise ConfigError("linux24 kernels run their own init: the tasks "
                               "workload, --workload web or --workload chat; no "
@@ -310,6 +312,15 @@ class Linux24Build:
                               "kernel's on QEMU (on linux24 kernels the "
                               "clients share the server's CPUs); use "
                               "--client-cpus 0")
+
+    def check_i386_run(self, spec) -> None:
+        """The i386 images run on QEMU: gem5 v24's X86 CPUs run no 32-bit
+        protected-mode kernel (docs/linux24.md, "i386 on gem5")."""
+        if spec.engine == "gem5":
+            raise ConfigError(f"{self.name} runs on QEMU: not gem5 (gem5 v24 runs "
+                              f"no 32-bit protected-mode kernel: it delivers no "
+                              f"interrupt outside long mode); use "
+                              f"linux24:{self.name.rsplit('-', 1)[1]} (x86_64) for it")
 
     def id_dict(self, d: dict) -> dict:
         if not self.timing:

@@ -15,12 +15,14 @@ The rows come from one runs folder's catalog (default ``runs/linux24``):
 (six per architecture) in it first.  ``--write FILE`` and ``--check FILE`` work as for ``headline``,
 between ``<!-- linux24:begin -->`` and ``<!-- linux24:end -->``.
 
-``linux24-engines`` puts the same six Linux runs, and the Xeon's pair
-(piii8, 8 CPUs, 1 MiB), beside their gem5 twins (the boot image of
+``linux24-engines`` puts the same six x86_64 Linux runs, and the Xeon's
+pair (piii8, 8 CPUs, 1 MiB), beside their gem5 twins (the boot image of
 colorsim/run/linux24gem5.py, TimingSimple CPUs): Figure 1's peak, Figure
 7's colored-line change and Table 2's loop miss ratio on both engines
 (block ``linux24-engines`` of docs/linux24.md; ``--run`` makes the Xeon's
-QEMU pair and the gem5 runs, which need gem5 and the user's tree).
+QEMU pair and the gem5 runs, which need gem5 and the user's tree);
+``--figure`` draws Figure 1's hot lines of each 1 MiB pair on both engines
+side by side (docs/linux24-engines.png).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ from colorsim.report.markdown import (add_block_options, check_block_files,
 from colorsim.report.pairs import per_kinst_pair
 
 KERNELS = ("linux24:vanilla", "linux24:c32")
-# the same pair on i386 (linux24-table only: gem5 loads no 32-bit kernel)
+# the same pair on i386 (linux24-table only: gem5 v24 runs no 32-bit
+# protected-mode kernel)
 I386_KERNELS = ("linux24-i386:vanilla", "linux24-i386:c32")
 TASKS = headline.TASKS
 TIMEOUT_S = 7200.0
@@ -101,23 +104,29 @@ def make_engine_runs(out: Path, log=print) -> None:
         run(spec, name=spec.default_name(), out=out)
 
 
+# The engines table's rows: (architecture, its kernels' catalog names,
+# machine, L2 sizes); another architecture on gem5 is one more row.
+ENGINE_ROWS = (("x86_64", NAMES, "ppro4", headline.L2S),
+               ("x86_64", NAMES, *XEON))
+
+
 def engine_rows(cat) -> list:
-    """One row per machine and L2 size: Linux's vanilla/c32 pair on QEMU
-    and on gem5, and the paper's numbers where it measured that machine
-    (Figure 1, Figure 7 and Table 2 are the Pentium Pro's)."""
+    """One row per architecture, machine and L2 size: Linux's vanilla/c32
+    pair on QEMU and on gem5, and the paper's numbers where it measured
+    that machine (Figure 1, Figure 7 and Table 2 are the Pentium Pro's)."""
     from colorsim.report.common import paper_results
     paper = paper_results()
     rows = []
-    for machine, l2s in (("ppro4", headline.L2S), XEON):
-        qemu, gem5 = (headline.pick_runs(cat, NAMES, TASKS, how="linux24-engines",
+    for arch, names, machine, l2s in ENGINE_ROWS:
+        qemu, gem5 = (headline.pick_runs(cat, names, TASKS, how="linux24-engines",
                                          engine=e, machine=machine, l2s=l2s)
                       for e in ("qemu", "gem5"))
         ppro = machine == "ppro4"
-        rows += [{"machine": machine, "l2": l2,
-                  "qemu": per_kinst_pair(*(qemu[i][k] for k in NAMES)),
-                  "gem5": per_kinst_pair(*(gem5[i][k] for k in NAMES)),
+        rows += [{"machine": machine, "l2": l2, "arch": arch,
+                  "qemu": per_kinst_pair(*(qemu[i][k] for k in names)),
+                  "gem5": per_kinst_pair(*(gem5[i][k] for k in names)),
                   "bus": tuple(int(p[k]["colored_lines_sum"])
-                               for p in (qemu[i], gem5[i]) for k in NAMES),
+                               for p in (qemu[i], gem5[i]) for k in names),
                   "paper_peak": paper["fig1"]["peak_offset"] if ppro else None,
                   "paper_colored": (paper["fig7"]["colored_change"].get(l2)
                                     if ppro else None),
@@ -127,12 +136,37 @@ def engine_rows(cat) -> list:
     return rows
 
 
+def engine_grid(cat) -> list:
+    """Figure 1's runs of the engines figure: per row of ENGINE_ROWS at its
+    largest L2, {engine: [vanilla, c32]} loaded from the catalog's folder."""
+    from colorsim.results.rundata import load_run
+    grid = []
+    for arch, names, machine, l2s in ENGINE_ROWS:
+        by = {}
+        for name, e in (("QEMU", "qemu"), ("gem5", "gem5")):
+            pick = headline.pick_runs(cat, names, TASKS, how="linux24-engines",
+                                      engine=e, machine=machine, l2s=l2s[-1:])[0]
+            by[name] = [load_run(cat.root / pick[k]["path"]) for k in names]
+        grid.append((f"{arch}, {machine}, {l2s[-1].replace('MiB', ' MiB')}", by))
+    return grid
+
+
+def draw_engines(cat, out: Path) -> Path:
+    """The engines figure (docs/linux24-engines.png) from the catalog."""
+    from colorsim.report.plots import engines_figure
+    return engines_figure(
+        engine_grid(cat), out,
+        f"Linux 2.4.37 on QEMU and on gem5: bus transactions per page offset, "
+        f"{TASKS} tasks", footer="python3 -m colorsim.maintain linux24-engines "
+        "--figure FILE")
+
+
 def render_engines(rows) -> str:
     # QEMU books a miss at the offset of the access, gem5's bus view at its
     # line's base: the peak is compared by line
     from colorsim.describe.linux24 import LINE
     line = lambda off: off & ~(LINE - 1)
-    out = ["| machine, L2 | vanilla's peak line: QEMU / gem5 / paper "
+    out = ["| Linux 2.4.37, machine, L2 | vanilla's peak line: QEMU / gem5 / paper "
            "| colored-line transactions in the region, vanilla and c32: QEMU / gem5 "
            "| change per instruction, c32 vs vanilla: QEMU / gem5 / paper (Figure 7) "
            "| run-queue loop L2 miss ratio, vanilla / c32: QEMU; gem5; paper (Table 2) |",
@@ -142,7 +176,8 @@ def render_engines(rows) -> str:
         qv, qc, gv, gc = r["bus"]
         pp, pm = r["paper_peak"], r["paper_miss"]
         out.append(
-            f"| {r['machine']}, {r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
+            f"| {r.get('arch', 'x86_64')}, {r['machine']}, "
+            f"{r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
             f"| {line(q['peak']):#05x} / {line(g['peak']):#05x} / "
             f"{'—' if pp is None else f'{line(pp):#05x}'} "
             f"| {qv:,} and {qc:,} / {gv:,} and {gc:,} "
@@ -241,6 +276,8 @@ def cmd_linux24_engines(a):
     cat = catalog_of(a, "linux24", "linux24-engines", "linux24-engines", make,
                      checks=(Gem5Engine().check_available,))
     emit(render_engines(engine_rows(cat)), a, "linux24-engines", how="linux24-engines")
+    if a.figure:
+        print(f"wrote {draw_engines(cat, Path(a.figure))}")
 
 
 def _add(sub, name, block, help_, run_help, func, runs="runs/linux24"):
@@ -261,7 +298,11 @@ def add_parser(sub):
 
 
 def add_engines_parser(sub):
-    return _add(sub, "linux24-engines", "linux24-engines",
-                "Linux 2.4 on QEMU and on gem5 (docs/linux24.md), from the catalog",
-                "make the eight Linux runs on each engine first (needs "
-                "LINUX24_SRC and gem5) and rebuild the catalog", cmd_linux24_engines)
+    p = _add(sub, "linux24-engines", "linux24-engines",
+             "Linux 2.4 on QEMU and on gem5 (docs/linux24.md), from the catalog",
+             "make the eight Linux runs on each engine first (needs "
+             "LINUX24_SRC and gem5) and rebuild the catalog", cmd_linux24_engines)
+    p.add_argument("--figure", metavar="PNG", default=None,
+                   help="also draw Figure 1's hot lines on both engines there "
+                        "(docs/linux24-engines.png)")
+    return p

@@ -184,6 +184,41 @@ def plot_offsets(runs, out: Path, view: str = "chunk", title: str = None,
                    title, view=view, paper_peak=paper_peak)
 
 
+def engines_figure(grid, out, title: str, footer: str = "") -> Path:
+    """Figure 1's zoom for the same kernels on several engines, side by
+    side: ``grid`` is [(row label, {engine: [runs]})], one row per kernel
+    pair (loaded runs, vanilla first), one column per engine, each panel
+    the hot lines' offsets per cache line on a log scale."""
+    with plt.rc_context(STYLE):
+        engines = list(grid[0][1])
+        fig, axes = plt.subplots(len(grid), len(engines), squeeze=False,
+                                 figsize=(5.2 * len(engines), 3.6 * len(grid)))
+        for (label, by_engine), row in zip(grid, axes):
+            for ax, engine in zip(row, engines):
+                runs = by_engine[engine]
+                lo, hi = colored_span([r.layout for r in runs])
+                h0 = hot_offsets(runs[0].layout)
+                panels = [OffsetPanel(r.config["variant"]["name"].rsplit("-", 1)[-1],
+                                      COLORS[i % len(COLORS)],
+                                      [offset_histogram(r, "line")])
+                          for i, r in enumerate(runs)]
+                _zoom_panel(ax, panels, HotLines(h0["line_offset"], h0["line"],
+                                                 lo, hi, h0["per_task"]))
+                ax.set_title(f"{label}: {engine}", fontsize=10, loc="left")
+                ax.set_xlabel("page offset (cache line)", fontsize=8)
+                ax.set_xticks(range(0, int(ax.get_xlim()[1]) + 1, 0x100))
+                ax.legend(fontsize=6.5, loc="upper right", frameon=False)
+        # one scale for every panel, with room above the bars for the legend
+        top = max(ax.get_ylim()[1] for ax in axes.flat)
+        for ax in axes.flat:
+            ax.set_ylim(0.8, top * 60)
+        fig.suptitle(title, fontsize=12)
+        if footer:
+            fig.text(0.01, 0.005, footer, fontsize=8, color="0.35")
+        fig.tight_layout(rect=(0, 0.02 if footer else 0, 1, 1))
+        return save_figure(fig, out)
+
+
 def save_figure(fig, out) -> Path:
     """Write ``fig`` to ``out`` (a path, or a list of paths: one file per
     format) in one step each (a temporary file renamed, so a crash leaves

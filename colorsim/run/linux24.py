@@ -7,11 +7,11 @@ configs for the ppro4 and piii8 machines, and this wrapper, which copies
 the tree out of place into build/linux24/<build id>/, patches, configures
 and builds it with the compiler flags gcc-12 needs, and checks the result.
 
-x86_64 is the default: gem5 loads no 32-bit kernel, and the web image's
-programs are x86_64.  i386, the paper's architecture (``linux24-i386:``),
-builds from the same tree with its own patches and configs
-(kernels/linux24/patches/i386, configs/i386-*.config) and runs the tasks
-workload on QEMU, its init a 32-bit musl program (Debian's musl-dev:i386).
+x86_64 is the default (the first port the suite ran).  i386, the paper's
+architecture (``linux24-i386:``), builds from the same tree with its own
+patches and configs (kernels/linux24/patches/i386, configs/i386-*.config)
+and runs the tasks workload on QEMU, its init a 32-bit musl program
+(Debian's musl-dev:i386); gem5 v24 runs no 32-bit protected-mode kernel.
 
     python3 -m colorsim.run.linux24 build --machine ppro4 --kernel c32
 """

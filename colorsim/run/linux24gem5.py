@@ -1,5 +1,6 @@
-"""The user's Linux 2.4 (x86_64 or i386) as one ELF64 that gem5's X86 loader
-starts.
+"""The user's Linux 2.4 as one ELF64 that gem5's X86 loader starts (x86_64;
+the i386 image is made the same way and boots on the loader stand-in, but
+gem5 v24 runs no 32-bit protected-mode kernel: docs/linux24.md).
 
 gem5 loads a kernel ELF's segments at their physical addresses and enters
 it in 64-bit long mode; 2.4's vmlinux expects its real-mode setup code to

@@ -66,11 +66,8 @@ static void m5_op(unsigned func)
                    : "=r"(r) : "r"(at) : "rdi", "rsi", "memory");
   (void)r;
 #else
-  /* i386: one 8-byte load, MMX's; gem5 reads the arguments from the
-   * registers' low halves here, whose upper halves 32-bit code keeps zero */
-  __asm__ volatile("xor %%edi, %%edi\n\txor %%esi, %%esi\n\t"
-                   "movq (%0), %%mm0\n\temms"
-                   : : "r"(at) : "edi", "esi", "memory");
+  /* i386 (QEMU only: gem5 loads no 32-bit kernel): one 8-byte load, MMX's */
+  __asm__ volatile("movq (%0), %%mm0\n\temms" : : "r"(at) : "memory");
 #endif
 }
 
