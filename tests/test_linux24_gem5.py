@@ -51,7 +51,7 @@ def test_the_stub_carries_the_initrds_place_and_size():
 
 
 def test_boot_image_puts_the_kernel_at_its_physical_address(tmp_path):
-    fake = type("B", (), {"dir": tmp_path, "build_id": "fake"})()
+    fake = type("B", (), {"dir": tmp_path, "build_id": "fake", "arch": "x86_64"})()
     _elf(tmp_path / "vmlinux", [(KMAP + 0x100000, b"K" * 64, 8192)])
     rd = tmp_path / "initrd.ext2"
     rd.write_bytes(b"R" * 1000)
@@ -72,7 +72,7 @@ def test_boot_image_puts_the_kernel_at_its_physical_address(tmp_path):
 
 
 def test_boot_image_refuses_what_is_not_a_24_kernel(tmp_path):
-    fake = type("B", (), {"dir": tmp_path, "build_id": "fake"})()
+    fake = type("B", (), {"dir": tmp_path, "build_id": "fake", "arch": "x86_64"})()
     _elf(tmp_path / "vmlinux", [(0x100000, b"x", 1)])          # not in the kernel map
     (tmp_path / "rd").write_bytes(b"r")
     with pytest.raises(RunError, match="outside 2.4's kernel map"):
@@ -234,7 +234,7 @@ def test_engines_table_puts_gem5_beside_qemu():
          "miss_vanilla": 1.0, "miss_c32": 0.093}
     g = {"peak": 0x60, "c32_peak_share": 0.25, "colored_change": -0.125,
          "miss_vanilla": 0.999, "miss_c32": float("nan")}
-    row = {"machine": "ppro4", "l2": "1MiB", "qemu": q, "gem5": g,
+    row = {"machine": "ppro4", "l2": "1MiB", "arch": "x86_64", "qemu": q, "gem5": g,
            "bus": (200000, 100000, 8000, 7000), "paper_peak": 0x30,
            "paper_colored": -85.0, "paper_miss": (99.5, 8.2)}
     xeon = {**row, "machine": "piii8", "paper_peak": None,

@@ -110,17 +110,27 @@ ENGINE_ROWS = (("x86_64", NAMES, "ppro4", headline.L2S),
                ("x86_64", NAMES, *XEON))
 
 
-def engine_rows(cat) -> list:
+def engine_picks(cat) -> list:
+    """The engines table's runs, picked once: per row of ENGINE_ROWS, (arch,
+    names, machine, l2s, {engine: per L2 size of l2s, {kernel: its catalog
+    row}})."""
+    return [(arch, names, machine, l2s,
+             {e: headline.pick_runs(cat, names, TASKS, how="linux24-engines",
+                                    engine=e, machine=machine, l2s=l2s)
+              for e in ("qemu", "gem5")})
+            for arch, names, machine, l2s in ENGINE_ROWS]
+
+
+def engine_rows(cat, picked=None) -> list:
     """One row per architecture, machine and L2 size: Linux's vanilla/c32
     pair on QEMU and on gem5, and the paper's numbers where it measured
-    that machine (Figure 1, Figure 7 and Table 2 are the Pentium Pro's)."""
+    that machine (Figure 1, Figure 7 and Table 2 are the Pentium Pro's);
+    the runs from ``picked`` (:func:`engine_picks`) or the catalog's."""
     from colorsim.report.common import paper_results
     paper = paper_results()
     rows = []
-    for arch, names, machine, l2s in ENGINE_ROWS:
-        qemu, gem5 = (headline.pick_runs(cat, names, TASKS, how="linux24-engines",
-                                         engine=e, machine=machine, l2s=l2s)
-                      for e in ("qemu", "gem5"))
+    for arch, names, machine, l2s, by in picked or engine_picks(cat):
+        qemu, gem5 = by["qemu"], by["gem5"]
         ppro = machine == "ppro4"
         rows += [{"machine": machine, "l2": l2, "arch": arch,
                   "qemu": per_kinst_pair(*(qemu[i][k] for k in names)),
@@ -136,26 +146,22 @@ def engine_rows(cat) -> list:
     return rows
 
 
-def engine_grid(cat) -> list:
+def engine_grid(cat, picked=None) -> list:
     """Figure 1's runs of the engines figure: per row of ENGINE_ROWS at its
-    largest L2, {engine: [vanilla, c32]} loaded from the catalog's folder."""
+    largest L2, {engine: [vanilla, c32]} loaded from the catalog's folder
+    (the runs from ``picked``, :func:`engine_picks`, or the catalog's)."""
     from colorsim.results.rundata import load_run
-    grid = []
-    for arch, names, machine, l2s in ENGINE_ROWS:
-        by = {}
-        for name, e in (("QEMU", "qemu"), ("gem5", "gem5")):
-            pick = headline.pick_runs(cat, names, TASKS, how="linux24-engines",
-                                      engine=e, machine=machine, l2s=l2s[-1:])[0]
-            by[name] = [load_run(cat.root / pick[k]["path"]) for k in names]
-        grid.append((f"{arch}, {machine}, {l2s[-1].replace('MiB', ' MiB')}", by))
-    return grid
+    return [(f"{arch}, {machine}, {l2s[-1].replace('MiB', ' MiB')}",
+             {label: [load_run(cat.root / by[e][-1][k]["path"]) for k in names]
+              for label, e in (("QEMU", "qemu"), ("gem5", "gem5"))})
+            for arch, names, machine, l2s, by in picked or engine_picks(cat)]
 
 
-def draw_engines(cat, out: Path) -> Path:
+def draw_engines(cat, out: Path, picked=None) -> Path:
     """The engines figure (docs/linux24-engines.png) from the catalog."""
     from colorsim.report.plots import engines_figure
     return engines_figure(
-        engine_grid(cat), out,
+        engine_grid(cat, picked), out,
         f"Linux 2.4.37 on QEMU and on gem5: bus transactions per page offset, "
         f"{TASKS} tasks", footer="python3 -m colorsim.maintain linux24-engines "
         "--figure FILE")
@@ -176,7 +182,7 @@ def render_engines(rows) -> str:
         qv, qc, gv, gc = r["bus"]
         pp, pm = r["paper_peak"], r["paper_miss"]
         out.append(
-            f"| {r.get('arch', 'x86_64')}, {r['machine']}, "
+            f"| {r['arch']}, {r['machine']}, "
             f"{r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
             f"| {line(q['peak']):#05x} / {line(g['peak']):#05x} / "
             f"{'—' if pp is None else f'{line(pp):#05x}'} "
@@ -275,9 +281,11 @@ def cmd_linux24_engines(a):
         make_engine_runs(out)
     cat = catalog_of(a, "linux24", "linux24-engines", "linux24-engines", make,
                      checks=(Gem5Engine().check_available,))
-    emit(render_engines(engine_rows(cat)), a, "linux24-engines", how="linux24-engines")
+    picked = engine_picks(cat)
+    emit(render_engines(engine_rows(cat, picked)), a, "linux24-engines",
+         how="linux24-engines")
     if a.figure:
-        print(f"wrote {draw_engines(cat, Path(a.figure))}")
+        print(f"wrote {draw_engines(cat, Path(a.figure), picked)}")
 
 
 def _add(sub, name, block, help_, run_help, func, runs="runs/linux24"):

@@ -124,7 +124,7 @@ def boot_image(b, initrd: Path, progress=print) -> Path:
     made again when the kernel, the initrd or the stub's source changed."""
     vmlinux = b.dir / "vmlinux"
     kernel, rd = vmlinux.read_bytes(), Path(initrd).read_bytes()
-    arch = getattr(b, "arch", "x86_64")
+    arch = b.arch
     h = hashlib.sha256(arch.encode())
     for part in (ENTRY_SOURCE.read_bytes(), kernel, rd):
         h.update(hashlib.sha256(part).digest())
