@@ -67,6 +67,11 @@ def _pct(x: float, sign: bool = False) -> str:
     return f"{x * 100:{'+' if sign else ''}.1f} %"
 
 
+def l2_label(l2: str) -> str:
+    """An L2 size as the tables print it: "512KiB" -> "512 KiB"."""
+    return l2.replace("KiB", " KiB").replace("MiB", " MiB")
+
+
 def render(rows) -> str:
     """The Markdown table."""
     lines = ["| L2 | vanilla's peak offset | c32's largest offset, share of that peak "
@@ -76,7 +81,7 @@ def render(rows) -> str:
              "|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(
-            f"| {r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
+            f"| {l2_label(r['l2'])} "
             f"| {r['peak']:#05x} | {_pct(r['c32_peak_share'])} "
             f"| {_pct(r['colored_change'], sign=True)} "
             f"| {_pct(r['miss_vanilla'])} / {_pct(r['miss_c32'])} "

@@ -151,7 +151,7 @@ def engine_grid(cat, picked=None) -> list:
     largest L2, {engine: [vanilla, c32]} loaded from the catalog's folder
     (the runs from ``picked``, :func:`engine_picks`, or the catalog's)."""
     from colorsim.results.rundata import load_run
-    return [(f"{arch}, {machine}, {l2s[-1].replace('MiB', ' MiB')}",
+    return [(f"{arch}, {machine}, {headline.l2_label(l2s[-1])}",
              {label: [load_run(cat.root / by[e][-1][k]["path"]) for k in names]
               for label, e in (("QEMU", "qemu"), ("gem5", "gem5"))})
             for arch, names, machine, l2s, by in picked or engine_picks(cat)]
@@ -183,7 +183,7 @@ def render_engines(rows) -> str:
         pp, pm = r["paper_peak"], r["paper_miss"]
         out.append(
             f"| {r['arch']}, {r['machine']}, "
-            f"{r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
+            f"{headline.l2_label(r['l2'])} "
             f"| {line(q['peak']):#05x} / {line(g['peak']):#05x} / "
             f"{'—' if pp is None else f'{line(pp):#05x}'} "
             f"| {qv:,} and {qc:,} / {gv:,} and {gc:,} "
@@ -212,7 +212,7 @@ def render(rows, fields) -> str:
         i3, li, tb = r["i386"], r["linux"], r["testbed"]
         pc = r["paper_colored"]
         out.append(
-            f"| {r['l2'].replace('KiB', ' KiB').replace('MiB', ' MiB')} "
+            f"| {headline.l2_label(r['l2'])} "
             f"| {i3['peak']:#05x} / {li['peak']:#05x} / {tb['peak']:#05x} / "
             f"{r['paper_peak']:#05x} "
             f"| {_pct(i3['colored_change'], True)} / {_pct(li['colored_change'], True)}"
