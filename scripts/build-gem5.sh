@@ -5,7 +5,8 @@
 # repository; this script, its Kconfig and scripts/gem5-patches/ are ours.
 #
 # What is built: gem5 v24.0.0.1, X86 only, classic caches (no Ruby), no
-# SystemC, no KVM, the optimised binary gem5.fast.  About 45 minutes on an
+# SystemC, no KVM, the optimised binary gem5.fast (or gem5.opt, which keeps
+# gem5's debug flags and tracing: COLORSIM_GEM5_VARIANT=opt).  About 45 minutes on an
 # idle 2-core machine (twice that when the cores are shared), so no test and
 # no set-up runs it; `scons gem5` and this script do.
 #
@@ -17,6 +18,9 @@
 #   COLORSIM_GEM5_CACHE   cache root (default /var/cache/colorsim); the build
 #                         goes to $COLORSIM_GEM5_CACHE/gem5-<ver>-<src>-p<patches>/
 #   COLORSIM_JOBS         parallel build jobs (default 2)
+#   COLORSIM_GEM5_VARIANT fast (default: what runs use) or opt (gem5's debug
+#                         flags, --debug-flags=Exec,Faults,...; about as long
+#                         again to build, slower to run; never made current)
 #
 # Idempotent: a cached binary that runs is reported and nothing is built.  An
 # interrupted build resumes (SCons is incremental).  Builds into one cache
@@ -30,6 +34,7 @@ TAG="${COLORSIM_GEM5_TAG:-v24.0.0.1}"
 CACHE="${COLORSIM_GEM5_CACHE:-/var/cache/colorsim}"
 JOBS="${COLORSIM_JOBS:-2}"
 SRC="${GEM5_SRC:-}"
+VARIANT="${COLORSIM_GEM5_VARIANT:-fast}"
 
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
@@ -43,6 +48,8 @@ die() { echo "build-gem5: $*" >&2; exit 2; }
 [ "$TAG" = v24.0.0.1 ] || [ "${COLORSIM_GEM5_ANY_VERSION:-}" = 1 ] ||
   die "COLORSIM_GEM5_TAG=$TAG: the suite's patches and recorded runs are for v24.0.0.1 (COLORSIM_GEM5_ANY_VERSION=1 to try anyway)"
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || die "COLORSIM_JOBS=$JOBS is not a positive number"
+[ "$VARIANT" = fast ] || [ "$VARIANT" = opt ] ||
+  die "COLORSIM_GEM5_VARIANT=$VARIANT: the variants built here are fast and opt"
 
 # What kind of source: a git repository whose tag we check out, or a tree.
 GIT=""
@@ -68,7 +75,7 @@ PATCHES=(scripts/gem5-patches/*.patch)
 PHASH="$(cat "${PATCHES[@]}" scripts/gem5-kconfig | sha256sum | cut -c1-8)"
 NAME="gem5-${TAG#v}-$srckey-p$PHASH"
 DEST="$CACHE/$NAME"
-BIN="$DEST/gem5.fast"
+BIN="$DEST/gem5.$VARIANT"
 # One source tree per source, shared by every patch set: SCons keeps its
 # objects by absolute path, so a change of patches rebuilds only what the
 # patches touch (minutes) when the tree stays where it was built.  A build
@@ -87,7 +94,10 @@ if [ ! -d "$TREE" ]; then
     break
   done
 fi
-TREEBIN="$TREE/build/X86C/gem5.fast"
+TREEBIN="$TREE/build/X86C/gem5.$VARIANT"
+# each variant's marker, log and object suffix (SCons: .fo fast, .o opt)
+MARK="$DEST/built"; LOG="$DEST/build.log"; OBJ=fo
+[ "$VARIANT" = opt ] && { MARK="$DEST/built.opt"; LOG="$DEST/build-opt.log"; OBJ=o; }
 APPLIED="$TREE/.colorsim-patches"     # copies of the patches in the tree now
 
 $SUDO mkdir -p "$CACHE"
@@ -114,8 +124,8 @@ works() {
     grep -q colorsim-gem5-ok
 }
 
-if [ -x "$BIN" ] && [ -f "$DEST/built" ] && works "$BIN"; then
-  echo "$NAME" | $SUDO tee "$CACHE/current-gem5" >/dev/null
+if [ -x "$BIN" ] && [ -f "$MARK" ] && works "$BIN"; then
+  [ "$VARIANT" = fast ] && echo "$NAME" | $SUDO tee "$CACHE/current-gem5" >/dev/null
   echo "build-gem5: cached: gem5 ${TAG#v} ($srckey) + patches $PHASH, at $BIN"
   exit 0
 fi
@@ -203,11 +213,11 @@ fi
 
 # The build: SCons prints one line per step; we keep them in a log and say,
 # once a minute, how many objects exist (about 2900 when done).
-say "building gem5.fast with $JOBS jobs (about 45 minutes on 2 idle cores; log: $DEST/build.log)"
+say "building gem5.$VARIANT with $JOBS jobs (about 45 minutes on 2 idle cores; log: $LOG)"
 # (fd 9 closed: the lock is ours, not the ticker's; a ticker left behind
 # by a killed build would otherwise hold it and stall the next build)
 ( while sleep 60; do
-    n=$(find build/X86C -name '*.fo' 2>/dev/null | wc -l)
+    n=$(find build/X86C -name "*.$OBJ" 2>/dev/null | wc -l)
     say "still building: $n objects so far"
   done ) 9>&- &
 ticker=$!
@@ -216,15 +226,19 @@ disown "$ticker" 2>/dev/null || true   # no "Terminated" notice when it stops
 # itself once its sleep is killed; under set -e a failed kill would end us)
 stop_ticker() { pkill -P "$ticker" 2>/dev/null || true; kill "$ticker" 2>/dev/null || true; }
 trap stop_ticker EXIT
-if ! scons "build/X86C/gem5.fast" -j"$JOBS" --ignore-style > "$DEST/build.log" 2>&1; then
-  tail -30 "$DEST/build.log" >&2
-  die "the build failed (log: $DEST/build.log); run again to resume"
+if ! scons "build/X86C/gem5.$VARIANT" -j"$JOBS" --ignore-style > "$LOG" 2>&1; then
+  tail -30 "$LOG" >&2
+  die "the build failed (log: $LOG); run again to resume"
 fi
 stop_ticker
 works "$TREEBIN" || die "the built $TREEBIN does not run a stdlib script (try: $TREEBIN $DEST/check/check.py)"
 # The binary is self-contained (gem5's Python is compiled in): a copy of it
 # is this patch set's build, whatever the tree holds later.
 cp "$TREEBIN" "$BIN.tmp" && mv "$BIN.tmp" "$BIN"
-echo "$TAG $srckey patches $PHASH built $(date -u +%FT%TZ)" > "$DEST/built"
-echo "$NAME" | $SUDO tee "$CACHE/current-gem5" >/dev/null
-say "done: $BIN (GEM5 defaults to it)"
+echo "$TAG $srckey patches $PHASH built $(date -u +%FT%TZ)" > "$MARK"
+if [ "$VARIANT" = fast ]; then
+  echo "$NAME" | $SUDO tee "$CACHE/current-gem5" >/dev/null
+  say "done: $BIN (GEM5 defaults to it)"
+else
+  say "done: $BIN (it takes gem5's own --debug-flags=..., --debug-start=TICK before the script)"
+fi

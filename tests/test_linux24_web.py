@@ -37,18 +37,56 @@ def test_web_on_linux24_is_a_run_with_its_own_image_and_command_line():
     assert "init_bin_web" in s.default_name()
 
 
-def test_linux24_refuses_other_programs_and_client_cpus():
+def test_linux24_refuses_other_programs_and_chats_client_cpus():
     m = get_machine("ppro4")
     v = parse_variant("linux24:vanilla", m)
     with pytest.raises(ConfigError, match="--workload web"):
         RunSpec(m, v, Workload(program="/bin/roitest"))
-    with pytest.raises(ConfigError, match="share the server's CPUs"):
-        RunSpec(m, v, Workload(program="/bin/web", client_cpus=3))
+    with pytest.raises(ConfigError, match="for --workload web's clients"):
+        RunSpec(m, v, Workload(program="/bin/chat", args="--rooms,2,--users,5",
+                               client_cpus=1))
 
 
-def test_cli_puts_linux24_clients_on_the_servers_cpus():
-    """web's default is three client CPUs; linux24 has no client partition,
-    so its default is none, and an explicit number is refused."""
+@pytest.mark.parametrize("kernel, patch", [
+    ("linux24:c32", described.CLIENT_PARTITION),
+    ("linux24-i386:vanilla", described.I386_CLIENT_PARTITION)])
+def test_linux24_web_with_client_cpus_boots_the_client_partition(kernel, patch):
+    """Client CPUs on 2.4: the image with the client partition (its own
+    build), the CPUs from the measured count on named on the command line;
+    without client CPUs the image and its identity stay what they were."""
+    m = get_machine("ppro4")
+    w = Workload(program="/bin/web", args=SMALL, client_cpus=2)
+    spec = RunSpec(m, parse_variant(kernel, m), w)
+    assert spec.vcpus == 6 and spec.variant.clients
+    assert spec.variant.build_id.endswith("-clients")
+    assert [p.name for p in spec.variant.patches][-1] == patch.rsplit("/", 1)[-1]
+    line = spec.kernel_cmdline(0)
+    assert " servercpus=4" in line and f"webargs={SMALL}" in line
+    assert not spec.wire and not spec.nic_dma      # loopback: no modelled wire
+    plain = _spec(kernel=kernel)
+    assert not plain.variant.clients and "servercpus" not in plain.kernel_cmdline(0)
+    assert patch.rsplit("/", 1)[-1] not in [p.name for p in plain.variant.patches]
+    assert spec.to_dict()["variant"]["build_id"] != plain.to_dict()["variant"]["build_id"]
+
+
+def test_linux24_client_cpus_fit_the_ports_nr_cpus():
+    """x86_64 2.4 is built for at most 8 CPUs, i386 here for 16: the
+    partition's image has room for the client CPUs, and no more fit."""
+    m = get_machine("piii8")
+    w = Workload(program="/bin/web", args=SMALL, client_cpus=1)
+    with pytest.raises(ConfigError, match="more than the 8 x86_64"):
+        RunSpec(m, parse_variant("linux24:vanilla", m), w)
+    spec = RunSpec(m, parse_variant("linux24-i386:vanilla", m), w)
+    assert spec.vcpus == 9
+    assert "CONFIG_NR_CPUS=16\n" in spec.variant.config_text()
+    plain = _spec().variant
+    assert plain.config_text() == plain.config_file.read_text()
+
+
+def test_cli_puts_linux24_clients_on_the_servers_cpus_unless_asked():
+    """web's default is three client CPUs; on linux24 the default is none
+    (its runs keep what they were), and --client-cpus N gives the client
+    partition."""
     a = cli.build_parser().parse_args(
         ["run", "--kernel", "linux24:c32", "--workload", "web", "--httpd", "32",
          "--clients", "8"])
@@ -61,8 +99,8 @@ def test_cli_puts_linux24_clients_on_the_servers_cpus():
     a = cli.build_parser().parse_args(
         ["run", "--kernel", "linux24:vanilla", "--workload", "web",
          "--client-cpus", "2"])
-    with pytest.raises(ConfigError, match="client CPUs"):
-        cli.spec_from_args(a)
+    spec = cli.spec_from_args(a)
+    assert spec.workload.client_cpus == 2 and spec.variant.clients
 
 
 def test_sysvsem_accept_is_accepted_as_web_takes_it():
@@ -131,6 +169,42 @@ def test_web_runs_on_linux24_tcp_ip(tmp_path):
     assert cfg["clients"].startswith("on the measured CPUs")
     row = timing_columns(cfg, counters, run / "console.log", math.nan)
     assert row["roi_requests"] == int(m[-1][0])
+
+
+def _measured(run, stat, mode):
+    """A counter summed over the measured CPUs (counters.csv has no other)."""
+    import pandas as pd
+    c = pd.read_csv(run / "counters.csv")
+    return int(c[(c["stat"] == stat) & (c["mode"] == mode)]["value"].sum())
+
+
+@pytest.mark.requires_linux24
+def test_web_clients_leave_the_measured_cpus_on_linux24(tmp_path):
+    """With a client CPU the clients run outside the measured machine: the
+    kernel brings the fifth CPU up, every response is still verified, and
+    the measured CPUs run far less user code and walk far fewer tasks per
+    request than with the clients beside the servers."""
+    from colorsim.run.runner import run
+    m = get_machine("ppro4")
+    v = parse_variant("linux24:vanilla", m)
+    runs = {}
+    for cc in (0, 1):
+        w = Workload(program="/bin/web", args=SMALL, client_cpus=cc)
+        runs[cc] = run(RunSpec(m, v, w, timeout_s=900), name=f"cc{cc}",
+                       out=tmp_path, progress=lambda *_: None)
+    text = (runs[1] / "console.log").read_text()
+    assert "Total of 5 processors activated" in text and "servercpus=4" in text
+    assert "web: ok (16 requests" in text and "init: exited with status 0" in text
+    per = {}
+    for cc, r in runs.items():
+        req = int(linux24web.WEB_ROI.findall((r / "console.log").read_text())[-1][0])
+        per[cc] = {s: _measured(r, s, mode) / req for s, mode in
+                   (("insts", "user"), ("rqloop_l1d_read_accesses", "kernel"))}
+    assert per[1]["insts"] < 0.5 * per[0]["insts"], per
+    assert per[1]["rqloop_l1d_read_accesses"] < 0.5 * per[0]["rqloop_l1d_read_accesses"], per
+    import json
+    cfg = json.loads((runs[1] / "config.json").read_text())
+    assert cfg["clients"].startswith("on client CPUs outside the measured machine")
 
 
 @pytest.mark.slow

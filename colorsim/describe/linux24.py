@@ -96,6 +96,17 @@ I386_REPRODUCIBLE = "i386/0003-reproducible-build.patch"
 I386_MODELLED_TIME = "i386/0004-modelled-time.patch"
 
 
+# Runs with client CPUs only: the client partition (servercpus=N), a run
+# queue and lock of the client CPUs' own, so the web server's clients never
+# wait on the measured CPUs' runqueue_head (kernels/linux24/README.md).
+# Images without client CPUs do not take it, so they stay what they were.
+CLIENT_PARTITION = "0006-client-partition.patch"
+I386_CLIENT_PARTITION = "i386/0005-client-partition.patch"
+# Their CONFIG_NR_CPUS: x86_64 2.4 takes 2-8 (arch/x86_64/config.in), i386
+# up to 32; the testbed brings at most 16 online (runspec.VCPUS_MAX).
+NR_CPUS_CLIENTS = {"x86_64": 8, "i386": 16}
+
+
 SRC_ENV = "LINUX24_SRC"
 
 
@@ -195,6 +206,7 @@ class Linux24Build:
     way_bits: int = 17   # b = log2(L2 size / associativity)
     timing: bool = False  # --timing: ticks from modelled time (patch 0004)
     arch: str = "x86_64"  # or i386, the paper's (ARCHES)
+    clients: bool = False  # client CPUs: the client partition patch
 
     scheduler = "linux-2.4.37"     # the real one (KernelVariant's are the testbed's)
     line = LINE
@@ -213,7 +225,8 @@ class Linux24Build:
         base = (f"{self.config}-vanilla" if self.colors == 1 else
                 f"{self.config}-c{self.colors}-b{self.way_bits}")
         return (("i386-" if self.is_i386 else "") + base
-                + ("-timing" if self.timing else ""))
+                + ("-timing" if self.timing else "")
+                + ("-clients" if self.clients else ""))
 
     @property
     def color_shift(self) -> int:
@@ -231,16 +244,28 @@ class Linux24Build:
     def patches(self) -> list:
         if self.is_i386:     # its own set: the same three kinds of change
             names = ([I386_BUILD_FIXES] + ([I386_COLORING] if self.colors > 1 else [])
-                     + [I386_REPRODUCIBLE] + ([I386_MODELLED_TIME] if self.timing else []))
+                     + [I386_REPRODUCIBLE] + ([I386_MODELLED_TIME] if self.timing else [])
+                     + ([I386_CLIENT_PARTITION] if self.clients else []))
         else:
             names = ([BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
-                     + [REPRODUCIBLE, XAPIC] + ([MODELLED_TIME] if self.timing else []))
+                     + [REPRODUCIBLE, XAPIC] + ([MODELLED_TIME] if self.timing else [])
+                     + ([CLIENT_PARTITION] if self.clients else []))
         return [PATCHES / n for n in names]
 
     @property
     def config_file(self) -> Path:
         prefix = "i386-" if self.is_i386 else ""
         return HERE / "configs" / f"{prefix}{self.config}.config"
+
+    def config_text(self) -> str:
+        """The .config it is built with: the machine's, and for the client
+        partition room for the client CPUs (CONFIG_NR_CPUS: the most the
+        port allows, NR_CPUS_CLIENTS)."""
+        text = self.config_file.read_text()
+        if self.clients:
+            n = NR_CPUS_CLIENTS[self.arch]
+            text = re.sub(r"(?m)^CONFIG_NR_CPUS=\d+$", f"CONFIG_NR_CPUS={n}", text)
+        return text
 
     def make_args(self) -> list:
         args = ([*I386_MAKE_ARGS, f"CC={CC_I386}"] if self.is_i386 else [f"CC={CC}"])
@@ -260,7 +285,8 @@ class Linux24Build:
 
     # The kind's side in describing a run (RunSpec asks the variant; the
     # run side is colorsim/run/kernels/linux24.py).
-    clients_on_server_cpus = True    # no client partition: they share its CPUs
+    clients_on_server_cpus = True    # by default: no client CPUs (--client-cpus N adds them)
+    wire = False                     # client traffic is 2.4's loopback: no modelled wire
 
     def kernel_dir(self) -> Path:
         return self.dir
@@ -274,12 +300,12 @@ class Linux24Build:
         i386 one for i386 images)."""
         return web_image(self.arch) if program else tasks_initrd(self.arch)
 
-    def for_run(self, timing: bool) -> "Linux24Build":
+    def for_run(self, timing: bool, client_cpus: int = 0) -> "Linux24Build":
         """A --timing run boots the image whose ticks come from modelled
-        time (kernels/linux24/patches/0004)."""
-        if timing and not self.timing:
-            return dataclasses.replace(self, timing=True)
-        return self
+        time (kernels/linux24/patches/0004), a run with client CPUs the one
+        with the client partition (0006)."""
+        return dataclasses.replace(self, timing=self.timing or timing,
+                                   clients=self.clients or client_cpus > 0)
 
     def cmdline_limit(self) -> tuple:
         return CMDLINE_MAX, "Linux 2.4 keeps (COMMAND_LINE_SIZE)"
@@ -293,6 +319,8 @@ class Linux24Build:
         # i386 2.4 finds QEMU's 8254 timer not wired to the IO-APIC and
         # panics (../shared facts): interrupts through the 8259s, local
         # APIC timers as before
+        if spec.workload.client_cpus:     # CPUs from cpus on run the clients
+            line += f" servercpus={spec.cpus}"
         return line + " noapic" if self.is_i386 else line
 
     def check_run(self, spec) -> None:
@@ -305,13 +333,16 @@ class Linux24Build:
                               "other --workload")
         if spec.engine == "gem5" and spec.workload.program:
             raise ConfigError("linux24 kernels run the tasks workload on gem5; "
-                              "--workload web and chat on them run on QEMU only "
-                              "(their clients share the server's CPUs)")
-        if spec.workload.client_cpus:
-            raise ConfigError("client CPUs (--client-cpus) are the testbed "
-                              "kernel's on QEMU (on linux24 kernels the "
-                              "clients share the server's CPUs); use "
+                              "--workload web and chat on them run on QEMU only")
+        if spec.workload.client_cpus and spec.workload.program != WEB_PROGRAM:
+            raise ConfigError("client CPUs (--client-cpus) on linux24 kernels "
+                              "are for --workload web's clients; use "
                               "--client-cpus 0")
+        most = NR_CPUS_CLIENTS[self.arch]
+        if spec.workload.client_cpus and spec.vcpus > most:
+            raise ConfigError(f"{spec.cpus} CPUs + {spec.workload.client_cpus} client CPUs "
+                              f"is more than the {most} {self.arch} Linux 2.4 is built for "
+                              f"here (CONFIG_NR_CPUS); use fewer client CPUs")
 
     def check_i386_run(self, spec) -> None:
         """The i386 images run on QEMU: gem5 v24's X86 CPUs run no 32-bit

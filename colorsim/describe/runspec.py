@@ -128,7 +128,8 @@ class RunSpec:
 
     def __post_init__(self):
         # the image this run boots (Linux 2.4's --timing image)
-        object.__setattr__(self, "variant", self.variant.for_run(self.timing))
+        object.__setattr__(self, "variant", self.variant.for_run(
+            self.timing, self.workload.client_cpus))
         if self.timing and self.engine != "qemu":
             raise ConfigError("--timing is the QEMU engine's modelled time; "
                               "gem5 keeps its own")
@@ -210,7 +211,7 @@ class RunSpec:
         """Whether the run has the wire (kernels/kernel/wire.c): client CPUs
         for the clients and one for the wire, and a machine with a
         network."""
-        return (self.workload.client_cpus >= 2
+        return (self.workload.client_cpus >= 2 and self.variant.wire
                 and self.machine.network is not None)
 
     def _client_pcs(self):

@@ -148,6 +148,7 @@ class KernelVariant:
     # The kind's side in describing a run (RunSpec asks the variant; the
     # run side is colorsim/run/kernels/testbed.py).
     clients_on_server_cpus = False   # a program's clients get CPUs of their own
+    wire = True                      # and reach the server through the wire (wire.c)
 
     def kernel_dir(self) -> Path:
         return BUILD / "kernels" / self.build_id
@@ -158,7 +159,7 @@ class KernelVariant:
     def rootfs_image(self, program: str) -> Path:
         return BUILD / "disk-images" / "rootfs.img"
 
-    def for_run(self, timing: bool) -> "KernelVariant":
+    def for_run(self, timing: bool, client_cpus: int = 0) -> "KernelVariant":
         """The image a run boots (the same with or without --timing)."""
         return self
 

@@ -46,8 +46,9 @@ from colorsim.errors import ConfigError, RunError
 def stamp(b: Linux24Build, version: str) -> str:
     """What the image depends on: our patches, config and flags, the version."""
     h = hashlib.sha256()
-    for p in b.patches + [b.config_file]:
+    for p in b.patches:
         h.update(p.name.encode() + b"\0" + p.read_bytes())
+    h.update(b.config_file.name.encode() + b"\0" + b.config_text().encode())
     h.update("\0".join(b.make_args() + [version]).encode())
     return h.hexdigest()
 
@@ -216,7 +217,7 @@ def _build(b: Linux24Build, src: Path, version: str, want: str, progress) -> Non
         tree = b.dir / "src"
         _copy_tree(src, tree, b.arch)
         apply_patches(tree, b.patches)
-        shutil.copy(b.config_file, tree / ".config")
+        (tree / ".config").write_text(b.config_text())
         log = b.dir / "build.log"
         args = b.make_args()
         # a full config: asks nothing
@@ -415,14 +416,15 @@ def _fix_ctimes(stage: Path, image: Path) -> None:
 
 
 def qemu_args(b: Linux24Build, machine, initrd_path: Path, console: Path,
-              append: str) -> list:
+              append: str, vcpus: int = 0) -> list:
     """QEMU's options for a deterministic run (as the suite's runner: one
     thread round robin, -icount), with paths relative to the image's
-    directory, where QEMU runs."""
+    directory, where QEMU runs; ``vcpus``: the machine's CPUs and the
+    client CPUs after them (default: the machine's alone)."""
     m = machine
     return ["-display", "none", "-nodefaults", "-machine", "pc",
             "-cpu", ARCH[b.arch].qemu_cpu,
-            "-m", f"{m.memory.size // 2**20}M", "-smp", f"{m.processor.cpus}",
+            "-m", f"{m.memory.size // 2**20}M", "-smp", f"{vcpus or m.processor.cpus}",
             "-accel", m.emulation.accel,
             "-icount", f"shift={m.emulation.icount_shift},sleep=off",
             "-rtc", "base=2002-06-10T00:00:00,clock=vm", "-no-reboot",
@@ -483,7 +485,8 @@ def walk_lines(sched_c: str) -> set:
             if re.search(pattern, l):
                 return i + 1
         raise RunError(f"kernel/sched.c has no line matching {pattern!r}")
-    loop = find(r"^\s*list_for_each\(tmp, &runqueue_head\)")
+    # (the client partition's image walks its CPU's queue, rq: patch 0006)
+    loop = find(r"^\s*list_for_each\(tmp, (&runqueue_head|rq)\)")
     good = find(r"^static inline int goodness\(")
     can = find(r"^#define can_schedule\(p,cpu\) \\$")
     return (set(_block_lines(lines, loop)) | set(_block_lines(lines, good))

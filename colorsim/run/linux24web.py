@@ -35,6 +35,8 @@ INCLUDE = ROOT / "workloads" / "include"
 # runs have theirs on client CPUs outside the measured machine by default).
 CLIENTS = ("on the measured CPUs, beside the servers, over loopback: "
            "Linux 2.4 has no client partition")
+CLIENTS_PARTITION = ("on client CPUs outside the measured machine, with their own run "
+                     "queue and lock (the client partition patch), over loopback")
 MUSL_FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", "-static",
               "-Wl,--build-id=none"]
 

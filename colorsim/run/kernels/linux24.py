@@ -48,7 +48,10 @@ class Linux24Kernel(KernelKind):
     def config(self, spec) -> dict:
         from colorsim.run import linux24web
         # where its web clients run: not the testbed's layout
-        return {"clients": linux24web.CLIENTS} if spec.workload.program else {}
+        if not spec.workload.program:
+            return {}
+        return {"clients": (linux24web.CLIENTS_PARTITION if spec.workload.client_cpus
+                            else linux24web.CLIENTS)}
 
     def check_output(self, spec, console) -> None:
         from colorsim.describe.linux24 import WEB_PROGRAM
@@ -77,7 +80,7 @@ class Linux24Kernel(KernelKind):
     def qemu_boot(self, spec, machine, run_dir, cmdline):
         from colorsim.run.linux24 import qemu_args
         return qemu_args(spec.variant, machine, spec.rootfs_image,
-                         run_dir / "console.log", cmdline)
+                         run_dir / "console.log", cmdline, spec.vcpus)
 
     def has_compute_unit(self, spec) -> bool:
         # its init (workloads/linux24/l24tasks.c) has its own compute();
