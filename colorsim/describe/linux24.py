@@ -358,6 +358,8 @@ class Linux24Build:
             del d["timing"]             # counting runs' ids stay as before
         if not self.is_i386:
             del d["arch"]               # x86_64 runs' ids stay as before
+        if not self.clients:
+            del d["clients"]            # runs without client CPUs too
         return d
 
 

@@ -5,14 +5,16 @@ testbed kernel, vanilla against 32 colors, on the paper's 4-way Pentium
 Pro with its 512 KiB L2, under ``--timing``, running the web server (256
 httpd behind Apache's fcntl accept lock, 64 clients of 4 requests) and
 Chat (5 rooms of 10 users, 10 messages each: 200 threads).  Every kernel
-has its clients on the measured CPUs, over loopback: 2.4 has no client
-partition, so the testbed runs here with ``--client-cpus 0``, the same
-layout.  One seed and small loads: a check that the same coloring moves
+has its clients on the measured CPUs, over loopback (``--client-cpus 0``),
+and the web server runs once more with its clients on one CPU of their
+own (``--client-cpus 1``: on 2.4 the client partition patch, over
+loopback; on the testbed one client CPU, without the wire, which needs
+two).  One seed and small loads: a check that the same coloring moves
 real Linux as it moves the testbed, in the same directions, not a
 paper-scale figure.
 
 The rows come from one runs folder's catalog (default
-``runs/linux24-timed``): ``--run`` makes the twelve runs in it first
+``runs/linux24-timed``): ``--run`` makes the runs it lacks first
 (the Linux ones need ``LINUX24_SRC``).  ``--write FILE`` and ``--check
 FILE`` work as for ``headline``, between ``<!-- linux24-timed:begin -->``
 and ``<!-- linux24-timed:end -->``.
@@ -31,11 +33,12 @@ MACHINE, L2 = "ppro4", "512KiB"
 FAMILIES = (("Linux 2.4.37 i386", "linux24-i386:vanilla", "linux24-i386:c32"),
             ("Linux 2.4.37 x86_64", "linux24:vanilla", "linux24:c32"),
             ("testbed", "vanilla", "c32"))
-# (label, program, its arguments)
-LOADS = (("web: 256 httpd, fcntl accept, 64 clients x 4 requests", "/bin/web",
-          "--httpd,256,--clients,64,--requests,4,--accept,fcntl"),
+# (label, program, its arguments, client CPUs)
+WEB = "--httpd,256,--clients,64,--requests,4,--accept,fcntl"
+LOADS = (("web: 256 httpd, fcntl accept, 64 clients x 4 requests", "/bin/web", WEB, 0),
          ("Chat: 5 rooms x 10 users x 10 messages", "/bin/chat",
-          "--rooms,5,--users,10,--messages,10"))
+          "--rooms,5,--users,10,--messages,10", 0),
+         ("web as above, its clients on 1 CPU of their own", "/bin/web", WEB, 1))
 TIMEOUT_S = 3600.0
 
 
@@ -45,10 +48,10 @@ def specs():
     from colorsim.describe.runspec import RunSpec, Workload
     from colorsim.describe.variants import parse_variant
     m = get_machine(MACHINE).with_l2(L2)
-    for load, program, args in LOADS:
+    for load, program, args, cc in LOADS:
         for fam, *kernels in FAMILIES:
             for k in kernels:
-                w = Workload(program=program, args=args, client_cpus=0)
+                w = Workload(program=program, args=args, client_cpus=cc)
                 yield load, fam, k, RunSpec(m, parse_variant(k, m), w, timing=True,
                                             timeout_s=TIMEOUT_S)
 
@@ -71,7 +74,7 @@ def rows(cat) -> list:
                            "'python3 -m colorsim.maintain linux24-timed --run'")
     by_name = runs.drop_duplicates("run").set_index("run")
     out = []
-    for load, program, _ in LOADS:
+    for load, *_ in LOADS:
         for fam, *kernels in FAMILIES:
             pair = []
             for k in kernels:
@@ -123,5 +126,5 @@ def add_parser(sub):
     return _add(sub, "linux24-timed", "linux24-timed",
                 "Linux 2.4 in modelled time beside the testbed: web and Chat "
                 "(docs/linux24.md), from the catalog",
-                "make the twelve runs first (the Linux ones need LINUX24_SRC) "
+                "make the runs first (the Linux ones need LINUX24_SRC) "
                 "and rebuild the catalog", cmd_linux24_timed, runs="runs/linux24-timed")

@@ -115,8 +115,15 @@ int main(void)
   argv[argc] = NULL;
   loopback_up();
   root_writable();
-  printf("workload: %s%s%s on the measured CPUs, clients over loopback\n", argv[0],
-         args ? " " : "", args ? args : "");
+  /* the kernel's client partition (kernels/linux24/README.md) hands init
+   * servercpus=N too: the program's clients then run on the CPUs from N on */
+  const char *servers = getenv("servercpus");
+  if (servers)
+    printf("workload: %s%s%s, clients on the CPUs from %s on, over loopback\n", argv[0],
+           args ? " " : "", args ? args : "", servers);
+  else
+    printf("workload: %s%s%s on the measured CPUs, clients over loopback\n", argv[0],
+           args ? " " : "", args ? args : "");
   /* the program's m5 ops come from user space here (m5roi.h) */
   if (setenv("COLORSIM_M5_PAGE", "1", 1) != 0)
     fail("setenv");
