@@ -127,7 +127,7 @@ def add_run_options(p, kernel_required=True):
                         f"{CLIENT_CPUS_DEFAULT['/bin/web']}, the last of them "
                         "driving the wire; 0 puts them on the server's CPUs; "
                         "linux24 kernels: default 0, N boots the client "
-                        "partition, clients over loopback, no wire)")
+                        "partition and the server's cards, no wire delay)")
     g.add_argument("--nic-dma", choices=("on", "off"), default=None,
                    help="the server's network cards move frames by DMA on "
                         "its bus (default: the machine's [network] dma); "

@@ -47,21 +47,25 @@ def test_linux24_refuses_other_programs_and_chats_client_cpus():
                                client_cpus=1))
 
 
-@pytest.mark.parametrize("kernel, patch", [
-    ("linux24:c32", described.CLIENT_PARTITION),
-    ("linux24-i386:vanilla", described.I386_CLIENT_PARTITION)])
-def test_linux24_web_with_client_cpus_boots_the_client_partition(kernel, patch):
-    """Client CPUs on 2.4: the image with the client partition (its own
-    build), the CPUs from the measured count on named on the command line;
-    without client CPUs the image and its identity stay what they were."""
+@pytest.mark.parametrize("kernel, patch, cards", [
+    ("linux24:c32", described.CLIENT_PARTITION, described.CLIENT_CARDS),
+    ("linux24-i386:vanilla", described.I386_CLIENT_PARTITION, described.I386_CLIENT_CARDS)])
+def test_linux24_web_with_client_cpus_boots_the_client_partition(kernel, patch, cards):
+    """Client CPUs on 2.4: the image with the client partition and the
+    server's cards (its own build), the CPUs from the measured count on and
+    the server's port named on the command line; without client CPUs the
+    image and its identity stay what they were."""
     m = get_machine("ppro4")
-    w = Workload(program="/bin/web", args=SMALL, client_cpus=2)
+    w = Workload(program="/bin/web", args=SMALL + ",--port,9090", client_cpus=2)
     spec = RunSpec(m, parse_variant(kernel, m), w)
     assert spec.vcpus == 6 and spec.variant.clients
     assert spec.variant.build_id.endswith("-clients")
-    assert [p.name for p in spec.variant.patches][-1] == patch.rsplit("/", 1)[-1]
+    assert [p.name for p in spec.variant.patches][-2:] == [patch.rsplit("/", 1)[-1],
+                                                         cards.rsplit("/", 1)[-1]]
     line = spec.kernel_cmdline(0)
-    assert " servercpus=4" in line and f"webargs={SMALL}" in line
+    assert " servercpus=4 serverport=9090" in line and f"webargs={SMALL}" in line
+    w = Workload(program="/bin/web", args=SMALL, client_cpus=2)
+    assert " serverport=8080" in RunSpec(m, parse_variant(kernel, m), w).kernel_cmdline(0)
     assert not spec.wire and not spec.nic_dma      # loopback: no modelled wire
     plain = _spec(kernel=kernel)
     assert not plain.variant.clients and "servercpus" not in plain.kernel_cmdline(0)
@@ -194,8 +198,16 @@ def test_web_clients_leave_the_measured_cpus_on_linux24(tmp_path):
                        out=tmp_path, progress=lambda *_: None)
     text = (runs[1] / "console.log").read_text()
     assert "Total of 5 processors activated" in text
-    assert "clients on the CPUs from 4 on, over loopback" in text      # init was told
+    assert "clients on the CPUs from 4 on, through the server's cards (port 8080)" in text
     assert "web: ok (16 requests" in text and "init: exited with status 0" in text
+    # the receive path runs where the cards' interrupts go: every server
+    # CPU took some of the clients' packets, the client CPU the server's
+    took = {int(c): (int(i), int(p)) for c, i, p in
+            re.findall(r"(?m)^cards: cpu (\d+) irqs (\d+) packets (\d+)$", text)}
+    assert sorted(took) == [0, 1, 2, 3, 4], took
+    assert all(took[c][1] > 0 for c in range(5)), took
+    assert all(p >= i for i, p in took.values()), took       # a burst, one interrupt
+    assert "cards:" not in (runs[0] / "console.log").read_text()   # loopback as 2.4
     per = {}
     for cc, r in runs.items():
         req = int(linux24web.WEB_ROI.findall((r / "console.log").read_text())[-1][0])

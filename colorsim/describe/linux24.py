@@ -21,6 +21,7 @@ from pathlib import Path
 
 from colorsim import BUILD, ROOT
 from colorsim.errors import ConfigError
+from colorsim.describe.programs import web_port
 
 HERE = ROOT / "kernels" / "linux24"
 
@@ -102,6 +103,11 @@ I386_MODELLED_TIME = "i386/0004-modelled-time.patch"
 # Images without client CPUs do not take it, so they stay what they were.
 CLIENT_PARTITION = "0006-client-partition.patch"
 I386_CLIENT_PARTITION = "i386/0005-client-partition.patch"
+# and with it the server's cards: the clients' packets to the server are
+# received on the server's CPUs, the server's to them on the client CPUs
+# (serverport=P), not on the sending CPU as 2.4's loopback does
+CLIENT_CARDS = "0007-client-cards.patch"
+I386_CLIENT_CARDS = "i386/0006-client-cards.patch"
 # Their CONFIG_NR_CPUS: x86_64 2.4 takes 2-8 (arch/x86_64/config.in), i386
 # up to 32; the testbed brings at most 16 online (runspec.VCPUS_MAX).
 NR_CPUS_CLIENTS = {"x86_64": 8, "i386": 16}
@@ -245,11 +251,11 @@ class Linux24Build:
         if self.is_i386:     # its own set: the same three kinds of change
             names = ([I386_BUILD_FIXES] + ([I386_COLORING] if self.colors > 1 else [])
                      + [I386_REPRODUCIBLE] + ([I386_MODELLED_TIME] if self.timing else [])
-                     + ([I386_CLIENT_PARTITION] if self.clients else []))
+                     + ([I386_CLIENT_PARTITION, I386_CLIENT_CARDS] if self.clients else []))
         else:
             names = ([BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
                      + [REPRODUCIBLE, XAPIC] + ([MODELLED_TIME] if self.timing else [])
-                     + ([CLIENT_PARTITION] if self.clients else []))
+                     + ([CLIENT_PARTITION, CLIENT_CARDS] if self.clients else []))
         return [PATCHES / n for n in names]
 
     @property
@@ -319,8 +325,9 @@ class Linux24Build:
         # i386 2.4 finds QEMU's 8254 timer not wired to the IO-APIC and
         # panics (../shared facts): interrupts through the 8259s, local
         # APIC timers as before
-        if spec.workload.client_cpus:     # CPUs from cpus on run the clients
-            line += f" servercpus={spec.cpus}"
+        if spec.workload.client_cpus:     # CPUs from cpus on run the clients,
+            line += f" servercpus={spec.cpus}"   # and packets to the server's port
+            line += f" serverport={web_port(w.args)}"   # reach its cards (0007)
         return line + " noapic" if self.is_i386 else line
 
     def check_run(self, spec) -> None:

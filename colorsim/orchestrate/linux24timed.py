@@ -7,9 +7,9 @@ httpd behind Apache's fcntl accept lock, 64 clients of 4 requests) and
 Chat (5 rooms of 10 users, 10 messages each: 200 threads).  Every kernel
 has its clients on the measured CPUs, over loopback (``--client-cpus 0``),
 and the web server runs once more with its clients on one CPU of their
-own (``--client-cpus 1``: on 2.4 the client partition patch, over
-loopback; on the testbed one client CPU, without the wire, which needs
-two).  One seed and small loads: a check that the same coloring moves
+own (``--client-cpus 1``: on 2.4 the client partition and cards patches,
+the clients' packets taken by the server's CPUs at once; on the testbed
+one client CPU, without the wire, which needs two).  One seed and small loads: a check that the same coloring moves
 real Linux as it moves the testbed, in the same directions, not a
 paper-scale figure.
 

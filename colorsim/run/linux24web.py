@@ -36,7 +36,9 @@ INCLUDE = ROOT / "workloads" / "include"
 CLIENTS = ("on the measured CPUs, beside the servers, over loopback: "
            "Linux 2.4 has no client partition")
 CLIENTS_PARTITION = ("on client CPUs outside the measured machine, with their own run "
-                     "queue and lock (the client partition patch), over loopback")
+                     "queue and lock (the client partition patch); their packets reach "
+                     "the server's cards, whose interrupts the server's CPUs take, and "
+                     "the server's theirs (our cards patch), with no wire delay")
 MUSL_FLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", "-static",
               "-Wl,--build-id=none"]
 

@@ -13,7 +13,8 @@
  * The region of interest is the program's own: it marks it with m5 ops
  * from user space (workloads/include/m5roi.h, COLORSIM_M5_PAGE), as
  * l24tasks does for the task workload.  Server and clients both run on
- * the measured CPUs and talk over loopback: 2.4 has no client partition. */
+ * the measured CPUs and talk over loopback, unless the kernel has our
+ * client partition and cards (servercpus=, serverport=). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
@@ -90,6 +91,22 @@ static void root_writable(void)
       fail(dirs[i]);
 }
 
+/* Which CPUs took the cards' interrupts and how many packets each brought
+ * (the kernel's /proc/colorsim_cards, there when the cards are on). */
+static void show_cards(void)
+{
+  char line[128];
+  FILE *f;
+  if ((mkdir("/proc", 0555) < 0 && errno != EEXIST) || mount("proc", "/proc", "proc", 0, NULL) < 0)
+    fail("mounting /proc");
+  f = fopen("/proc/colorsim_cards", "r");
+  if (!f)
+    return;
+  while (fgets(line, sizeof line, f))
+    fputs(line, stdout);
+  fclose(f);
+}
+
 int main(void)
 {
   static char words[256];
@@ -116,14 +133,17 @@ int main(void)
   loopback_up();
   root_writable();
   /* the kernel's client partition (kernels/linux24/README.md) hands init
-   * servercpus=N too: the program's clients then run on the CPUs from N on */
-  const char *servers = getenv("servercpus");
-  if (servers)
-    printf("workload: %s%s%s, clients on the CPUs from %s on, over loopback\n", argv[0],
-           args ? " " : "", args ? args : "", servers);
+   * servercpus=N too: the program's clients then run on the CPUs from N
+   * on; with serverport=P their packets reach the server's cards */
+  const char *servers = getenv("servercpus"), *port = getenv("serverport");
+  printf("workload: %s%s%s", argv[0], args ? " " : "", args ? args : "");
+  if (servers && port)
+    printf(", clients on the CPUs from %s on, through the server's cards (port %s)\n",
+           servers, port);
+  else if (servers)
+    printf(", clients on the CPUs from %s on, over loopback\n", servers);
   else
-    printf("workload: %s%s%s on the measured CPUs, clients over loopback\n", argv[0],
-           args ? " " : "", args ? args : "");
+    printf(" on the measured CPUs, clients over loopback\n");
   /* the program's m5 ops come from user space here (m5roi.h) */
   if (setenv("COLORSIM_M5_PAGE", "1", 1) != 0)
     fail("setenv");
@@ -142,6 +162,7 @@ int main(void)
   while (waitpid(pid, &st, 0) < 0)
     if (errno != EINTR)
       fail("waitpid");
+  show_cards();
   if (WIFEXITED(st))
     printf("init: exited with status %d\n", WEXITSTATUS(st));
   else
