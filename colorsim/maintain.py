@@ -28,6 +28,7 @@ BLOCKS = {
     "linux24": "linux24-table --run",
     "linux24-engines": "linux24-engines --run",
     "linux24-timed": "linux24-timed --run",
+    "linux24-fig6": "linux24-fig6 --run",
     "shapes": "shapes --quick",
     "shapes-paper": "shapes --runs recorded/paper",
     "crosscheck": "crosscheck",
@@ -84,7 +85,8 @@ def cmd_blocks(a) -> int:
 
 
 def build_parser():
-    from colorsim.orchestrate import gem5bus, headline, linux24table, linux24timed
+    from colorsim.orchestrate import (gem5bus, headline, linux24fig6, linux24table,
+                                      linux24timed)
     from colorsim.report import command as figures
     ap = _DocsParser(prog="python3 -m colorsim.maintain", description=DESCRIPTION,
                      formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(
@@ -99,6 +101,7 @@ def build_parser():
     linux24table.add_parser(sub)
     linux24table.add_engines_parser(sub)
     linux24timed.add_parser(sub)
+    linux24fig6.add_parser(sub)
     gem5bus.add_parser(sub)
     figures.add_shapes_parser(sub)
     cli.add_studies(sub)

@@ -1,0 +1,221 @@
+"""``python3 -m colorsim.maintain linux24-fig6``: Figure 6 on Linux 2.4 i386 beside the testbed and the paper.
+
+The paper's Figure 6 point of largest queue (the 4-way Pentium Pro, 1024
+httpd behind Apache's fcntl accept lock, 256 clients of 8 requests, as
+``configs/experiments.toml``'s fig6 at paper scale) on the user's Linux
+2.4.37 built for i386 (the paper's port), vanilla and 32 colors, at the
+three L2 sizes, under ``--timing``, with the clients on two CPUs of their
+own whose packets the server's CPUs take through its cards (the client
+partition and cards patches).  One seed per run: each takes minutes.
+
+Beside it: the testbed's Figure 6 at the same point, from the recorded
+paper-scale catalog (``recorded/paper``: five seeds, another build, its
+clients behind the wire and in modelled time), and the paper's Figure 6
+and Table 2.
+
+``--run`` makes the runs it lacks (``LINUX24_SRC``) in ``runs/linux24-fig6``;
+``--write FILE``/``--check FILE`` as for ``headline``, between
+``<!-- linux24-fig6:begin -->`` and ``<!-- linux24-fig6:end -->``;
+``--figure PNG`` draws the gains side by side.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from colorsim import ROOT
+from colorsim.errors import ResultsError
+from colorsim.report.markdown import emit
+
+MACHINE = "ppro4"
+L2S = ("256KiB", "512KiB", "1MiB")
+KERNELS = ("linux24-i386:vanilla", "linux24-i386:c32")
+HTTPD = 1024
+# fig6's paper-scale point at 1024 httpd (configs/experiments.toml: fcntl
+# accept, web's 256 clients of 8 requests); a test checks they agree
+ARGS = f"--httpd,{HTTPD},--clients,256,--requests,8,--accept,fcntl"
+CLIENT_CPUS = 2
+TIMEOUT_S = 3 * 3600.0
+TESTBED = ROOT / "recorded" / "paper"
+
+
+def specs():
+    """(L2, kernel, its RunSpec) of every Linux run."""
+    from colorsim.describe.machine import get_machine
+    from colorsim.describe.runspec import RunSpec, Workload
+    from colorsim.describe.variants import parse_variant
+    for l2 in L2S:
+        m = get_machine(MACHINE).with_l2(l2)
+        for k in KERNELS:
+            w = Workload(program="/bin/web", args=ARGS, client_cpus=CLIENT_CPUS)
+            yield l2, k, RunSpec(m, parse_variant(k, m), w, timing=True,
+                                 timeout_s=TIMEOUT_S)
+
+
+def make_runs(out: Path, log=print) -> None:
+    """The runs ``out`` lacks (a complete run is reused)."""
+    from colorsim.run.runner import run
+    todo = list(specs())
+    for i, (_, _, spec) in enumerate(todo, 1):
+        log(f"linux24-fig6: run {i}/{len(todo)}: {spec.default_name()}")
+        run(spec, name=spec.default_name(), out=out)
+
+
+def linux_rows(cat) -> dict:
+    """{L2: {"vanilla": run row, "c32": run row}} of the Linux runs."""
+    runs = cat.table("runs")
+    if not len(runs) or "run" not in runs.columns:
+        raise ResultsError(f"the catalog of {cat.root} has no runs: make them with "
+                           "'python3 -m colorsim.maintain linux24-fig6 --run'")
+    by_name = runs.drop_duplicates("run").set_index("run")
+    out = {}
+    for l2, k, spec in specs():
+        name = spec.default_name()
+        if name not in by_name.index:
+            raise ResultsError(f"no run {name} in {cat.root}: make it with "
+                               "'python3 -m colorsim.maintain linux24-fig6 --run'")
+        out.setdefault(l2, {})[k.rsplit(":", 1)[1]] = by_name.loc[name]
+    return out
+
+
+def testbed_runs(root: Path = TESTBED) -> pd.DataFrame:
+    """The testbed's timed Figure 6 runs at HTTPD httpd, from the recorded
+    catalog: one row per run (kernel, seed, l2, throughput, miss ratio)."""
+    from colorsim.report.common import L2_NAMES
+    cat = root / "catalog"
+    try:
+        points = pd.read_parquet(cat / "points.parquet")
+        runs = pd.read_parquet(cat / "runs.parquet")
+    except OSError as e:
+        raise ResultsError(f"no recorded testbed catalog in {root}: {e}") from None
+    p = points[(points["experiment"] == "fig6") & (points["tasks"] == HTTPD)
+               & (points["status"] == "done")]
+    df = runs[runs["run_id"].isin(p["run_id"])].drop_duplicates("run_id").copy()
+    df["l2"] = df["l2_size"].map(L2_NAMES)
+    return df[df["kernel"].isin(["vanilla", "c32"])]
+
+
+def rows(cat, testbed: pd.DataFrame, paper: dict) -> list:
+    """One row per L2: the Linux pair, the testbed's seeds, the paper's."""
+    from colorsim.report.common import gain
+    lin = linux_rows(cat)
+    tg = gain(testbed, ["l2"], "c32").set_index("l2")
+    imp = paper.get("fig6", {}).get("improvement", {})
+    t2 = paper.get("table2", {})
+    out = []
+    for l2 in L2S:
+        v, c = lin[l2]["vanilla"], lin[l2]["c32"]
+        tb = testbed[testbed["l2"] == l2]
+        i = t2.get("l2", []).index(l2) if l2 in t2.get("l2", []) else None
+        out.append({
+            "l2": l2, "linux": (c["throughput"] / v["throughput"] - 1) * 100,
+            "linux_thr": (v["throughput"], c["throughput"]),
+            "linux_miss": (v["rqloop_l2_miss_ratio"], c["rqloop_l2_miss_ratio"]),
+            "linux_hold": (v.get("lock_hold_mean_us"), c.get("lock_hold_mean_us")),
+            "linux_cont": (v.get("lock_contention"), c.get("lock_contention")),
+            "testbed": tg.loc[l2] if l2 in tg.index else None,
+            "testbed_miss": tuple(tb[tb["kernel"] == k]["rqloop_l2_miss_ratio"].mean()
+                                  for k in ("vanilla", "c32")),
+            "paper": imp.get(l2),
+            "paper_miss": None if i is None else (t2["vanilla"][i], t2["c32"][i])})
+    return out
+
+
+def _pcts(pair) -> str:
+    return " / ".join("-" if x is None or x != x else f"{x * 100:.1f} %" for x in pair)
+
+
+def render(rs: list) -> str:
+    from colorsim.orchestrate.headline import l2_label
+    lines = ["| L2 | c32's gain: Linux 2.4.37 i386 / testbed / paper | Linux 2.4.37 i386: "
+             "vanilla / c32 requests per modelled second | run-queue loop L2 miss ratio, "
+             "vanilla / c32: Linux 2.4.37 i386; testbed; paper (Table 2) | Linux 2.4.37 "
+             "i386: runqueue_lock contention, vanilla / c32; its mean hold |",
+             "|---|---|---|---|---|"]
+    for r in rs:
+        t, p, pm = r["testbed"], r["paper"], r["paper_miss"]
+        tb = ("-" if t is None else f"{t['mean']:+.1f} % [{t['min']:+.1f}..{t['max']:+.1f}]")
+        pp = "-" if p is None else (f"{p:+.1f} %" if isinstance(p, (int, float)) else p)
+        hold = " / ".join("-" if x is None or x != x else f"{x:.1f} µs"
+                          for x in r["linux_hold"])
+        cont = " / ".join("-" if x is None or x != x else f"{x * 100:.0f} %"
+                          for x in r["linux_cont"])
+        lines.append(
+            f"| {l2_label(r['l2'])} | {r['linux']:+.1f} % / {tb} / {pp} "
+            f"| {r['linux_thr'][0]:.0f} / {r['linux_thr'][1]:.0f} "
+            f"| {_pcts(r['linux_miss'])}; {_pcts(r['testbed_miss'])}; "
+            + ("-" if pm is None else f"{pm[0]:.1f} % / {pm[1]:.1f} %")
+            + f" | {cont}; {hold} |")
+    return ("\n".join(lines) + f"\n\n{HTTPD} httpd, fcntl accept, 256 clients x 8 requests, "
+            "--timing. Linux 2.4.37 i386: one seed per run, the clients on "
+            f"{CLIENT_CPUS} CPUs of their own, their packets received on the server's CPUs "
+            "(at once: no wire). Testbed: the recorded paper-scale Figure 6 "
+            "(recorded/paper), mean [least..most] of the same-seed gains over its seeds, "
+            "its clients behind the wire in modelled time. Paper: Figure 6 (best case) "
+            "and Table 2.\n")
+
+
+def draw(rs: list, out: Path) -> Path:
+    """The gains side by side, per L2: Linux 2.4 i386, the testbed (its
+    seeds' range), the paper where it gives a number."""
+    from colorsim.report.common import _setup_matplotlib
+    from colorsim.orchestrate.headline import l2_label
+    plt = _setup_matplotlib()
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    x = range(len(rs))
+    ax.bar([i - 0.27 for i in x], [r["linux"] for r in rs], 0.26, color="#4393c3",
+           edgecolor="k", lw=0.4, label="Linux 2.4.37 i386 (one seed)")
+    tb = [r["testbed"] for r in rs]
+    mean = [t["mean"] if t is not None else float("nan") for t in tb]
+    err = [[m - t["min"] if t is not None else 0 for m, t in zip(mean, tb)],
+           [t["max"] - m if t is not None else 0 for m, t in zip(mean, tb)]]
+    ax.bar(list(x), mean, 0.26, yerr=err, capsize=2, color="#92c5de", edgecolor="k",
+           lw=0.4, label="testbed (seeds' range)")
+    paper = [r["paper"] if isinstance(r["paper"], (int, float)) else float("nan")
+             for r in rs]
+    ax.bar([i + 0.27 for i in x], paper, 0.26, color="#d6604d", edgecolor="k", lw=0.4,
+           label="paper (Figure 6, best case)")
+    for i, r in enumerate(rs):
+        if isinstance(r["paper"], str):
+            ax.annotate(f"paper: {r['paper']}", (i + 0.27, 0), textcoords="offset points",
+                        xytext=(0, 4), ha="center", fontsize=6, rotation=90)
+    ax.axhline(0, color="k", lw=0.5)
+    ax.set_xticks(list(x))
+    ax.set_xticklabels([f"L2 {l2_label(r['l2'])}" for r in rs])
+    ax.set_ylabel("c32 over vanilla (%)")
+    ax.set_title(f"Figure 6 at {HTTPD} httpd: Linux 2.4 i386, the testbed, the paper",
+                 fontsize=9)
+    ax.legend(fontsize=7)
+    fig.text(0.99, 0.01, "python3 -m colorsim.maintain linux24-fig6 --figure FILE",
+             ha="right", fontsize=6, color="0.4")
+    fig.tight_layout()
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(out)
+    return out
+
+
+def cmd_linux24_fig6(a):
+    from colorsim.orchestrate.linux24table import catalog_of
+    from colorsim.report.common import paper_results
+    cat = catalog_of(a, "linux24-fig6", "linux24-fig6", "linux24-fig6", make_runs)
+    rs = rows(cat, testbed_runs(), paper_results())
+    emit(render(rs), a, "linux24-fig6", how="linux24-fig6")
+    if a.figure:
+        print(f"linux24-fig6: drew {draw(rs, a.figure)}")
+
+
+def add_parser(sub):
+    from colorsim.orchestrate.linux24table import _add
+    p = _add(sub, "linux24-fig6", "linux24-fig6",
+             "Figure 6 on Linux 2.4 i386 beside the testbed and the paper "
+             "(docs/linux24.md), from the catalog",
+             "make the six Linux runs first (LINUX24_SRC) and rebuild the catalog",
+             cmd_linux24_fig6, runs="runs/linux24-fig6")
+    p.add_argument("--figure", metavar="PNG", default=None,
+                   help="also draw the gains side by side there (docs/linux24-fig6.png)")
+    return p

@@ -1,0 +1,91 @@
+"""Figure 6 on Linux 2.4 i386 beside the testbed and the paper
+(colorsim/orchestrate/linux24fig6.py): which runs it is made of, the
+testbed's side from the recorded catalog, how the table is written, and
+that docs/linux24.md's block is what its recorded runs give (default run,
+no Linux tree needed)."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+
+from colorsim import ROOT
+from colorsim.describe.experiments import expand, load_experiments
+from colorsim.orchestrate import linux24fig6
+
+
+def test_its_runs_are_fig6s_largest_point_on_i386_with_client_cpus():
+    runs = list(linux24fig6.specs())
+    assert len(runs) == 6
+    paper = [p for p in expand(load_experiments()["fig6"])
+             if p.tasks == linux24fig6.HTTPD and p.seed == 1]
+    assert {p.args for p in paper} == {linux24fig6.ARGS}        # the same load
+    assert {p.l2 for p in paper} == set(linux24fig6.L2S)
+    for l2, kernel, spec in runs:
+        assert spec.timing and spec.variant.is_i386 and spec.variant.clients
+        assert spec.workload.client_cpus == 2 and spec.vcpus == 6
+        assert spec.machine.name == "ppro4"
+    names = [s.default_name() for *_, s in runs]
+    assert len(set(names)) == 6
+
+
+def test_the_testbed_side_is_the_recorded_fig6_at_1024_httpd():
+    df = linux24fig6.testbed_runs()
+    assert set(df["kernel"]) == {"vanilla", "c32"} and set(df["tasks"]) == {1024}
+    assert set(df["l2"]) == set(linux24fig6.L2S)
+    assert df.groupby(["l2", "kernel"]).size().min() >= 3     # several seeds each
+
+
+def _run(thr, miss, cont=0.5, hold=10.0):
+    return pd.Series({"throughput": thr, "rqloop_l2_miss_ratio": miss,
+                      "lock_contention": cont, "lock_hold_mean_us": hold})
+
+
+def test_the_table_sets_the_three_side_by_side(tmp_path):
+    class Cat:
+        root = tmp_path
+
+        def table(self, name):
+            rows = []
+            for l2, k, spec in linux24fig6.specs():
+                c32 = k.endswith("c32")
+                rows.append({"run": spec.default_name(),
+                             "throughput": 150.0 if c32 else 100.0,
+                             "rqloop_l2_miss_ratio": 0.1 if c32 else 0.99,
+                             "lock_contention": 0.4, "lock_hold_mean_us": 20.0})
+            return pd.DataFrame(rows)
+    testbed = pd.DataFrame([{"l2": l2, "kernel": k, "seed": s,
+                             "throughput": 100.0 * (1 + 0.1 * s * (k == "c32")),
+                             "rqloop_l2_miss_ratio": 0.5}
+                            for l2 in linux24fig6.L2S for k in ("vanilla", "c32")
+                            for s in (1, 2)])
+    paper = {"fig6": {"improvement": {"256KiB": "little or none", "1MiB": 42.3}},
+             "table2": {"l2": ["1MiB"], "vanilla": [99.5], "c32": [8.2]}}
+    rs = linux24fig6.rows(Cat(), testbed, paper)
+    text = linux24fig6.render(rs)
+    assert "| 1 MiB | +50.0 % / +15.0 % [+10.0..+20.0] / +42.3 % | 100 / 150 " \
+           "| 99.0 % / 10.0 %; 50.0 % / 50.0 %; 99.5 % / 8.2 % | 40 % / 40 %; " \
+           "20.0 µs / 20.0 µs |" in text, text
+    assert "| 256 KiB | +50.0 % / +15.0 % [+10.0..+20.0] / little or none |" in text
+    assert "| 512 KiB | +50.0 % / +15.0 % [+10.0..+20.0] / - |" in text
+    png = linux24fig6.draw(rs, tmp_path / "f.png")
+    assert png.stat().st_size > 1000
+
+
+def test_the_docs_block_is_the_recorded_runs(tmp_path):
+    """docs/linux24.md's block is what the command computes from the runs
+    it was made from, kept whole in recorded/linux24-fig6."""
+    runs = tmp_path / "r"
+    shutil.copytree(ROOT / "recorded" / "linux24-fig6", runs,
+                    ignore=shutil.ignore_patterns("README.md"))
+    assert sum((d / "config.json").is_file() for d in runs.iterdir()) == 6
+    p = subprocess.run([sys.executable, "-m", "colorsim", "catalog", "rebuild", "--runs",
+                        str(runs)], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run([sys.executable, "-m", "colorsim.maintain", "linux24-fig6", "--runs",
+                        str(runs), "--check", str(ROOT / "docs" / "linux24.md")],
+                       capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "LINUX24_SRC": ""})
+    assert p.returncode == 0, p.stderr
