@@ -144,7 +144,7 @@ def add_run_options(p, kernel_required=True):
                         f"scheduler takes (workloads/README.md)")
     p.add_argument("--warmup", type=_positive_int, default=Workload.warmup_ticks, help="ticks before the region of interest")
     p.add_argument("--roi", type=_positive_int, default=Workload.roi_ticks, help="ticks measured")
-    p.add_argument("--seed", type=_positive_int, default=Workload.seed, help="allocation-history seed")
+    p.add_argument("--seed", type=_positive_int, default=Workload.seed, help="allocation-history seed (testbed kernel); on linux24 kernels the web clients' request mix (web --seed)")
     p.add_argument("--engine", default="qemu", help="qemu (default) or gem5 (needs GEM5=path/to/gem5.opt)")
     p.add_argument("--timeout", type=_positive_seconds, default=None,
                    help="seconds a run may take before it is stopped as hung "

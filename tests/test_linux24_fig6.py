@@ -18,17 +18,17 @@ from colorsim.orchestrate import linux24fig6
 
 def test_its_runs_are_fig6s_largest_point_on_i386_with_client_cpus():
     runs = list(linux24fig6.specs())
-    assert len(runs) == 6
+    assert len(runs) == 6 * len(linux24fig6.SEEDS)
     paper = [p for p in expand(load_experiments()["fig6"])
              if p.tasks == linux24fig6.HTTPD and p.seed == 1]
     assert {p.args for p in paper} == {linux24fig6.ARGS}        # the same load
     assert {p.l2 for p in paper} == set(linux24fig6.L2S)
-    for l2, kernel, spec in runs:
+    for l2, kernel, seed, spec in runs:
         assert spec.timing and spec.variant.is_i386 and spec.variant.clients
         assert spec.workload.client_cpus == 2 and spec.vcpus == 6
         assert spec.machine.name == "ppro4"
     names = [s.default_name() for *_, s in runs]
-    assert len(set(names)) == 6
+    assert len(set(names)) == len(runs)
 
 
 def test_the_testbed_side_is_the_recorded_fig6_at_1024_httpd():
@@ -38,27 +38,26 @@ def test_the_testbed_side_is_the_recorded_fig6_at_1024_httpd():
     assert df.groupby(["l2", "kernel"]).size().min() >= 3     # several seeds each
 
 
-def _run(thr, miss, cont=0.5, hold=10.0):
-    return pd.Series({"throughput": thr, "rqloop_l2_miss_ratio": miss,
-                      "lock_contention": cont, "lock_hold_mean_us": hold})
-
-
 def test_the_table_sets_the_three_side_by_side(tmp_path):
     class Cat:
         root = tmp_path
 
         def table(self, name):
             rows = []
-            for l2, k, spec in linux24fig6.specs():
+            for l2, k, seed, spec in linux24fig6.specs():
                 c32 = k.endswith("c32")
                 rows.append({"run": spec.default_name(),
                              "throughput": 150.0 if c32 else 100.0,
                              "rqloop_l2_miss_ratio": 0.1 if c32 else 0.99,
-                             "lock_contention": 0.4, "lock_hold_mean_us": 20.0})
+                             "lock_held_pct": 90.0, "lock_hold_mean_us": 20.0,
+                             "n_lock_acquisitions": 2048.0, "roi_requests": 1024.0,
+                             "roi_late": not c32 and l2 == "512KiB"})
             return pd.DataFrame(rows)
     testbed = pd.DataFrame([{"l2": l2, "kernel": k, "seed": s,
                              "throughput": 100.0 * (1 + 0.1 * s * (k == "c32")),
-                             "rqloop_l2_miss_ratio": 0.5}
+                             "rqloop_l2_miss_ratio": 0.5, "lock_held_pct": 50.0,
+                             "lock_hold_mean_us": 10.0, "n_lock_acquisitions": 3.0,
+                             "roi_requests": 1.0}
                             for l2 in linux24fig6.L2S for k in ("vanilla", "c32")
                             for s in (1, 2)])
     paper = {"fig6": {"improvement": {"256KiB": "little or none", "1MiB": 42.3}},
@@ -66,10 +65,11 @@ def test_the_table_sets_the_three_side_by_side(tmp_path):
     rs = linux24fig6.rows(Cat(), testbed, paper)
     text = linux24fig6.render(rs)
     assert "| 1 MiB | +50.0 % / +15.0 % [+10.0..+20.0] / +42.3 % | 100 / 150 " \
-           "| 99.0 % / 10.0 %; 50.0 % / 50.0 %; 99.5 % / 8.2 % | 40 % / 40 %; " \
-           "20.0 µs / 20.0 µs |" in text, text
+           "| 99.0 % / 10.0 %; 50.0 % / 50.0 %; 99.5 % / 8.2 % | 90 % / 90 %; 50 % / 50 % " \
+           "| 2.0 / 2.0; 3.0 / 3.0 | 20.0 µs / 20.0 µs; 10.0 µs / 10.0 µs |" in text, text
     assert "| 256 KiB | +50.0 % / +15.0 % [+10.0..+20.0] / little or none |" in text
-    assert "| 512 KiB | +50.0 % / +15.0 % [+10.0..+20.0] / - |" in text
+    assert "| 512 KiB | +50.0 % / +15.0 % [+10.0..+20.0] / - | 100 (late) / 150 |" in text
+    assert "it is the run's tail" in text
     png = linux24fig6.draw(rs, tmp_path / "f.png")
     assert png.stat().st_size > 1000
 
@@ -80,7 +80,8 @@ def test_the_docs_block_is_the_recorded_runs(tmp_path):
     runs = tmp_path / "r"
     shutil.copytree(ROOT / "recorded" / "linux24-fig6", runs,
                     ignore=shutil.ignore_patterns("README.md"))
-    assert sum((d / "config.json").is_file() for d in runs.iterdir()) == 6
+    assert sum((d / "config.json").is_file() for d in runs.iterdir()) == \
+        len(list(linux24fig6.specs()))
     p = subprocess.run([sys.executable, "-m", "colorsim", "catalog", "rebuild", "--runs",
                         str(runs)], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0, p.stderr

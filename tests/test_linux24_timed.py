@@ -82,3 +82,24 @@ def test_the_docs_block_is_what_fresh_runs_give(tmp_path):
                         str(ROOT / "docs" / "linux24.md")],
                        capture_output=True, text=True, cwd=ROOT, env=os.environ.copy())
     assert p.returncode == 0, p.stderr[-2000:]
+
+
+def test_a_web_region_that_began_past_its_window_is_marked_late(tmp_path):
+    """web's controller marks the region when it wakes: a region whose
+    first request came after the asked window is the run's tail, and the
+    table says so."""
+    from colorsim.results import runrows
+    console = tmp_path / "console.log"
+    cfg = {"workload": {"program": "/bin/web", "args": "--httpd,256,--clients,64"}}
+    asked = "web: 256 httpd, 64 clients x 4 requests, seed 1; measure requests 64..192\n"
+    for roi, late in (("completed 200..256", True), ("completed 67..197", False)):
+        console.write_text(asked + f"web: roi 56 requests ({roi}) in 0.6 s\n")
+        out = runrows.timing_columns(cfg, None, console, None)
+        assert out["roi_late"] is late and out["roi_first_request"] == int(roi[10:13].strip("."))
+    row = _row(100.0, 0.9, 0.5, 10.0)
+    text = linux24timed.render([{"load": "web", "family": "testbed",
+                                 "vanilla": pd.concat([row, pd.Series({"roi_late": True})]),
+                                 "c32": row}])
+    assert "| 100 (late) / 100 |" in text and "it is the run's tail" in text
+    assert "(late)" not in linux24timed.render([{"load": "web", "family": "testbed",
+                                                 "vanilla": row, "c32": row}])

@@ -314,3 +314,22 @@ def test_chats_linux24_threads_are_clone_tasks_that_serve_every_message(tmp_path
     assert "chat: ok (2 rooms x 5 users x 10 messages" in r.stdout
     m = re.search(r"chat: roi 500 messages .* in ([0-9.]+) s", r.stdout)
     assert m, r.stdout
+
+
+def test_a_linux24_seed_is_webs_request_mix_and_nothing_else_takes_one():
+    """2.4 has no placement seed: a web run's seed goes to web (its
+    clients' request mix), so two seeds are two runs; the tasks workload
+    and Chat take none, and a seed there would give the same run twice."""
+    m = get_machine("ppro4")
+    v = parse_variant("linux24-i386:c32", m)
+    line = {s: RunSpec(m, v, Workload(program="/bin/web", args=SMALL, seed=s,
+                                      client_cpus=0)).kernel_cmdline(0)
+            for s in (1, 2)}
+    assert f"webargs={SMALL} " in line[1] and f"webargs={SMALL},--seed,2 " in line[2]
+    for w in (Workload(seed=2), Workload(program="/bin/chat", args="--rooms,2", seed=2,
+                                         client_cpus=0)):
+        with pytest.raises(ConfigError, match="take no seed"):
+            RunSpec(m, v, w)
+    with pytest.raises(ConfigError, match="both given"):
+        RunSpec(m, v, Workload(program="/bin/web", args=SMALL + ",--seed,3", seed=2,
+                               client_cpus=0))

@@ -319,7 +319,10 @@ class Linux24Build:
     def cmdline(self, spec, lapic_hz: int, timing: str) -> str:
         """Its command line: the web image's or the tasks workload's."""
         w = spec.workload
-        line = (web_cmdline(w.args, timing, w.program) if w.program else
+        args = w.args
+        if w.seed != 1:             # web's clients' request mix (check_run)
+            args += ("," if args else "") + f"--seed,{w.seed}"
+        line = (web_cmdline(args, timing, w.program) if w.program else
                 cmdline(w.tasks, w.burst, w.warmup_ticks, w.roi_ticks, w.buffer,
                         timing))
         # i386 2.4 finds QEMU's 8254 timer not wired to the IO-APIC and
@@ -341,6 +344,16 @@ class Linux24Build:
         if spec.engine == "gem5" and spec.workload.program:
             raise ConfigError("linux24 kernels run the tasks workload on gem5; "
                               "--workload web and chat on them run on QEMU only")
+        # 2.4 has no placement seed of the testbed kernel's: the seed is
+        # web's (its clients' request mix), and other runs would repeat
+        if spec.workload.seed != 1 and spec.workload.program != WEB_PROGRAM:
+            raise ConfigError("a seed other than 1 on linux24 kernels is web's (its "
+                              "clients' request mix, web --seed): the tasks workload "
+                              "and Chat on 2.4 take no seed, and their runs would "
+                              "repeat; use --seed 1")
+        if spec.workload.seed != 1 and "--seed" in spec.workload.args.split(","):
+            raise ConfigError("--seed and web's own --seed argument both given: on "
+                              "linux24 kernels the run's seed is web's; give one")
         if spec.workload.client_cpus and spec.workload.program != WEB_PROGRAM:
             raise ConfigError("client CPUs (--client-cpus) on linux24 kernels "
                               "are for --workload web's clients; use "

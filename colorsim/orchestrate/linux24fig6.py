@@ -27,6 +27,7 @@ import pandas as pd
 
 from colorsim import ROOT
 from colorsim.errors import ResultsError
+from colorsim.orchestrate.linux24timed import LATE, LATE_NOTE, is_late
 from colorsim.report.markdown import emit
 
 MACHINE = "ppro4"
@@ -37,47 +38,52 @@ HTTPD = 1024
 # accept, web's 256 clients of 8 requests); a test checks they agree
 ARGS = f"--httpd,{HTTPD},--clients,256,--requests,8,--accept,fcntl"
 CLIENT_CPUS = 2
+SEEDS = (1,)            # 2.4's seed is web's request mix (describe/linux24.py)
 TIMEOUT_S = 3 * 3600.0
 TESTBED = ROOT / "recorded" / "paper"
 
 
 def specs():
-    """(L2, kernel, its RunSpec) of every Linux run."""
+    """(L2, kernel, seed, its RunSpec) of every Linux run."""
     from colorsim.describe.machine import get_machine
     from colorsim.describe.runspec import RunSpec, Workload
     from colorsim.describe.variants import parse_variant
     for l2 in L2S:
         m = get_machine(MACHINE).with_l2(l2)
-        for k in KERNELS:
-            w = Workload(program="/bin/web", args=ARGS, client_cpus=CLIENT_CPUS)
-            yield l2, k, RunSpec(m, parse_variant(k, m), w, timing=True,
-                                 timeout_s=TIMEOUT_S)
+        for seed in SEEDS:
+            for k in KERNELS:
+                w = Workload(program="/bin/web", args=ARGS, client_cpus=CLIENT_CPUS,
+                             seed=seed)
+                yield l2, k, seed, RunSpec(m, parse_variant(k, m), w, timing=True,
+                                           timeout_s=TIMEOUT_S)
 
 
 def make_runs(out: Path, log=print) -> None:
     """The runs ``out`` lacks (a complete run is reused)."""
     from colorsim.run.runner import run
     todo = list(specs())
-    for i, (_, _, spec) in enumerate(todo, 1):
+    for i, (*_, spec) in enumerate(todo, 1):
         log(f"linux24-fig6: run {i}/{len(todo)}: {spec.default_name()}")
         run(spec, name=spec.default_name(), out=out)
 
 
-def linux_rows(cat) -> dict:
-    """{L2: {"vanilla": run row, "c32": run row}} of the Linux runs."""
+def linux_runs(cat) -> pd.DataFrame:
+    """The Linux runs' catalog rows, with ``l2``, ``kernel`` (vanilla or
+    c32) and ``seed`` as the testbed's rows have them."""
     runs = cat.table("runs")
     if not len(runs) or "run" not in runs.columns:
         raise ResultsError(f"the catalog of {cat.root} has no runs: make them with "
                            "'python3 -m colorsim.maintain linux24-fig6 --run'")
     by_name = runs.drop_duplicates("run").set_index("run")
-    out = {}
-    for l2, k, spec in specs():
+    out = []
+    for l2, k, seed, spec in specs():
         name = spec.default_name()
         if name not in by_name.index:
             raise ResultsError(f"no run {name} in {cat.root}: make it with "
                                "'python3 -m colorsim.maintain linux24-fig6 --run'")
-        out.setdefault(l2, {})[k.rsplit(":", 1)[1]] = by_name.loc[name]
-    return out
+        out.append({**by_name.loc[name].to_dict(), "run": name, "l2": l2,
+                    "kernel": k.rsplit(":", 1)[1], "seed": seed})
+    return pd.DataFrame(out)
 
 
 def testbed_runs(root: Path = TESTBED) -> pd.DataFrame:
@@ -98,63 +104,95 @@ def testbed_runs(root: Path = TESTBED) -> pd.DataFrame:
 
 
 def rows(cat, testbed: pd.DataFrame, paper: dict) -> list:
-    """One row per L2: the Linux pair, the testbed's seeds, the paper's."""
+    """One row per L2: the Linux runs', the testbed's, the paper's."""
     from colorsim.report.common import gain
-    lin = linux_rows(cat)
-    tg = gain(testbed, ["l2"], "c32").set_index("l2")
+    lin = linux_runs(cat)
+    for df in (lin, testbed):
+        df["acq"] = df["n_lock_acquisitions"] / df["roi_requests"]
+    lg, tg = (gain(df, ["l2"], "c32").set_index("l2") for df in (lin, testbed))
     imp = paper.get("fig6", {}).get("improvement", {})
     t2 = paper.get("table2", {})
     out = []
     for l2 in L2S:
-        v, c = lin[l2]["vanilla"], lin[l2]["c32"]
-        tb = testbed[testbed["l2"] == l2]
         i = t2.get("l2", []).index(l2) if l2 in t2.get("l2", []) else None
+        means = lambda df, col: tuple(
+            df[(df["l2"] == l2) & (df["kernel"] == k)][col].mean()
+            if col in df else float("nan") for k in ("vanilla", "c32"))
+        both = lambda col: (means(lin, col), means(testbed, col))
+        late = lin[(lin["l2"] == l2)]
         out.append({
-            "l2": l2, "linux": (c["throughput"] / v["throughput"] - 1) * 100,
-            "linux_thr": (v["throughput"], c["throughput"]),
-            "linux_miss": (v["rqloop_l2_miss_ratio"], c["rqloop_l2_miss_ratio"]),
-            "linux_hold": (v.get("lock_hold_mean_us"), c.get("lock_hold_mean_us")),
-            "linux_cont": (v.get("lock_contention"), c.get("lock_contention")),
+            "l2": l2, "linux": lg.loc[l2] if l2 in lg.index else None,
+            "linux_thr": means(lin, "throughput"),
+            "miss": both("rqloop_l2_miss_ratio"), "held": both("lock_held_pct"),
+            "hold": both("lock_hold_mean_us"), "acq": both("acq"),
+            "linux_late": tuple(any(is_late(r) for _, r in
+                                    late[late["kernel"] == k].iterrows())
+                                for k in ("vanilla", "c32")),
             "testbed": tg.loc[l2] if l2 in tg.index else None,
-            "testbed_miss": tuple(tb[tb["kernel"] == k]["rqloop_l2_miss_ratio"].mean()
-                                  for k in ("vanilla", "c32")),
             "paper": imp.get(l2),
             "paper_miss": None if i is None else (t2["vanilla"][i], t2["c32"][i])})
     return out
 
 
-def _pcts(pair) -> str:
-    return " / ".join("-" if x is None or x != x else f"{x * 100:.1f} %" for x in pair)
+def _seeds() -> str:
+    return ("seed " if len(SEEDS) == 1 else "seeds ") + ", ".join(map(str, SEEDS))
+
+
+def _gain(g) -> str:
+    """A gain row: its mean, with its seeds' range where there are several."""
+    if g is None:
+        return "-"
+    if g["seeds"] > 1:
+        return f"{g['mean']:+.1f} % [{g['min']:+.1f}..{g['max']:+.1f}]"
+    return f"{g['mean']:+.1f} %"
+
+
+def _pair(pair, fmt) -> str:
+    return " / ".join("-" if x is None or x != x else fmt(x) for x in pair)
 
 
 def render(rs: list) -> str:
     from colorsim.orchestrate.headline import l2_label
+    pct = lambda x: f"{x * 100:.1f} %"
     lines = ["| L2 | c32's gain: Linux 2.4.37 i386 / testbed / paper | Linux 2.4.37 i386: "
              "vanilla / c32 requests per modelled second | run-queue loop L2 miss ratio, "
-             "vanilla / c32: Linux 2.4.37 i386; testbed; paper (Table 2) | Linux 2.4.37 "
-             "i386: runqueue_lock contention, vanilla / c32; its mean hold |",
-             "|---|---|---|---|---|"]
+             "vanilla / c32: Linux 2.4.37 i386; testbed; paper (Table 2) | runqueue_lock "
+             "held, share of the region, vanilla / c32: Linux; testbed | its acquisitions "
+             "per request | its mean hold |",
+             "|---|---|---|---|---|---|---|"]
+    late = False
     for r in rs:
-        t, p, pm = r["testbed"], r["paper"], r["paper_miss"]
-        tb = ("-" if t is None else f"{t['mean']:+.1f} % [{t['min']:+.1f}..{t['max']:+.1f}]")
+        p, pm = r["paper"], r["paper_miss"]
         pp = "-" if p is None else (f"{p:+.1f} %" if isinstance(p, (int, float)) else p)
-        hold = " / ".join("-" if x is None or x != x else f"{x:.1f} µs"
-                          for x in r["linux_hold"])
-        cont = " / ".join("-" if x is None or x != x else f"{x * 100:.0f} %"
-                          for x in r["linux_cont"])
+        m = [LATE if x else "" for x in r["linux_late"]]
+        late = late or any(m)
+        cols = [f"{_pair(r['miss'][0], pct)}; {_pair(r['miss'][1], pct)}; "
+                + ("-" if pm is None else f"{pm[0]:.1f} % / {pm[1]:.1f} %"),
+                "; ".join(_pair(x, lambda v: f"{v:.0f} %") for x in r["held"]),
+                "; ".join(_pair(x, lambda v: f"{v:.1f}") for x in r["acq"]),
+                "; ".join(_pair(x, lambda v: f"{v:.1f} µs") for x in r["hold"])]
         lines.append(
-            f"| {l2_label(r['l2'])} | {r['linux']:+.1f} % / {tb} / {pp} "
-            f"| {r['linux_thr'][0]:.0f} / {r['linux_thr'][1]:.0f} "
-            f"| {_pcts(r['linux_miss'])}; {_pcts(r['testbed_miss'])}; "
-            + ("-" if pm is None else f"{pm[0]:.1f} % / {pm[1]:.1f} %")
-            + f" | {cont}; {hold} |")
+            f"| {l2_label(r['l2'])} | {_gain(r['linux'])} / {_gain(r['testbed'])} / {pp} "
+            f"| {r['linux_thr'][0]:.0f}{m[0]} / {r['linux_thr'][1]:.0f}{m[1]} | "
+            + " | ".join(cols) + " |")
     return ("\n".join(lines) + f"\n\n{HTTPD} httpd, fcntl accept, 256 clients x 8 requests, "
-            "--timing. Linux 2.4.37 i386: one seed per run, the clients on "
+            f"--timing. Linux 2.4.37 i386: {_seeds()} (web's "
+            "request mix), the clients on "
             f"{CLIENT_CPUS} CPUs of their own, their packets received on the server's CPUs "
             "(at once: no wire). Testbed: the recorded paper-scale Figure 6 "
-            "(recorded/paper), mean [least..most] of the same-seed gains over its seeds, "
-            "its clients behind the wire in modelled time. Paper: Figure 6 (best case) "
-            "and Table 2.\n")
+            "(recorded/paper), its clients behind the wire in modelled time. Paper: "
+            "Figure 6 (best case) and Table 2. Means over the seeds; a gain is the mean "
+            "[least..most] of the same-seed gains. The lock figures are busmon's lockmeter on "
+            "each kernel's runqueue_lock." + (LATE_NOTE if late else "") + "\n")
+
+
+def _err(gains) -> list:
+    """Error bars from gain rows: their seeds' range (None: one seed each)."""
+    ok = lambda g: g is not None and g["seeds"] > 1
+    if not any(map(ok, gains)):
+        return None
+    return [[g["mean"] - g["min"] if ok(g) else 0 for g in gains],
+            [g["max"] - g["mean"] if ok(g) else 0 for g in gains]]
 
 
 def draw(rs: list, out: Path) -> Path:
@@ -165,13 +203,13 @@ def draw(rs: list, out: Path) -> Path:
     plt = _setup_matplotlib()
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
     x = range(len(rs))
-    ax.bar([i - 0.27 for i in x], [r["linux"] for r in rs], 0.26, color="#4393c3",
-           edgecolor="k", lw=0.4, label="Linux 2.4.37 i386 (one seed)")
+    lin = [r["linux"] for r in rs]
+    ax.bar([i - 0.27 for i in x], [g["mean"] if g is not None else float("nan") for g in lin],
+           0.26, yerr=_err(lin), capsize=2, color="#4393c3", edgecolor="k", lw=0.4,
+           label=f"Linux 2.4.37 i386 ({_seeds()})")
     tb = [r["testbed"] for r in rs]
     mean = [t["mean"] if t is not None else float("nan") for t in tb]
-    err = [[m - t["min"] if t is not None else 0 for m, t in zip(mean, tb)],
-           [t["max"] - m if t is not None else 0 for m, t in zip(mean, tb)]]
-    ax.bar(list(x), mean, 0.26, yerr=err, capsize=2, color="#92c5de", edgecolor="k",
+    ax.bar(list(x), mean, 0.26, yerr=_err(tb), capsize=2, color="#92c5de", edgecolor="k",
            lw=0.4, label="testbed (seeds' range)")
     paper = [r["paper"] if isinstance(r["paper"], (int, float)) else float("nan")
              for r in rs]

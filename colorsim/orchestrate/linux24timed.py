@@ -40,6 +40,19 @@ LOADS = (("web: 256 httpd, fcntl accept, 64 clients x 4 requests", "/bin/web", W
           "--rooms,5,--users,10,--messages,10", 0),
          ("web as above, its clients on 1 CPU of their own", "/bin/web", WEB, 1))
 TIMEOUT_S = 3600.0
+# a web run whose region began past the window it asked for (the catalog's
+# roi_late): the controller woke late, and the region is the run's tail
+LATE = " (late)"
+LATE_NOTE = (" (late): the region began after the window it was asked to measure had "
+             "passed (the web program's controller, on the measured CPUs, woke late), so "
+             "it is the run's tail.")
+
+
+def is_late(run) -> bool:
+    """Whether a run's row says its region began late (catalogs made
+    before the column have none: not late)."""
+    v = run.get("roi_late")
+    return v is not None and v == v and bool(v)
 
 
 def specs():
@@ -99,12 +112,16 @@ def render(rs: list) -> str:
              "vanilla / c32 | its mean hold, vanilla / c32 | schedule() and lock spin, "
              "share of cycles, vanilla |",
              "|---|---|---|---|---|---|---|---|"]
+    late = False
     for r in rs:
         v, c = r["vanilla"]["throughput"], r["c32"]["throughput"]
+        marks = [LATE if is_late(r[k]) else "" for k in ("vanilla", "c32")]
+        late = late or any(marks)
         share = r["vanilla"].get("sched_share_pct")
         spin = r["vanilla"].get("lock_spin_pct")
         lines.append(
-            f"| {r['load']} | {r['family']} | {v:.0f} / {c:.0f} | {(c / v - 1) * 100:+.1f} % | "
+            f"| {r['load']} | {r['family']} | {v:.0f}{marks[0]} / {c:.0f}{marks[1]} "
+            f"| {(c / v - 1) * 100:+.1f} % | "
             f"{_pair(r, 'rqloop_l2_miss_ratio', lambda x: f'{x * 100:.1f} %')} | "
             f"{_pair(r, 'lock_contention', lambda x: f'{x * 100:.0f} %')} | "
             f"{_pair(r, 'lock_hold_mean_us', lambda x: f'{x:.1f} µs')} | "
@@ -112,7 +129,7 @@ def render(rs: list) -> str:
             + " / " + ("-" if spin is None or spin != spin else f"{spin:.1f} %") + " |")
     unit = "requests (web), messages (Chat)"
     return ("\n".join(lines) + f"\n\nThroughput: {unit} per modelled second of the "
-            "region. One seed per run.\n")
+            "region. One seed per run." + (LATE_NOTE if late else "") + "\n")
 
 
 def cmd_linux24_timed(a):

@@ -172,6 +172,11 @@ def run_rows(run, root: Path) -> dict:
 
 WEB_WORK = re.compile(r"^web: .*, work (\w+),", re.M)
 WEB_ROI = re.compile(r"web: roi (\d+) requests \(completed \d+\.\.\d+\)")
+# where web's region began, and where it was asked to ("measure requests
+# A..B"): its controller marks the region when it wakes, which under a
+# herd on the measured CPUs can be after the asked window has passed
+WEB_ROI_FIRST = re.compile(r"web: roi \d+ requests \(completed (\d+)\.\.\d+\)")
+WEB_ASKED = re.compile(r"; measure requests (\d+)\.\.(\d+)")
 CHAT_ROI = re.compile(r"chat: roi (\d+) messages \((\d+) sent, (\d+) received\)")
 SIZE_ARGS = ("httpd", "clients", "requests", "rooms", "users", "messages")
 TIMING_COLUMNS = ("modeled_seconds", "work_units", "work_per_modeled_second",
@@ -225,7 +230,10 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     ``workload_program`` ("" for the built-in workload), its ``args`` and
     sizes (``httpd`` ... ``messages``), web's ``accept`` mode, the requests or messages inside
     the region (``roi_requests``, ``roi_messages``, from the program's
-    ``web: roi`` / ``chat: roi`` line).  With ``timing`` (a --timing
+    ``web: roi`` / ``chat: roi`` line); where web's region began
+    (``roi_first_request``) and ``roi_late``, whether that was past the
+    window it was asked to measure (its controller woke late: the region
+    is then the run's tail).  With ``timing`` (a --timing
     run), as colorsim/timing.py computes them: ``modeled_seconds`` (the
     region's elapsed modelled time, idle included), work units (bursts of
     the built-in workload) and requests or messages per modelled second;
@@ -238,7 +246,8 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     prog = w.get("program", "") or ""
     args = w.get("args", "") or ""
     out = {"timing": bool(cfg.get("timing")), "workload_program": prog,
-           "workload_args": args, "roi_requests": nan, "roi_messages": nan}
+           "workload_args": args, "roi_requests": nan, "roi_messages": nan,
+           "roi_first_request": nan, "roi_late": False}
     words = args.split(",") if args else []
     opts = {words[i][2:]: words[i + 1] for i in range(len(words) - 1)
             if words[i].startswith("--")}
@@ -258,6 +267,10 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     m = WEB_ROI.findall(text)
     if m:
         out["roi_requests"] = float(m[-1])
+    first, asked = WEB_ROI_FIRST.findall(text), WEB_ASKED.findall(text)
+    if first:
+        out["roi_first_request"] = float(first[-1])
+        out["roi_late"] = bool(asked) and int(first[-1]) >= int(asked[-1][1])
     m = CHAT_ROI.findall(text)
     if m:
         out["roi_messages"] = float(m[-1][0])

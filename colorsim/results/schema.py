@@ -120,6 +120,7 @@ RUN_FIELDS += (
     ("timing", B), ("workload_program", S), ("workload_args", S),
     ("accept", S), ("work", S), ("client_model", S),
     ("roi_requests", F), ("roi_messages", F),
+    ("roi_first_request", F), ("roi_late", B),
     ("httpd", F), ("clients", F), ("requests", F), ("rooms", F),
     ("users", F), ("messages", F),
     # modelled time and the lockmeter (--timing runs)
