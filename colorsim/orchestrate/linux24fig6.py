@@ -27,7 +27,8 @@ import pandas as pd
 
 from colorsim import ROOT
 from colorsim.errors import ResultsError
-from colorsim.orchestrate.linux24timed import LATE, LATE_NOTE, is_late
+from colorsim.orchestrate.linux24timed import (LATE, LATE_NOTE, is_late, run_row,
+                                               runs_by_name)
 from colorsim.report.markdown import emit
 
 MACHINE = "ppro4"
@@ -70,18 +71,11 @@ def make_runs(out: Path, log=print) -> None:
 def linux_runs(cat) -> pd.DataFrame:
     """The Linux runs' catalog rows, with ``l2``, ``kernel`` (vanilla or
     c32) and ``seed`` as the testbed's rows have them."""
-    runs = cat.table("runs")
-    if not len(runs) or "run" not in runs.columns:
-        raise ResultsError(f"the catalog of {cat.root} has no runs: make them with "
-                           "'python3 -m colorsim.maintain linux24-fig6 --run'")
-    by_name = runs.drop_duplicates("run").set_index("run")
+    by_name = runs_by_name(cat, "linux24-fig6")
     out = []
     for l2, k, seed, spec in specs():
         name = spec.default_name()
-        if name not in by_name.index:
-            raise ResultsError(f"no run {name} in {cat.root}: make it with "
-                               "'python3 -m colorsim.maintain linux24-fig6 --run'")
-        out.append({**by_name.loc[name].to_dict(), "run": name, "l2": l2,
+        out.append({**run_row(by_name, name, cat, "linux24-fig6").to_dict(), "run": name, "l2": l2,
                     "kernel": k.rsplit(":", 1)[1], "seed": seed})
     return pd.DataFrame(out)
 

@@ -78,14 +78,28 @@ def make_runs(out: Path, log=print) -> None:
         run(spec, name=spec.default_name(), out=out)
 
 
-def rows(cat) -> list:
-    """One row per load and kernel family: {column: value} from the
-    catalog's row of each of its two runs."""
+def runs_by_name(cat, how: str):
+    """The catalog's runs table indexed by run name; ``how`` names the
+    maintainer command that makes the runs, for the message."""
     runs = cat.table("runs")
     if not len(runs) or "run" not in runs.columns:
         raise ResultsError(f"the catalog of {cat.root} has no runs: make them with "
-                           "'python3 -m colorsim.maintain linux24-timed --run'")
-    by_name = runs.drop_duplicates("run").set_index("run")
+                           f"'python3 -m colorsim.maintain {how} --run'")
+    return runs.drop_duplicates("run").set_index("run")
+
+
+def run_row(by_name, name: str, cat, how: str):
+    """The catalog's row of the run ``name`` (runs_by_name)."""
+    if name not in by_name.index:
+        raise ResultsError(f"no run {name} in {cat.root}: make it with "
+                           f"'python3 -m colorsim.maintain {how} --run'")
+    return by_name.loc[name]
+
+
+def rows(cat) -> list:
+    """One row per load and kernel family: {column: value} from the
+    catalog's row of each of its two runs."""
+    by_name = runs_by_name(cat, "linux24-timed")
     out = []
     for load, *_ in LOADS:
         for fam, *kernels in FAMILIES:
@@ -93,10 +107,7 @@ def rows(cat) -> list:
             for k in kernels:
                 name = next(s.default_name() for ld, f, kk, s in specs()
                             if ld == load and f == fam and kk == k)
-                if name not in by_name.index:
-                    raise ResultsError(f"no run {name} in {cat.root}: make it with "
-                                       "'python3 -m colorsim.maintain linux24-timed --run'")
-                pair.append(by_name.loc[name])
+                pair.append(run_row(by_name, name, cat, "linux24-timed"))
             out.append({"load": load, "family": fam, "vanilla": pair[0], "c32": pair[1]})
     return out
 
