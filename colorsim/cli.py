@@ -188,7 +188,7 @@ def spec_from_args(a, kernel=None) -> RunSpec:
         size_note = default_size(a, program)
         cc = getattr(a, "client_cpus", None)
         if cc is None:                 # the program's default, but linux24
-            cc = 0 if variant.clients_on_server_cpus else -1   # 2.4 has no client partition
+            cc = 0 if variant.clients_on_server_cpus else -1   # 2.4: on its CPUs unless asked
         w = Workload(tasks=a.tasks or Workload.tasks,
                      burst=a.burst or Workload.burst, warmup_ticks=a.warmup,
                      roi_ticks=a.roi, seed=a.seed,

@@ -157,7 +157,7 @@ class Point:
         # README, "Sweeps ...")
         user = self.workload_run in PROGRAMS
         cc = self.client_cpus if user else -1
-        if cc == -1 and variant.clients_on_server_cpus:   # none on 2.4:
+        if cc == -1 and variant.clients_on_server_cpus:   # 2.4 by default:
             cc = 0                             # the clients share its CPUs
         w = Workload(tasks=self.tasks, burst=self.burst,
                      warmup_ticks=Workload.warmup_ticks if user else self.warmup,
