@@ -18,12 +18,15 @@ from colorsim.orchestrate import linux24fig6
 
 def test_its_runs_are_fig6s_largest_point_on_i386_with_client_cpus():
     runs = list(linux24fig6.specs())
-    assert len(runs) == 6 * len(linux24fig6.SEEDS)
+    assert len(runs) == 6 * len(linux24fig6.SEEDS) * len(linux24fig6.ACCEPTS)
     paper = [p for p in expand(load_experiments()["fig6"])
              if p.tasks == linux24fig6.HTTPD and p.seed == 1]
     assert {p.args for p in paper} == {linux24fig6.ARGS}        # the same load
     assert {p.l2 for p in paper} == set(linux24fig6.L2S)
-    for l2, kernel, seed, spec in runs:
+    assert {s.workload.args for *_, s in runs} == {linux24fig6.ARGS,
+                                                   linux24fig6.ARGS.replace("fcntl", "none")}
+    for accept, l2, kernel, seed, spec in runs:
+        assert spec.workload.args.endswith(f"--accept,{accept}")
         assert spec.timing and spec.variant.is_i386 and spec.variant.clients
         assert spec.workload.client_cpus == 2 and spec.vcpus == 6
         assert spec.machine.name == "ppro4"
@@ -44,14 +47,15 @@ def test_the_table_sets_the_three_side_by_side(tmp_path):
 
         def table(self, name):
             rows = []
-            for l2, k, seed, spec in linux24fig6.specs():
-                c32 = k.endswith("c32")
+            for accept, l2, k, seed, spec in linux24fig6.specs():
+                c32 = k.endswith("c32") and accept == "fcntl"
                 rows.append({"run": spec.default_name(),
                              "throughput": 150.0 if c32 else 100.0,
                              "rqloop_l2_miss_ratio": 0.1 if c32 else 0.99,
                              "lock_held_pct": 90.0, "lock_hold_mean_us": 20.0,
                              "n_lock_acquisitions": 2048.0, "roi_requests": 1024.0,
-                             "roi_late": not c32 and l2 == "512KiB"})
+                             "roi_late": not k.endswith("c32") and l2 == "512KiB"
+                             and accept == "fcntl"})
             return pd.DataFrame(rows)
     testbed = pd.DataFrame([{"l2": l2, "kernel": k, "seed": s,
                              "throughput": 100.0 * (1 + 0.1 * s * (k == "c32")),
@@ -64,11 +68,16 @@ def test_the_table_sets_the_three_side_by_side(tmp_path):
              "table2": {"l2": ["1MiB"], "vanilla": [99.5], "c32": [8.2]}}
     rs = linux24fig6.rows(Cat(), testbed, paper)
     text = linux24fig6.render(rs)
-    assert "| 1 MiB | +50.0 % / +15.0 % [+10.0..+20.0] / +42.3 % | 100 / 150 " \
+    assert "| fcntl (wake-all), 1 MiB | +50.0 % / +15.0 % [+10.0..+20.0] / +42.3 % | 100 / 150 " \
            "| 99.0 % / 10.0 %; 50.0 % / 50.0 %; 99.5 % / 8.2 % | 90 % / 90 %; 50 % / 50 % " \
            "| 2.0 / 2.0; 3.0 / 3.0 | 20.0 µs / 20.0 µs; 10.0 µs / 10.0 µs |" in text, text
-    assert "| 256 KiB | +50.0 % / +15.0 % [+10.0..+20.0] / little or none |" in text
-    assert "| 512 KiB | +50.0 % / +15.0 % [+10.0..+20.0] / - | 100 (late) / 150 |" in text
+    assert "| fcntl (wake-all), 256 KiB | +50.0 % / +15.0 % [+10.0..+20.0] / little or none |" \
+        in text
+    assert "| fcntl (wake-all), 512 KiB | +50.0 % / +15.0 % [+10.0..+20.0] / - " \
+           "| 100 (late) / 150 |" in text
+    # the wake-one runs: their own gain, no testbed beside them
+    assert "| none (wake-one), 1 MiB | +0.0 % / - / +42.3 % | 100 / 100 | 99.0 % / 99.0 %; " \
+           "- / -; 99.5 % / 8.2 % |" in text, text
     assert "it is the run's tail" in text
     png = linux24fig6.draw(rs, tmp_path / "f.png")
     assert png.stat().st_size > 1000

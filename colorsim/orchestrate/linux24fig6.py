@@ -6,7 +6,11 @@ httpd behind Apache's fcntl accept lock, 256 clients of 8 requests, as
 2.4.37 built for i386 (the paper's port), vanilla and 32 colors, at the
 three L2 sizes, under ``--timing``, with the clients on two CPUs of their
 own whose packets the server's CPUs take through its cards (the client
-partition and cards patches).  One seed per run: each takes minutes.
+partition and cards patches).  Three seeds (web's request mix on 2.4), a
+few minutes per run.  Once more with the kernel's wake-one accept
+(``--accept none``, a stock Apache 1.3 with one Listen socket), whose
+operating point the paper's build may have had: which serialization it
+used is UNCONFIRMED (docs/operating-point.md).
 
 Beside it: the testbed's Figure 6 at the same point, from the recorded
 paper-scale catalog (``recorded/paper``: five seeds, another build, its
@@ -36,8 +40,17 @@ L2S = ("256KiB", "512KiB", "1MiB")
 KERNELS = ("linux24-i386:vanilla", "linux24-i386:c32")
 HTTPD = 1024
 # fig6's paper-scale point at 1024 httpd (configs/experiments.toml: fcntl
-# accept, web's 256 clients of 8 requests); a test checks they agree
-ARGS = f"--httpd,{HTTPD},--clients,256,--requests,8,--accept,fcntl"
+# accept, web's 256 clients of 8 requests); a test checks they agree; and
+# the same with the kernel's wake-one accept
+ACCEPTS = ("fcntl", "none")
+ACCEPT_LABELS = {"fcntl": "fcntl (wake-all)", "none": "none (wake-one)"}
+
+
+def web_args(accept: str) -> str:
+    return f"--httpd,{HTTPD},--clients,256,--requests,8,--accept,{accept}"
+
+
+ARGS = web_args("fcntl")
 CLIENT_CPUS = 2
 SEEDS = (1, 2, 3)       # 2.4's seed is web's request mix (describe/linux24.py)
 TIMEOUT_S = 3 * 3600.0
@@ -45,18 +58,19 @@ TESTBED = ROOT / "recorded" / "paper"
 
 
 def specs():
-    """(L2, kernel, seed, its RunSpec) of every Linux run."""
+    """(accept, L2, kernel, seed, its RunSpec) of every Linux run."""
     from colorsim.describe.machine import get_machine
     from colorsim.describe.runspec import RunSpec, Workload
     from colorsim.describe.variants import parse_variant
-    for l2 in L2S:
-        m = get_machine(MACHINE).with_l2(l2)
-        for seed in SEEDS:
-            for k in KERNELS:
-                w = Workload(program="/bin/web", args=ARGS, client_cpus=CLIENT_CPUS,
-                             seed=seed)
-                yield l2, k, seed, RunSpec(m, parse_variant(k, m), w, timing=True,
-                                           timeout_s=TIMEOUT_S)
+    for accept in ACCEPTS:
+        for l2 in L2S:
+            m = get_machine(MACHINE).with_l2(l2)
+            for seed in SEEDS:
+                for k in KERNELS:
+                    w = Workload(program="/bin/web", args=web_args(accept),
+                                 client_cpus=CLIENT_CPUS, seed=seed)
+                    yield accept, l2, k, seed, RunSpec(m, parse_variant(k, m), w,
+                                                       timing=True, timeout_s=TIMEOUT_S)
 
 
 def make_runs(out: Path, log=print) -> None:
@@ -69,13 +83,14 @@ def make_runs(out: Path, log=print) -> None:
 
 
 def linux_runs(cat) -> pd.DataFrame:
-    """The Linux runs' catalog rows, with ``l2``, ``kernel`` (vanilla or
-    c32) and ``seed`` as the testbed's rows have them."""
+    """The Linux runs' catalog rows, with ``accept``, ``l2``, ``kernel``
+    (vanilla or c32) and ``seed`` as the testbed's rows have them."""
     by_name = runs_by_name(cat, "linux24-fig6")
     out = []
-    for l2, k, seed, spec in specs():
+    for accept, l2, k, seed, spec in specs():
         name = spec.default_name()
-        out.append({**run_row(by_name, name, cat, "linux24-fig6").to_dict(), "run": name, "l2": l2,
+        out.append({**run_row(by_name, name, cat, "linux24-fig6").to_dict(), "run": name,
+                    "accept": accept, "l2": l2,
                     "kernel": k.rsplit(":", 1)[1], "seed": seed})
     return pd.DataFrame(out)
 
@@ -98,33 +113,40 @@ def testbed_runs(root: Path = TESTBED) -> pd.DataFrame:
 
 
 def rows(cat, testbed: pd.DataFrame, paper: dict) -> list:
-    """One row per L2: the Linux runs', the testbed's, the paper's."""
+    """One row per accept mode and L2: the Linux runs', the testbed's (its
+    Figure 6 is fcntl's), the paper's."""
     from colorsim.report.common import gain
     lin = linux_runs(cat)
     for df in (lin, testbed):
         df["acq"] = df["n_lock_acquisitions"] / df["roi_requests"]
-    lg, tg = (gain(df, ["l2"], "c32").set_index("l2") for df in (lin, testbed))
+    tg = gain(testbed, ["l2"], "c32").set_index("l2")
     imp = paper.get("fig6", {}).get("improvement", {})
     t2 = paper.get("table2", {})
+    nan2 = (float("nan"), float("nan"))
     out = []
-    for l2 in L2S:
-        i = t2.get("l2", []).index(l2) if l2 in t2.get("l2", []) else None
-        means = lambda df, col: tuple(
-            df[(df["l2"] == l2) & (df["kernel"] == k)][col].mean()
-            if col in df else float("nan") for k in ("vanilla", "c32"))
-        both = lambda col: (means(lin, col), means(testbed, col))
-        late = lin[(lin["l2"] == l2)]
-        out.append({
-            "l2": l2, "linux": lg.loc[l2] if l2 in lg.index else None,
-            "linux_thr": means(lin, "throughput"),
-            "miss": both("rqloop_l2_miss_ratio"), "held": both("lock_held_pct"),
-            "hold": both("lock_hold_mean_us"), "acq": both("acq"),
-            "linux_late": tuple(any(is_late(r) for _, r in
-                                    late[late["kernel"] == k].iterrows())
-                                for k in ("vanilla", "c32")),
-            "testbed": tg.loc[l2] if l2 in tg.index else None,
-            "paper": imp.get(l2),
-            "paper_miss": None if i is None else (t2["vanilla"][i], t2["c32"][i])})
+    for accept in ACCEPTS:
+        la = lin[lin["accept"] == accept]
+        lg = gain(la, ["l2"], "c32").set_index("l2")
+        tb = testbed if accept == "fcntl" else None
+        for l2 in L2S:
+            i = t2.get("l2", []).index(l2) if l2 in t2.get("l2", []) else None
+            means = lambda df, col: nan2 if df is None else tuple(
+                df[(df["l2"] == l2) & (df["kernel"] == k)][col].mean()
+                if col in df else float("nan") for k in ("vanilla", "c32"))
+            both = lambda col: (means(la, col), means(tb, col))
+            at = la[la["l2"] == l2]
+            out.append({
+                "accept": accept, "l2": l2,
+                "linux": lg.loc[l2] if l2 in lg.index else None,
+                "linux_thr": means(la, "throughput"),
+                "miss": both("rqloop_l2_miss_ratio"), "held": both("lock_held_pct"),
+                "hold": both("lock_hold_mean_us"), "acq": both("acq"),
+                "linux_late": tuple(any(is_late(r) for _, r in
+                                        at[at["kernel"] == k].iterrows())
+                                    for k in ("vanilla", "c32")),
+                "testbed": tg.loc[l2] if tb is not None and l2 in tg.index else None,
+                "paper": imp.get(l2),
+                "paper_miss": None if i is None else (t2["vanilla"][i], t2["c32"][i])})
     return out
 
 
@@ -148,7 +170,7 @@ def _pair(pair, fmt) -> str:
 def render(rs: list) -> str:
     from colorsim.orchestrate.headline import l2_label
     pct = lambda x: f"{x * 100:.1f} %"
-    lines = ["| L2 | c32's gain: Linux 2.4.37 i386 / testbed / paper | Linux 2.4.37 i386: "
+    lines = ["| accept, L2 | c32's gain: Linux 2.4.37 i386 / testbed / paper | Linux 2.4.37 i386: "
              "vanilla / c32 requests per modelled second | run-queue loop L2 miss ratio, "
              "vanilla / c32: Linux 2.4.37 i386; testbed; paper (Table 2) | runqueue_lock "
              "held, share of the region, vanilla / c32: Linux; testbed | its acquisitions "
@@ -166,15 +188,15 @@ def render(rs: list) -> str:
                 "; ".join(_pair(x, lambda v: f"{v:.1f}") for x in r["acq"]),
                 "; ".join(_pair(x, lambda v: f"{v:.1f} µs") for x in r["hold"])]
         lines.append(
-            f"| {l2_label(r['l2'])} | {_gain(r['linux'])} / {_gain(r['testbed'])} / {pp} "
+            f"| {ACCEPT_LABELS[r['accept']]}, {l2_label(r['l2'])} | {_gain(r['linux'])} / {_gain(r['testbed'])} / {pp} "
             f"| {r['linux_thr'][0]:.0f}{m[0]} / {r['linux_thr'][1]:.0f}{m[1]} | "
             + " | ".join(cols) + " |")
-    return ("\n".join(lines) + f"\n\n{HTTPD} httpd, fcntl accept, 256 clients x 8 requests, "
+    return ("\n".join(lines) + f"\n\n{HTTPD} httpd, 256 clients x 8 requests, "
             f"--timing. Linux 2.4.37 i386: {_seeds()} (web's "
             "request mix), the clients on "
             f"{CLIENT_CPUS} CPUs of their own, their packets received on the server's CPUs "
             "(at once: no wire). Testbed: the recorded paper-scale Figure 6 "
-            "(recorded/paper), its clients behind the wire in modelled time. Paper: "
+            "(recorded/paper, fcntl accept only), its clients behind the wire in modelled time. Paper: "
             "Figure 6 (best case) and Table 2. Means over the seeds; a gain is the mean "
             "[least..most] of the same-seed gains. The lock figures are busmon's lockmeter on "
             "each kernel's runqueue_lock." + (LATE_NOTE if late else "") + "\n")
@@ -190,32 +212,37 @@ def _err(gains) -> list:
 
 
 def draw(rs: list, out: Path) -> Path:
-    """The gains side by side, per L2: Linux 2.4 i386, the testbed (its
-    seeds' range), the paper where it gives a number."""
+    """The gains side by side, per L2: Linux 2.4 i386 with each accept
+    mode, the testbed (fcntl), the paper where it gives a number; the bars
+    of several seeds with their range."""
     from colorsim.report.common import _setup_matplotlib
     from colorsim.orchestrate.headline import l2_label
     plt = _setup_matplotlib()
-    fig, ax = plt.subplots(figsize=(6.5, 3.2))
-    x = range(len(rs))
-    lin = [r["linux"] for r in rs]
-    ax.bar([i - 0.27 for i in x], [g["mean"] if g is not None else float("nan") for g in lin],
-           0.26, yerr=_err(lin), capsize=2, color="#4393c3", edgecolor="k", lw=0.4,
-           label=f"Linux 2.4.37 i386 ({_seeds()}; their range)")
-    tb = [r["testbed"] for r in rs]
-    mean = [t["mean"] if t is not None else float("nan") for t in tb]
-    ax.bar(list(x), mean, 0.26, yerr=_err(tb), capsize=2, color="#92c5de", edgecolor="k",
-           lw=0.4, label="testbed (seeds' range)")
-    paper = [r["paper"] if isinstance(r["paper"], (int, float)) else float("nan")
-             for r in rs]
-    ax.bar([i + 0.27 for i in x], paper, 0.26, color="#d6604d", edgecolor="k", lw=0.4,
-           label="paper (Figure 6, best case)")
-    for i, r in enumerate(rs):
-        if isinstance(r["paper"], str):
-            ax.annotate(f"paper: {r['paper']}", (i + 0.27, 0), textcoords="offset points",
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    by = {(r["accept"], r["l2"]): r for r in rs}
+    x = list(range(len(L2S)))
+    w = 0.2
+    bars = [(f"Linux 2.4.37 i386, accept {ACCEPT_LABELS[a]} ({_seeds()}; their range)",
+             [by[a, l2]["linux"] for l2 in L2S], c)
+            for a, c in zip(ACCEPTS, ("#2166ac", "#67a9cf"))]
+    bars.append(("testbed, accept fcntl (its seeds' range)",
+                 [by["fcntl", l2]["testbed"] for l2 in L2S], "#d1e5f0"))
+    for j, (label, gains, color) in enumerate(bars):
+        ax.bar([i + (j - 1.5) * w for i in x],
+               [g["mean"] if g is not None else float("nan") for g in gains], w,
+               yerr=_err(gains), capsize=2, color=color, edgecolor="k", lw=0.4,
+               label=label)
+    paper = [by["fcntl", l2]["paper"] for l2 in L2S]
+    ax.bar([i + 1.5 * w for i in x],
+           [p if isinstance(p, (int, float)) else float("nan") for p in paper], w,
+           color="#d6604d", edgecolor="k", lw=0.4, label="paper (Figure 6, best case)")
+    for i, p in enumerate(paper):
+        if isinstance(p, str):
+            ax.annotate(f"paper: {p}", (i + 1.5 * w, 0), textcoords="offset points",
                         xytext=(0, 4), ha="center", fontsize=6, rotation=90)
     ax.axhline(0, color="k", lw=0.5)
-    ax.set_xticks(list(x))
-    ax.set_xticklabels([f"L2 {l2_label(r['l2'])}" for r in rs])
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"L2 {l2_label(l2)}" for l2 in L2S])
     ax.set_ylabel("c32 over vanilla (%)")
     ax.set_title(f"Figure 6 at {HTTPD} httpd: Linux 2.4 i386, the testbed, the paper",
                  fontsize=9)
