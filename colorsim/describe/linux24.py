@@ -21,7 +21,6 @@ from pathlib import Path
 
 from colorsim import BUILD, ROOT
 from colorsim.errors import ConfigError
-from colorsim.describe.programs import web_port
 
 HERE = ROOT / "kernels" / "linux24"
 
@@ -436,6 +435,16 @@ def web_image(arch: str = "x86_64") -> Path:
     """The web workload's RAM disk for ``arch``'s images."""
     return BUILD / "linux24" / ("initrd-web-i386.ext2" if arch == "i386"
                                 else "initrd-web.ext2")
+
+
+WEB_PORT_DEFAULT = 8080      # workloads/web/web.c's port without --port
+
+
+def web_port(args: str) -> int:
+    """The port a web run's server listens on (its arguments were checked
+    by describe/programs.py)."""
+    m = re.search(r"(?:^|,)--port,(\d+)(?:,|$)", args or "")
+    return int(m.group(1)) if m else WEB_PORT_DEFAULT
 
 
 def web_cmdline(args: str, timing: str = "", program: str = WEB_PROGRAM) -> str:

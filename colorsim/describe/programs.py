@@ -174,15 +174,6 @@ def web_requests(args: str) -> int:
     return v.get("--clients", 256) * v.get("--requests", 20)
 
 
-WEB_PORT_DEFAULT = 8080      # web.c's port without --port
-
-
-def web_port(args: str) -> int:
-    """The port a web run's server listens on."""
-    words = args.split(",") if args else []
-    return _parse("/bin/web", words, WEB_OPTIONS).get("--port", WEB_PORT_DEFAULT)
-
-
 def expected_host_s(program: str, args: str):
     """(seconds, what they are made of) of host time a run of ``program``
     is expected to take, from the measured costs above; None for programs
