@@ -31,8 +31,8 @@ import pandas as pd
 
 from colorsim import ROOT
 from colorsim.errors import ResultsError
-from colorsim.orchestrate.linux24timed import (LATE, LATE_NOTE, is_late, run_row,
-                                               runs_by_name)
+from colorsim.orchestrate.linux24timed import (LATE, LATE_NOTE, fmt_pair, is_late,
+                                               run_row, runs_by_name)
 from colorsim.report.markdown import emit
 
 MACHINE = "ppro4"
@@ -116,9 +116,8 @@ def rows(cat, testbed: pd.DataFrame, paper: dict) -> list:
     """One row per accept mode and L2: the Linux runs', the testbed's (its
     Figure 6 is fcntl's), the paper's."""
     from colorsim.report.common import gain
-    lin = linux_runs(cat)
-    for df in (lin, testbed):
-        df["acq"] = df["n_lock_acquisitions"] / df["roi_requests"]
+    per_request = lambda df: df.assign(acq=df["n_lock_acquisitions"] / df["roi_requests"])
+    lin, testbed = per_request(linux_runs(cat)), per_request(testbed)
     tg = gain(testbed, ["l2"], "c32").set_index("l2")
     imp = paper.get("fig6", {}).get("improvement", {})
     t2 = paper.get("table2", {})
@@ -163,10 +162,6 @@ def _gain(g) -> str:
     return f"{g['mean']:+.1f} %"
 
 
-def _pair(pair, fmt) -> str:
-    return " / ".join("-" if x is None or x != x else fmt(x) for x in pair)
-
-
 def render(rs: list) -> str:
     from colorsim.orchestrate.headline import l2_label
     pct = lambda x: f"{x * 100:.1f} %"
@@ -182,11 +177,11 @@ def render(rs: list) -> str:
         pp = "-" if p is None else (f"{p:+.1f} %" if isinstance(p, (int, float)) else p)
         m = [LATE if x else "" for x in r["linux_late"]]
         late = late or any(m)
-        cols = [f"{_pair(r['miss'][0], pct)}; {_pair(r['miss'][1], pct)}; "
+        cols = [f"{fmt_pair(r['miss'][0], pct)}; {fmt_pair(r['miss'][1], pct)}; "
                 + ("-" if pm is None else f"{pm[0]:.1f} % / {pm[1]:.1f} %"),
-                "; ".join(_pair(x, lambda v: f"{v:.0f} %") for x in r["held"]),
-                "; ".join(_pair(x, lambda v: f"{v:.1f}") for x in r["acq"]),
-                "; ".join(_pair(x, lambda v: f"{v:.1f} µs") for x in r["hold"])]
+                "; ".join(fmt_pair(x, lambda v: f"{v:.0f} %") for x in r["held"]),
+                "; ".join(fmt_pair(x, lambda v: f"{v:.1f}") for x in r["acq"]),
+                "; ".join(fmt_pair(x, lambda v: f"{v:.1f} µs") for x in r["hold"])]
         lines.append(
             f"| {ACCEPT_LABELS[r['accept']]}, {l2_label(r['l2'])} | {_gain(r['linux'])} / {_gain(r['testbed'])} / {pp} "
             f"| {r['linux_thr'][0]:.0f}{m[0]} / {r['linux_thr'][1]:.0f}{m[1]} | "
@@ -274,7 +269,7 @@ def add_parser(sub):
     p = _add(sub, "linux24-fig6", "linux24-fig6",
              "Figure 6 on Linux 2.4 i386 beside the testbed and the paper "
              "(docs/linux24.md), from the catalog",
-             "make the six Linux runs first (LINUX24_SRC) and rebuild the catalog",
+             "make the Linux runs first (LINUX24_SRC) and rebuild the catalog",
              cmd_linux24_fig6, runs="runs/linux24-fig6")
     p.add_argument("--figure", metavar="PNG", default=None,
                    help="also draw the gains side by side there (docs/linux24-fig6.png)")

@@ -112,9 +112,13 @@ def rows(cat) -> list:
     return out
 
 
+def fmt_pair(values, fmt) -> str:
+    """Values as "a / b", each by ``fmt``, "-" where missing or NaN."""
+    return " / ".join("-" if x is None or x != x else fmt(x) for x in values)
+
+
 def _pair(r, col, fmt) -> str:
-    v, c = r["vanilla"].get(col), r["c32"].get(col)
-    return " / ".join("-" if x is None or x != x else fmt(x) for x in (v, c))
+    return fmt_pair((r["vanilla"].get(col), r["c32"].get(col)), fmt)
 
 
 def render(rs: list) -> str:

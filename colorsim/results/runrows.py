@@ -171,11 +171,11 @@ def run_rows(run, root: Path) -> dict:
 # -- throughput and the lockmeter (--timing runs), user workloads ------------
 
 WEB_WORK = re.compile(r"^web: .*, work (\w+),", re.M)
-WEB_ROI = re.compile(r"web: roi (\d+) requests \(completed \d+\.\.\d+\)")
-# where web's region began, and where it was asked to ("measure requests
-# A..B"): its controller marks the region when it wakes, which under a
-# herd on the measured CPUs can be after the asked window has passed
-WEB_ROI_FIRST = re.compile(r"web: roi \d+ requests \(completed (\d+)\.\.\d+\)")
+# the region's requests and the first of them; and where the region was
+# asked to begin ("measure requests A..B"): web's controller marks the
+# region when it wakes, which under a herd on the measured CPUs can be
+# after the asked window has passed
+WEB_ROI = re.compile(r"web: roi (\d+) requests \(completed (\d+)\.\.\d+\)")
 WEB_ASKED = re.compile(r"; measure requests (\d+)\.\.(\d+)")
 CHAT_ROI = re.compile(r"chat: roi (\d+) messages \((\d+) sent, (\d+) received\)")
 SIZE_ARGS = ("httpd", "clients", "requests", "rooms", "users", "messages")
@@ -264,13 +264,12 @@ def timing_columns(cfg: dict, counters, console: Path, sched) -> dict:
     out["work"] = ((opts.get("work") or (m.group(1) if m else "minimal"))
                    if prog == "/bin/web" else "")
     out["client_model"] = client_model_label(cfg.get("clients"))
-    m = WEB_ROI.findall(text)
+    m, asked = WEB_ROI.findall(text), WEB_ASKED.findall(text)
     if m:
-        out["roi_requests"] = float(m[-1])
-    first, asked = WEB_ROI_FIRST.findall(text), WEB_ASKED.findall(text)
-    if first:
-        out["roi_first_request"] = float(first[-1])
-        out["roi_late"] = bool(asked) and int(first[-1]) >= int(asked[-1][1])
+        requests, first = m[-1]
+        out["roi_requests"] = float(requests)
+        out["roi_first_request"] = float(first)
+        out["roi_late"] = bool(asked) and int(first) >= int(asked[-1][1])
     m = CHAT_ROI.findall(text)
     if m:
         out["roi_messages"] = float(m[-1][0])
