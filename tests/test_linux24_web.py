@@ -218,6 +218,20 @@ def test_web_clients_leave_the_measured_cpus_on_linux24(tmp_path):
     import json
     cfg = json.loads((runs[1] / "config.json").read_text())
     assert cfg["clients"].startswith("on client CPUs outside the measured machine")
+    # the measured CPUs' scheduler counts (patch 0008, /proc/colorsim_rq):
+    # every sample a queue of the server's tasks, none of the clients'
+    kc = _kernel_counters(runs[1])
+    hist = sum(v for k, v in kc.items() if re.fullmatch(r"rq_len_\d+(_\d+|_up)?", k))
+    assert kc["schedule_calls"] == kc["rq_samples"] == hist > 0, kc
+    assert 1 <= kc["rq_len_mean"] <= kc["rq_len_max"] <= 32 + 16, kc  # httpd, web, daemons
+    assert 0 < kc["context_switches"] <= kc["schedule_calls"], kc
+    assert kc["window_quarters"] == 4, kc            # web's marks, from the same counts
+    assert "rq_samples" not in _kernel_counters(runs[0])   # no partition: no counts
+
+
+def _kernel_counters(run):
+    rows = [line.split(",") for line in (run / "counters.csv").read_text().splitlines()[1:]]
+    return {r[3]: float(r[4]) for r in rows if r[1] == "-1"}
 
 
 @pytest.mark.slow

@@ -107,6 +107,14 @@ I386_CLIENT_PARTITION = "i386/0005-client-partition.patch"
 # (serverport=P), not on the sending CPU as 2.4's loopback does
 CLIENT_CARDS = "0007-client-cards.patch"
 I386_CLIENT_CARDS = "i386/0006-client-cards.patch"
+
+
+# With the client partition too: the measured CPUs' schedule() calls, the
+# queue each walk goes over, the switches and recalculations, per CPU and
+# read from /proc/colorsim_rq at the region's start, marks and end (the
+# testbed kernel's "roi:" and "rq:" numbers).
+RUN_QUEUE_COUNTS = "0008-run-queue-counts.patch"
+I386_RUN_QUEUE_COUNTS = "i386/0007-run-queue-counts.patch"
 # Their CONFIG_NR_CPUS: x86_64 2.4 takes 2-8 (arch/x86_64/config.in), i386
 # up to 32; the testbed brings at most 16 online (runspec.VCPUS_MAX).
 NR_CPUS_CLIENTS = {"x86_64": 8, "i386": 16}
@@ -250,11 +258,13 @@ class Linux24Build:
         if self.is_i386:     # its own set: the same three kinds of change
             names = ([I386_BUILD_FIXES] + ([I386_COLORING] if self.colors > 1 else [])
                      + [I386_REPRODUCIBLE] + ([I386_MODELLED_TIME] if self.timing else [])
-                     + ([I386_CLIENT_PARTITION, I386_CLIENT_CARDS] if self.clients else []))
+                     + ([I386_CLIENT_PARTITION, I386_CLIENT_CARDS, I386_RUN_QUEUE_COUNTS]
+                        if self.clients else []))
         else:
             names = ([BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
                      + [REPRODUCIBLE, XAPIC] + ([MODELLED_TIME] if self.timing else [])
-                     + ([CLIENT_PARTITION, CLIENT_CARDS] if self.clients else []))
+                     + ([CLIENT_PARTITION, CLIENT_CARDS, RUN_QUEUE_COUNTS]
+                        if self.clients else []))
         return [PATCHES / n for n in names]
 
     @property

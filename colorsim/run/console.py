@@ -78,7 +78,7 @@ WAIT = re.compile(r"wait: samples (?P<samples>\d+)(?P<rest>(?: [a-z0-9_]+ \d+)+)
 ALL_CPUS, ALL_MODES, ROI_DUMP = -1, "all", 0
 ROI_MARK = re.compile(r"roi: mark at jiffies (?P<at>\d+): schedules (?P<schedules>\d+)"
                       r" switches \d+ recalcs (?P<recalcs>\d+) nr_running \d+"
-                      r" cycles (?P<cycles>\d+)")
+                      r"(?: cycles (?P<cycles>\d+))?")
 RQ_MARK = re.compile(r"rq: mark samples (?P<samples>\d+) sum (?P<sum>\d+)")
 WEB_MARK = re.compile(r"web: mark (?P<k>\d+) of \d+: (?P<done>\d+) requests in "
                       r"(?P<secs>[0-9.]+) s")
@@ -170,7 +170,7 @@ def parse_marks(text: str, begin: int, end) -> dict:
         if not rq:
             return {}
         points.append((int(m["schedules"]), int(m["recalcs"]), int(rq["samples"]),
-                       int(rq["sum"]), int(m["cycles"])))
+                       int(rq["sum"]), int(m["cycles"] or 0)))
     points.append((int(end["schedules"]), int(end["recalcs"]), int(end_rq["samples"]),
                    int(end_rq["sum"]), int(end["cycles"] or 0)))
     steps = list(zip(points, points[1:]))

@@ -53,6 +53,53 @@ static inline void m5_page_load(const volatile unsigned long *at)
 #endif
 }
 
+/* A mark inside the region (m5_mark below). */
+#define M5_MARK 0x100
+
+/* Linux 2.4's scheduler counts (kernel/colorsim_rq.c, in the suite's
+ * run-queue patch, with the client partition): at the region's start the
+ * program starts the kernel's new epoch, and at its marks and end prints
+ * the counts in the testbed kernel's words ("roi: begin/mark/end" and
+ * "rq:" lines; the testbed prints them itself), so a run on either kernel
+ * shows the run queue its schedule() calls walked
+ * (colorsim/run/console.py).  -1 where the kernel has no such file. */
+#define M5_SCHED_PROC "/proc/colorsim_rq"
+static inline int m5_page_sched(int op)
+{
+  unsigned long j, s, w, c, sum, max;
+  int nr, ok, fd;
+  char line[512], hist[384];
+  FILE *f;
+  if (op == M5_RESET_STATS) {
+    fd = open(M5_SCHED_PROC, O_WRONLY);
+    if (fd < 0)
+      return -1;
+    ok = write(fd, "reset\n", 6) == 6;
+    close(fd);
+    if (!ok)
+      return -1;
+  }
+  f = fopen(M5_SCHED_PROC, "r");
+  if (!f)
+    return -1;
+  ok = fgets(line, sizeof line, f) &&
+      sscanf(line, "jiffies %lu schedules %lu switches %lu recalcs %lu nr_running %d "
+             "sum %lu max %lu hist %383[^\n]", &j, &s, &w, &c, &nr, &sum, &max, hist) == 8;
+  fclose(f);
+  if (!ok)
+    return -1;
+  if (op == M5_RESET_STATS)
+    printf("roi: begin at jiffies %lu\n", j);
+  else if (op == M5_MARK)
+    printf("roi: mark at jiffies %lu: schedules %lu switches %lu recalcs %lu nr_running %d\n"
+           "rq: mark samples %lu sum %lu max %lu\n", j, s, w, c, nr, s, sum, max);
+  else
+    printf("roi: end at jiffies %lu: schedules %lu switches %lu recalcs %lu nr_running %d\n"
+           "rq: samples %lu sum %lu max %lu hist %s\n", j, s, w, c, nr, s, sum, max, hist);
+  fflush(stdout);
+  return 0;
+}
+
 static inline long m5_page_op(int op)
 {
   static volatile unsigned long *page;
@@ -69,11 +116,15 @@ static inline long m5_page_op(int op)
   }
   if (op == M5_DUMP_STATS || op == M5_EXIT)   /* the region ends at the load */
     m5_page_load(&page[((unsigned)op << 8) / sizeof *page]);
+  if (op == M5_RESET_STATS)
+    m5_page_sched(op);
   printf("roi: %s\n", op == M5_RESET_STATS ? "resetstats"
          : op == M5_DUMP_STATS ? "dumpstats" : "exit");
   fflush(stdout);
   if (op == M5_RESET_STATS)                   /* ... and begins after the line */
     m5_page_load(&page[((unsigned)op << 8) / sizeof *page]);
+  if (op == M5_DUMP_STATS)
+    m5_page_sched(op);
   return 0;
 }
 
@@ -99,10 +150,17 @@ static inline long m5_work(int begin)
 
 /* A mark inside the region: the testbed kernel prints the scheduler's
  * counts and the run queue's samples since the region began ("roi: mark",
- * "rq: mark"), so a reader sees whether the region was steady.  The
- * testbed only; no engine sees it. */
-#define M5_MARK 0x100
-static inline long m5_mark(void) { return syscall(SYS_colorsim_m5, M5_MARK); }
+ * "rq: mark"), so a reader sees whether the region was steady; on Linux
+ * 2.4 the program prints the same from the kernel's counts
+ * (m5_page_sched).  No engine sees it. */
+static inline long m5_mark(void)
+{
+  if (syscall(SYS_colorsim_m5, M5_MARK) == 0)
+    return 0;
+  if (errno == ENOSYS && getenv("COLORSIM_M5_PAGE"))
+    return m5_page_sched(M5_MARK);
+  return -1;
+}
 
 /* The caller's next children are client tasks: on the testbed with client
  * CPUs (colorsim run --client-cpus) they run there, outside the measured

@@ -91,15 +91,21 @@ static void root_writable(void)
       fail(dirs[i]);
 }
 
+/* /proc before the program starts: its region reads the kernel's
+ * scheduler counts there (/proc/colorsim_rq, m5roi.h), and init the
+ * cards' at the end. */
+static void proc_mounted(void)
+{
+  if ((mkdir("/proc", 0555) < 0 && errno != EEXIST) || mount("proc", "/proc", "proc", 0, NULL) < 0)
+    fail("mounting /proc");
+}
+
 /* Which CPUs took the cards' interrupts and how many packets each brought
  * (the kernel's /proc/colorsim_cards, there when the cards are on). */
 static void show_cards(void)
 {
   char line[128];
-  FILE *f;
-  if ((mkdir("/proc", 0555) < 0 && errno != EEXIST) || mount("proc", "/proc", "proc", 0, NULL) < 0)
-    fail("mounting /proc");
-  f = fopen("/proc/colorsim_cards", "r");
+  FILE *f = fopen("/proc/colorsim_cards", "r");
   if (!f)
     return;
   while (fgets(line, sizeof line, f))
@@ -132,6 +138,7 @@ int main(void)
   argv[argc] = NULL;
   loopback_up();
   root_writable();
+  proc_mounted();
   /* the kernel's client partition (kernels/linux24/README.md) hands init
    * servercpus=N too: the program's clients then run on the CPUs from N
    * on; with serverport=P their packets reach the server's cards */
