@@ -55,6 +55,8 @@ ffffffff80120015:	jmp    ffffffff80120018 <sys_bar+0x8>
 ffffffff80120018:	ret
 ffffffff80120019:	ud2
 ffffffff8012001b:	jmp    ffffffff7fa25912 <_text-0x6da6ee>
+ffffffff8012001d:	ud2
+ffffffff8012001f:	jmp    830370f9 <VM_MASK+0x830170f9>
 
 ffffffff80120040 <do_foo>:
 ffffffff80120040:	jmp    ffffffff80120010 <sys_bar>

@@ -54,6 +54,8 @@ def test_the_table_sets_the_three_side_by_side(tmp_path):
                              "rqloop_l2_miss_ratio": 0.1 if c32 else 0.99,
                              "lock_held_pct": 90.0, "lock_hold_mean_us": 20.0,
                              "n_lock_acquisitions": 2048.0, "roi_requests": 1024.0,
+                             "n_rq_len_mean": 1000.0 if accept == "fcntl" else 600.0,
+                             "n_schedule_calls": 4096.0,
                              "roi_late": not k.endswith("c32") and l2 == "512KiB"
                              and accept == "fcntl"})
             return pd.DataFrame(rows)
@@ -61,7 +63,8 @@ def test_the_table_sets_the_three_side_by_side(tmp_path):
                              "throughput": 100.0 * (1 + 0.1 * s * (k == "c32")),
                              "rqloop_l2_miss_ratio": 0.5, "lock_held_pct": 50.0,
                              "lock_hold_mean_us": 10.0, "n_lock_acquisitions": 3.0,
-                             "roi_requests": 1.0}
+                             "roi_requests": 1.0, "n_rq_len_mean": 1023.0,
+                             "n_schedule_calls": 2.0}
                             for l2 in linux24fig6.L2S for k in ("vanilla", "c32")
                             for s in (1, 2)])
     paper = {"fig6": {"improvement": {"256KiB": "little or none", "1MiB": 42.3}},
@@ -70,7 +73,8 @@ def test_the_table_sets_the_three_side_by_side(tmp_path):
     text = linux24fig6.render(rs)
     assert "| fcntl (wake-all), 1 MiB | +50.0 % / +15.0 % [+10.0..+20.0] / +42.3 % | 100 / 150 " \
            "| 99.0 % / 10.0 %; 50.0 % / 50.0 %; 99.5 % / 8.2 % | 90 % / 90 %; 50 % / 50 % " \
-           "| 2.0 / 2.0; 3.0 / 3.0 | 20.0 µs / 20.0 µs; 10.0 µs / 10.0 µs |" in text, text
+           "| 2.0 / 2.0; 3.0 / 3.0 | 20.0 µs / 20.0 µs; 10.0 µs / 10.0 µs " \
+           "| 1000 / 1000; 1023 / 1023 | 4.0 / 4.0; 2.0 / 2.0 |" in text, text
     assert "| fcntl (wake-all), 256 KiB | +50.0 % / +15.0 % [+10.0..+20.0] / little or none |" \
         in text
     assert "| fcntl (wake-all), 512 KiB | +50.0 % / +15.0 % [+10.0..+20.0] / - " \
@@ -81,6 +85,16 @@ def test_the_table_sets_the_three_side_by_side(tmp_path):
     assert "it is the run's tail" in text
     png = linux24fig6.draw(rs, tmp_path / "f.png")
     assert png.stat().st_size > 1000
+    # each seed's pair against the queue its walks went over
+    pts = linux24fig6.seed_points(Cat(), testbed)
+    assert len(pts) == 3 * 3 * 2 + 3 * 2          # Linux: L2 x seeds x accept; testbed
+    fc = pts[pts["source"].str.contains("Linux") & pts["source"].str.contains("fcntl")]
+    assert set(fc["gain"].round(6)) == {50.0} and set(fc["rq"]) == {1000.0}
+    assert set(pts[pts["source"].str.contains("wake-one")]["c32_miss"]) == {99.0}
+    tb = pts[pts["source"].str.startswith("testbed")]
+    assert sorted(tb["gain"].round(6).unique()) == [10.0, 20.0]
+    wide = linux24fig6.draw(rs, tmp_path / "g.png", pts)
+    assert wide.stat().st_size > png.stat().st_size
 
 
 def test_the_docs_block_is_the_recorded_runs(tmp_path):

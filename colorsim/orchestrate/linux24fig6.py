@@ -116,7 +116,10 @@ def rows(cat, testbed: pd.DataFrame, paper: dict) -> list:
     """One row per accept mode and L2: the Linux runs', the testbed's (its
     Figure 6 is fcntl's), the paper's."""
     from colorsim.report.common import gain
-    per_request = lambda df: df.assign(acq=df["n_lock_acquisitions"] / df["roi_requests"])
+    per_request = lambda df: df.assign(
+        acq=df["n_lock_acquisitions"] / df["roi_requests"],
+        sched=(df["n_schedule_calls"] if "n_schedule_calls" in df else float("nan"))
+        / df["roi_requests"])
     lin, testbed = per_request(linux_runs(cat)), per_request(testbed)
     tg = gain(testbed, ["l2"], "c32").set_index("l2")
     imp = paper.get("fig6", {}).get("improvement", {})
@@ -140,6 +143,7 @@ def rows(cat, testbed: pd.DataFrame, paper: dict) -> list:
                 "linux_thr": means(la, "throughput"),
                 "miss": both("rqloop_l2_miss_ratio"), "held": both("lock_held_pct"),
                 "hold": both("lock_hold_mean_us"), "acq": both("acq"),
+                "rq": both("n_rq_len_mean"), "sched": both("sched"),
                 "linux_late": tuple(any(is_late(r) for _, r in
                                         at[at["kernel"] == k].iterrows())
                                     for k in ("vanilla", "c32")),
@@ -147,6 +151,29 @@ def rows(cat, testbed: pd.DataFrame, paper: dict) -> list:
                 "paper": imp.get(l2),
                 "paper_miss": None if i is None else (t2["vanilla"][i], t2["c32"][i])})
     return out
+
+
+def seed_points(cat, testbed: pd.DataFrame) -> pd.DataFrame:
+    """Per same-seed pair: c32's gain, the pair's mean run queue, and c32's
+    own queue and walk miss ratio; ``source`` names the kernel and accept
+    (Figure 6 and Table 2 against the queue the walks went over)."""
+    from colorsim.report.common import seed_gains
+    out = []
+    lin = linux_runs(cat)
+    for source, df in [(f"Linux 2.4 i386, {ACCEPT_LABELS[a]}", lin[lin["accept"] == a])
+                       for a in ACCEPTS] + [("testbed, fcntl (wake-all)", testbed)]:
+        if "n_rq_len_mean" not in df:
+            continue
+        g = seed_gains(df, ["l2"], "c32")
+        for _, r in g.iterrows():
+            pair = df[(df["l2"] == r["l2"]) & (df["seed"] == r["seed"])]
+            c32 = pair[pair["kernel"] == "c32"].iloc[0]
+            out.append({"source": source, "l2": r["l2"], "seed": r["seed"],
+                        "gain": r["gain"], "rq": pair["n_rq_len_mean"].mean(),
+                        "c32_rq": c32["n_rq_len_mean"],
+                        "c32_miss": c32["rqloop_l2_miss_ratio"] * 100})
+    return pd.DataFrame(out, columns=["source", "l2", "seed", "gain", "rq", "c32_rq",
+                                      "c32_miss"])
 
 
 def _seeds() -> str:
@@ -169,8 +196,9 @@ def render(rs: list) -> str:
              "vanilla / c32 requests per modelled second | run-queue loop L2 miss ratio, "
              "vanilla / c32: Linux 2.4.37 i386; testbed; paper (Table 2) | runqueue_lock "
              "held, share of the region, vanilla / c32: Linux; testbed | its acquisitions "
-             "per request | its mean hold |",
-             "|---|---|---|---|---|---|---|"]
+             "per request | its mean hold | run queue at schedule(), mean, vanilla / c32: "
+             "Linux; testbed | schedule() calls per request |",
+             "|---|---|---|---|---|---|---|---|---|"]
     late = False
     for r in rs:
         p, pm = r["paper"], r["paper_miss"]
@@ -181,7 +209,9 @@ def render(rs: list) -> str:
                 + ("-" if pm is None else f"{pm[0]:.1f} % / {pm[1]:.1f} %"),
                 "; ".join(fmt_pair(x, lambda v: f"{v:.0f} %") for x in r["held"]),
                 "; ".join(fmt_pair(x, lambda v: f"{v:.1f}") for x in r["acq"]),
-                "; ".join(fmt_pair(x, lambda v: f"{v:.1f} µs") for x in r["hold"])]
+                "; ".join(fmt_pair(x, lambda v: f"{v:.1f} µs") for x in r["hold"]),
+                "; ".join(fmt_pair(x, lambda v: f"{v:.0f}") for x in r["rq"]),
+                "; ".join(fmt_pair(x, lambda v: f"{v:.1f}") for x in r["sched"])]
         lines.append(
             f"| {ACCEPT_LABELS[r['accept']]}, {l2_label(r['l2'])} | {_gain(r['linux'])} / {_gain(r['testbed'])} / {pp} "
             f"| {r['linux_thr'][0]:.0f}{m[0]} / {r['linux_thr'][1]:.0f}{m[1]} | "
@@ -194,7 +224,10 @@ def render(rs: list) -> str:
             "(recorded/paper, fcntl accept only), its clients behind the wire in modelled time. Paper: "
             "Figure 6 (best case) and Table 2. Means over the seeds; a gain is the mean "
             "[least..most] of the same-seed gains. The lock figures are busmon's lockmeter on "
-            "each kernel's runqueue_lock." + (LATE_NOTE if late else "") + "\n")
+            "each kernel's runqueue_lock. The run queue is the kernel's count of the "
+            "tasks each schedule() on a server CPU walks (nr_running, the running ones "
+            "included), and schedule() calls are counted there too (Linux: "
+            "kernels/linux24/patches, run-queue counts)." + (LATE_NOTE if late else "") + "\n")
 
 
 def _err(gains) -> list:
@@ -206,14 +239,19 @@ def _err(gains) -> list:
             [g["max"] - g["mean"] if ok(g) else 0 for g in gains]]
 
 
-def draw(rs: list, out: Path) -> Path:
+def draw(rs: list, out: Path, pts: pd.DataFrame = None) -> Path:
     """The gains side by side, per L2: Linux 2.4 i386 with each accept
     mode, the testbed (fcntl), the paper where it gives a number; the bars
-    of several seeds with their range."""
+    of several seeds with their range.  With ``pts`` (seed_points) two more
+    panels: each seed's gain, and c32's walk miss ratio, against the run
+    queue the walks went over."""
     from colorsim.report.common import _setup_matplotlib
     from colorsim.orchestrate.headline import l2_label
     plt = _setup_matplotlib()
-    fig, ax = plt.subplots(figsize=(7, 3.4))
+    have = pts is not None and not pts.empty
+    fig, axes = plt.subplots(1, 3 if have else 1, figsize=(15, 3.8) if have else (7, 3.4),
+                             gridspec_kw={"width_ratios": [1.5, 1, 1]} if have else None)
+    ax = axes[0] if have else axes
     by = {(r["accept"], r["l2"]): r for r in rs}
     x = list(range(len(L2S)))
     w = 0.2
@@ -243,6 +281,8 @@ def draw(rs: list, out: Path) -> Path:
                  fontsize=9)
     ax.set_ylim(top=ax.get_ylim()[1] * 1.35)     # room for the legend
     ax.legend(fontsize=7, loc="upper left")
+    if have:
+        _against_queue(axes[1], axes[2], pts, l2_label)
     fig.text(0.99, 0.01, "python3 -m colorsim.maintain linux24-fig6 --figure FILE",
              ha="right", fontsize=6, color="0.4")
     fig.tight_layout()
@@ -254,6 +294,32 @@ def draw(rs: list, out: Path) -> Path:
     return out
 
 
+def _against_queue(gax, max_, pts: pd.DataFrame, l2_label) -> None:
+    """Each seed's c32 gain against its pair's mean run queue (gax) and c32's
+    walk miss ratio against c32's queue (max_): colour the source, marker
+    the L2."""
+    from matplotlib.lines import Line2D
+    colors = dict(zip(pts["source"].unique(), ("#2166ac", "#67a9cf", "#999999")))
+    marks = dict(zip(L2S, ("o", "s", "^")))
+    for (source, l2), g in pts.groupby(["source", "l2"], sort=False):
+        kw = dict(color=colors[source], marker=marks[l2], s=22, edgecolor="k", lw=0.4)
+        gax.scatter(g["rq"], g["gain"], **kw)
+        max_.scatter(g["c32_rq"], g["c32_miss"], **kw)
+    dot = lambda **kw: Line2D([], [], ls="", markeredgecolor="k", markeredgewidth=0.4, **kw)
+    gax.legend([dot(marker="o", color=c) for c in colors.values()]
+               + [dot(marker=marks[l2], color="w") for l2 in L2S],
+               list(colors) + [f"L2 {l2_label(l2)}" for l2 in L2S], fontsize=6, loc="best")
+    gax.axhline(0, color="k", lw=0.5)
+    gax.set_xlabel("run queue at schedule(), mean of the pair")
+    gax.set_ylabel("c32 over vanilla, one seed (%)")
+    gax.set_title("Figure 6 against the queue walked", fontsize=9)
+    max_.set_xlabel("c32's run queue at schedule(), mean")
+    max_.set_ylabel("c32's run-queue loop L2 miss (%)")
+    max_.set_title("Table 2 (c32) against the queue walked", fontsize=9)
+    for x in (gax, max_):
+        x.set_xlim(left=0)
+
+
 def cmd_linux24_fig6(a):
     from colorsim.orchestrate.linux24table import catalog_of
     from colorsim.report.common import paper_results
@@ -261,7 +327,7 @@ def cmd_linux24_fig6(a):
     rs = rows(cat, testbed_runs(), paper_results())
     emit(render(rs), a, "linux24-fig6", how="linux24-fig6")
     if a.figure:
-        print(f"linux24-fig6: drew {draw(rs, a.figure)}")
+        print(f"linux24-fig6: drew {draw(rs, a.figure, seed_points(cat, testbed_runs()))}")
 
 
 def add_parser(sub):

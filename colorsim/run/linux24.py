@@ -247,7 +247,9 @@ def disassemble(elf: Path) -> str:
 
 _FUNC = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
 # A direct jump to a symbol (+ offset).  Not "<_text-0x...>": those are
-# BUG()'s line/file words after a ud2, decoded as a jump outside the kernel.
+# BUG()'s line/file words after a ud2, decoded as a jump outside the kernel
+# (and named after an absolute symbol below it, such as i386's VM_MASK,
+# which sys_tail_calls drops as no function of the text).
 _JMP = re.compile(r"\sjmp[a-z]*\s+[0-9a-f]+ <([A-Za-z_.][\w.]*)(\+0x[0-9a-f]+)?>")
 
 
@@ -256,14 +258,16 @@ def sys_tail_calls(disasm: str) -> list:
     into another function: a sibling call, which reuses the caller's
     stack-argument area (the miscompile 2.4's gcc check warned about)."""
     bad, func = [], None
-    for line in disasm.splitlines():
+    lines = disasm.splitlines()
+    funcs = {m.group(1) for m in map(_FUNC.match, lines) if m}   # the text's labels
+    for line in lines:
         m = _FUNC.match(line)
         if m:
             func = m.group(1)
             continue
         if func and func.startswith("sys_"):
             j = _JMP.search(line)
-            if j and j.group(1) != func:
+            if j and j.group(1) != func and j.group(1) in funcs:
                 bad.append(f"{func} -> {j.group(1)}")
     return bad
 
