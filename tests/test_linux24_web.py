@@ -47,10 +47,13 @@ def test_linux24_refuses_other_programs_and_chats_client_cpus():
                                client_cpus=1))
 
 
-@pytest.mark.parametrize("kernel, patch, cards", [
-    ("linux24:c32", described.CLIENT_PARTITION, described.CLIENT_CARDS),
-    ("linux24-i386:vanilla", described.I386_CLIENT_PARTITION, described.I386_CLIENT_CARDS)])
-def test_linux24_web_with_client_cpus_boots_the_client_partition(kernel, patch, cards):
+@pytest.mark.parametrize("kernel, patch, cards, counts, dma", [
+    ("linux24:c32", described.CLIENT_PARTITION, described.CLIENT_CARDS,
+     described.RUN_QUEUE_COUNTS, described.CARD_DMA),
+    ("linux24-i386:vanilla", described.I386_CLIENT_PARTITION, described.I386_CLIENT_CARDS,
+     described.I386_RUN_QUEUE_COUNTS, described.I386_CARD_DMA)])
+def test_linux24_web_with_client_cpus_boots_the_client_partition(kernel, patch, cards,
+                                                                 counts, dma):
     """Client CPUs on 2.4: the image with the client partition and the
     server's cards (its own build), the CPUs from the measured count on and
     the server's port named on the command line; without client CPUs the
@@ -60,15 +63,20 @@ def test_linux24_web_with_client_cpus_boots_the_client_partition(kernel, patch, 
     spec = RunSpec(m, parse_variant(kernel, m), w)
     assert spec.vcpus == 6 and spec.variant.clients
     assert spec.variant.build_id.endswith("-clients")
-    assert [p.name for p in spec.variant.patches][-2:] == [patch.rsplit("/", 1)[-1],
-                                                         cards.rsplit("/", 1)[-1]]
+    assert [p.name for p in spec.variant.patches][-4:] == [
+        p.rsplit("/", 1)[-1] for p in (patch, cards, counts, dma)]
     line = spec.kernel_cmdline(0)
     assert " servercpus=4 serverport=9090" in line and f"webargs={SMALL}" in line
     w = Workload(program="/bin/web", args=SMALL, client_cpus=2)
     assert " serverport=8080" in RunSpec(m, parse_variant(kernel, m), w).kernel_cmdline(0)
-    assert not spec.wire and not spec.nic_dma      # loopback: no modelled wire
+    # loopback, no modelled wire, but the server's cards: their DMA crosses
+    # its bus as the machine says ([network] dma), or not (--nic-dma off)
+    assert not spec.wire and spec.nic_dma and " nicdma=1" in line
+    off = RunSpec(m.with_nic_dma(False), parse_variant(kernel, m), w)
+    assert not off.nic_dma and "nicdma" not in off.kernel_cmdline(0)
     plain = _spec(kernel=kernel)
     assert not plain.variant.clients and "servercpus" not in plain.kernel_cmdline(0)
+    assert not plain.nic_dma and "nicdma" not in plain.kernel_cmdline(0)
     assert patch.rsplit("/", 1)[-1] not in [p.name for p in plain.variant.patches]
     assert spec.to_dict()["variant"]["build_id"] != plain.to_dict()["variant"]["build_id"]
 

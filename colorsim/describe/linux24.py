@@ -115,6 +115,11 @@ I386_CLIENT_CARDS = "i386/0006-client-cards.patch"
 # testbed kernel's "roi:" and "rq:" numbers).
 RUN_QUEUE_COUNTS = "0008-run-queue-counts.patch"
 I386_RUN_QUEUE_COUNTS = "i386/0007-run-queue-counts.patch"
+# and the cards' DMA, with nicdma=1 (the machine's [network] dma): each
+# frame the server's cards receive or send, told to the bus monitor
+# (busmon dmabell=), which books its lines on the server's bus
+CARD_DMA = "0009-card-dma.patch"
+I386_CARD_DMA = "i386/0008-card-dma.patch"
 # Their CONFIG_NR_CPUS: x86_64 2.4 takes 2-8 (arch/x86_64/config.in), i386
 # up to 32; the testbed brings at most 16 online (runspec.VCPUS_MAX).
 NR_CPUS_CLIENTS = {"x86_64": 8, "i386": 16}
@@ -258,12 +263,13 @@ class Linux24Build:
         if self.is_i386:     # its own set: the same three kinds of change
             names = ([I386_BUILD_FIXES] + ([I386_COLORING] if self.colors > 1 else [])
                      + [I386_REPRODUCIBLE] + ([I386_MODELLED_TIME] if self.timing else [])
-                     + ([I386_CLIENT_PARTITION, I386_CLIENT_CARDS, I386_RUN_QUEUE_COUNTS]
+                     + ([I386_CLIENT_PARTITION, I386_CLIENT_CARDS, I386_RUN_QUEUE_COUNTS,
+                         I386_CARD_DMA]
                         if self.clients else []))
         else:
             names = ([BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
                      + [REPRODUCIBLE, XAPIC] + ([MODELLED_TIME] if self.timing else [])
-                     + ([CLIENT_PARTITION, CLIENT_CARDS, RUN_QUEUE_COUNTS]
+                     + ([CLIENT_PARTITION, CLIENT_CARDS, RUN_QUEUE_COUNTS, CARD_DMA]
                         if self.clients else []))
         return [PATCHES / n for n in names]
 
@@ -302,6 +308,7 @@ class Linux24Build:
     # run side is colorsim/run/kernels/linux24.py).
     clients_on_server_cpus = True    # by default: no client CPUs (--client-cpus N adds them)
     wire = False                     # client traffic is 2.4's loopback: no modelled wire
+    cards = True                     # but with client CPUs the server has cards (0007)
 
     def kernel_dir(self) -> Path:
         return self.dir
@@ -340,6 +347,7 @@ class Linux24Build:
         if spec.workload.client_cpus:     # CPUs from cpus on run the clients,
             line += f" servercpus={spec.cpus}"   # and packets to the server's port
             line += f" serverport={web_port(w.args)}"   # reach its cards (0007)
+            line += " nicdma=1" if spec.nic_dma else ""   # whose DMA crosses its bus
         return line + " noapic" if self.is_i386 else line
 
     def check_run(self, spec) -> None:

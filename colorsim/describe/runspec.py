@@ -243,8 +243,12 @@ class RunSpec:
 
     @property
     def nic_dma(self) -> bool:
-        """Whether the server's cards' DMA is booked on its bus."""
-        return self.wire and self.machine.network.dma
+        """Whether the server's cards' DMA is booked on its bus: a run with
+        the wire, or with Linux 2.4's cards (client CPUs), on a machine
+        whose cards are bus masters."""
+        net = self.machine.network
+        cards = self.wire or (self.variant.cards and self.workload.client_cpus > 0)
+        return bool(cards and net is not None and net.dma)
 
     @property
     def dma_gap_cycles(self) -> int:

@@ -149,6 +149,7 @@ class KernelVariant:
     # run side is colorsim/run/kernels/testbed.py).
     clients_on_server_cpus = False   # a program's clients get CPUs of their own
     wire = True                      # and reach the server through the wire (wire.c)
+    cards = False                    # the server's cards come with the wire only
 
     def kernel_dir(self) -> Path:
         return BUILD / "kernels" / self.build_id

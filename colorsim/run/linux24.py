@@ -631,6 +631,8 @@ def write_layout(b: Linux24Build) -> Path:
         layout["timing"] = timing_layout(syms, facts.kernel_base)
     if facts.m5base is not None:
         layout["m5base"] = facts.m5base
+    if "colorsim_dma_bell" in syms:      # the cards' DMA doorbell (busmon dmabell=)
+        layout["dmabell"] = syms["colorsim_dma_bell"]["addr"]
     out = b.dir / "layout.json"
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(layout, indent=2) + "\n")

@@ -107,6 +107,8 @@ static struct config {
 					 * server clock may be apart */
 	uint64_t dma;			/* dma=GAP: book the cards' DMA (cm_dma),
 					 * a frame's lines GAP cycles apart */
+	uint64_t dmabell;		/* dmabell=VADDR: Linux 2.4's cards tell
+					 * their DMA there (dmabell_op), or 0 */
 	int argc;
 	char **argv;			/* valid for the plugin's lifetime */
 } cfg;
@@ -424,21 +426,48 @@ static void wire_op(unsigned func, unsigned vcpu, uint64_t t)
  */
 static uint64_t dma_at[MAX_CPUS];	/* the vCPU's DMA_AT + 1, or 0 */
 
-static void dma_op(unsigned func, unsigned vcpu, uint64_t v)
+static void dma_frame(unsigned vcpu, uint64_t paddr, unsigned bytes, int write)
 {
 	uint64_t t = 0;
 
+	if (cfg.timing)
+		t = dma_at[vcpu] ? dma_at[vcpu] - 1 :
+		    ignored(vcpu) ? machine_now() : model.cpu[cpu_of(vcpu)].now;
+	dma_at[vcpu] = 0;
+	cm_dma(&model, paddr, bytes, write, t);
+}
+
+static void dma_op(unsigned func, unsigned vcpu, uint64_t v)
+{
 	if (!cfg.dma || vcpu >= MAX_CPUS)
 		return;
 	if (func == M5_DMA_AT) {	/* when the next frame's lines start */
 		dma_at[vcpu] = v + 1;
 		return;
 	}
-	if (cfg.timing)
-		t = dma_at[vcpu] ? dma_at[vcpu] - 1 :
-		    ignored(vcpu) ? machine_now() : model.cpu[cpu_of(vcpu)].now;
-	dma_at[vcpu] = 0;
-	cm_dma(&model, v >> 12, (unsigned)(v & 0xfff), func == M5_DMA_WRITE, t);
+	dma_frame(vcpu, v >> 12, (unsigned)(v & 0xfff), func == M5_DMA_WRITE);
+}
+
+/*
+ * Linux 2.4's cards (kernels/linux24/patches, card DMA) have no m5-op page
+ * in the kernel's half: they tell their DMA by two 4-byte stores to a
+ * kernel variable whose address is dmabell=, the frame's physical
+ * address, then its bytes with bit 31 set for a write (a frame the
+ * server's card receives) or clear for a read (one it sends).  4-byte
+ * stores, as i386 makes them.  The lines cross at the sending CPU's clock
+ * (a client CPU's: the machine's), spaced as dma=GAP says.
+ */
+#define DMABELL_BYTES 8u
+static uint64_t dmabell_paddr[MAX_CPUS];
+
+static void dmabell_op(unsigned vcpu, unsigned word, uint32_t v)
+{
+	if (!cfg.dma || vcpu >= MAX_CPUS)
+		return;
+	if (word == 0)
+		dmabell_paddr[vcpu] = v;
+	else
+		dma_frame(vcpu, dmabell_paddr[vcpu], v & 0x7fffffffu, (int)(v >> 31));
 }
 
 /*
@@ -2196,6 +2225,13 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info,
 				qemu_plugin_mem_get_value(info).data.u64);
 		return;
 	}
+	/* Nor is the DMA doorbell: the cards, not a CPU, move those lines. */
+	if (cfg.dmabell && vaddr - cfg.dmabell < DMABELL_BYTES) {
+		if (store && shift == 2)
+			dmabell_op(vcpu, (unsigned)(vaddr - cfg.dmabell) >> 2,
+				   qemu_plugin_mem_get_value(info).data.u32);
+		return;
+	}
 	if (ignored(vcpu))
 		return;
 	hw = qemu_plugin_get_hwaddr(info, vaddr);
@@ -2955,6 +2991,8 @@ static void fill_json(FILE *f)
 		json_ranges(f, "free", cfg.free, cfg.nfree);
 	fprintf(f, "  \"m5base\": \"0x%" PRIx64 "\",\n", cfg.m5base);
 	fprintf(f, "  \"m5window\": %u,\n", M5_WINDOW);
+	if (cfg.dmabell != 0)
+		fprintf(f, "  \"dmabell\": \"0x%" PRIx64 "\",\n", cfg.dmabell);
 	if (cfg.publish != 0)
 		fprintf(f, "  \"publish\": \"0x%" PRIx64 "\",\n"
 			"  \"publish_errors\": %u,\n", cfg.publish,
@@ -3308,6 +3346,10 @@ static int parse_option(const char *arg)
 	} else if (KEY("sched")) {
 		if (add_range(cfg.sched, &cfg.nsched, val) < 0)
 			goto bad_range;
+	} else if (KEY("dmabell")) {
+		if (parse_u64(val, &cfg.dmabell, NULL, 1) < 0 || !cfg.dmabell ||
+		    cfg.dmabell > UINT64_MAX - DMABELL_BYTES)
+			goto bad;
 	} else if (KEY("m5base")) {
 		if (parse_u64(val, &cfg.m5base, NULL, 1) < 0 ||
 		    cfg.m5base > UINT64_MAX - M5_WINDOW)
@@ -3438,7 +3480,7 @@ static int parse_option(const char *arg)
 		fprintf(stderr, "busmon: unknown option '%s' (known: out, l1d, "
 			"l2, l1i, l1repl, l2repl, inclusive, cpus, measured, user, rqloop, sched, m5base, "
 			"publish, timing, busdepth, buscpus, crossbus, locked, storebuf, "
-			"dtlb, dtlblarge, itlb, itlblarge, overlap, quantum, clients, clienthold, skipheld, dma, lock, "
+			"dtlb, dtlblarge, itlb, itlblarge, overlap, quantum, clients, clienthold, skipheld, dma, dmabell, lock, "
 			"lockbytes, "
 			"free, unit)\n", arg);
 		return -1;

@@ -226,6 +226,8 @@ class QemuEngine:
             args.append(f"user={lo:#x}-{hi:#x}")
         if "m5base" in layout:   # where the guest maps the m5-op page (i386 Linux)
             args.append(f"m5base={layout['m5base']:#x}")
+        if spec.nic_dma and "dmabell" in layout:   # Linux 2.4's cards tell their DMA
+            args.append(f"dmabell={layout['dmabell']:#x}")
         # the scheduler's code: its share of instructions and cycles
         for lo, hi in layout["ranges"].get("sched", []):
             args.append(f"sched={lo:#x}-{hi:#x}")
