@@ -74,6 +74,9 @@ def test_linux24_web_with_client_cpus_boots_the_client_partition(kernel, patch, 
     assert not spec.wire and spec.nic_dma and " nicdma=1" in line
     off = RunSpec(m.with_nic_dma(False), parse_variant(kernel, m), w)
     assert not off.nic_dma and "nicdma" not in off.kernel_cmdline(0)
+    # a run with the DMA never takes the name of one made before it existed
+    on = RunSpec(m, parse_variant(kernel, m), w)
+    assert on.to_dict()["card_dma"] and "card_dma" not in off.to_dict()
     plain = _spec(kernel=kernel)
     assert not plain.variant.clients and "servercpus" not in plain.kernel_cmdline(0)
     assert not plain.nic_dma and "nicdma" not in plain.kernel_cmdline(0)

@@ -273,6 +273,8 @@ class RunSpec:
             del d["workload"]["client_cpus"]
         elif self.machine.network is not None:      # the wire's settings
             d["network"] = self.machine.network.to_dict()
+            if self.nic_dma and not self.wire:      # Linux 2.4's cards' DMA: its
+                d["card_dma"] = True                # runs before it keep their ids
         d["variant"] = self.variant.id_dict(d["variant"])
         d["variant"]["name"] = self.variant.name
         d["variant"]["build_id"] = self.variant.build_id

@@ -6,7 +6,8 @@ httpd behind Apache's fcntl accept lock, 256 clients of 8 requests, as
 2.4.37 built for i386 (the paper's port), vanilla and 32 colors, at the
 three L2 sizes, under ``--timing``, with the clients on two CPUs of their
 own whose packets the server's CPUs take through its cards (the client
-partition and cards patches).  Three seeds (web's request mix on 2.4), a
+partition and cards patches) and the cards' DMA on the server's bus (the
+card DMA patch; machines.toml [network] dma).  Three seeds (web's request mix on 2.4), a
 few minutes per run.  Once more with the kernel's wake-one accept
 (``--accept none``, a stock Apache 1.3 with one Listen socket), whose
 operating point the paper's build may have had: which serialization it
@@ -220,7 +221,8 @@ def render(rs: list) -> str:
             f"--timing. Linux 2.4.37 i386: {_seeds()} (web's "
             "request mix), the clients on "
             f"{CLIENT_CPUS} CPUs of their own, their packets received on the server's CPUs "
-            "(at once: no wire). Testbed: the recorded paper-scale Figure 6 "
+            "(at once: no wire) and their frames' lines crossing the server's bus by the cards' "
+            "DMA. Testbed: the recorded paper-scale Figure 6 "
             "(recorded/paper, fcntl accept only), its clients behind the wire in modelled time. Paper: "
             "Figure 6 (best case) and Table 2. Means over the seeds; a gain is the mean "
             "[least..most] of the same-seed gains. The lock figures are busmon's lockmeter on "
