@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from colorsim import BUILD
+from colorsim import BUILD, ROOT
 
 from colorsim.describe import linux24 as described
 from colorsim.run import linux24
@@ -691,3 +691,23 @@ def test_the_build_entry_point_refuses_and_leaves_nothing_half_made(tmp_path, mo
     built = tmp_path / "build" / "linux24"
     assert sorted(p.name for p in built.iterdir()) == ["ppro4-vanilla.failed"]
 
+
+
+def test_one_process_at_a_time_builds_linux24_images():
+    """Two runs needing the same image (a sweep's two workers) must not
+    build it into one folder at once: the second waits, and says so."""
+    import sys
+    import time
+    hold = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\n"
+         "from colorsim.run.linux24 import build_lock\n"
+         "with build_lock():\n"
+         "    print('held', flush=True); time.sleep(1.5)\n"],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert hold.stdout.readline().strip() == "held"
+    said, t0 = [], time.monotonic()
+    with linux24.build_lock(said.append):
+        waited = time.monotonic() - t0
+    hold.wait(timeout=30)
+    assert said == ["build: waiting for another process's Linux 2.4 build"]
+    assert waited > 0.5 and hold.returncode == 0

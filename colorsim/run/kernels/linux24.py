@@ -24,14 +24,15 @@ class Linux24Kernel(KernelKind):
         from colorsim.run.linux24web import web_initrd
         if plugin:
             ensure_built([], plugin=True, progress=progress)
-        for v in {s.variant for s in specs}:
-            linux24.prepare(v, progress)
-        for arch in {s.variant.arch for s in specs if s.workload.program}:
-            web_initrd(progress, arch)    # one image per architecture
-        for v, rd in {(s.variant, s.rootfs_image) for s in specs
-                      if s.engine == "gem5"}:   # the kernel, its entry, initrd
-            from colorsim.run.linux24gem5 import boot_image
-            boot_image(v, rd, progress)
+        with linux24.build_lock(progress):
+            for v in {s.variant for s in specs}:
+                linux24.prepare(v, progress)
+            for arch in {s.variant.arch for s in specs if s.workload.program}:
+                web_initrd(progress, arch)    # one image per architecture
+            for v, rd in {(s.variant, s.rootfs_image) for s in specs
+                          if s.engine == "gem5"}:   # the kernel, its entry, initrd
+                from colorsim.run.linux24gem5 import boot_image
+                boot_image(v, rd, progress)
 
     def identity(self, spec) -> dict:
         from colorsim.run import linux24
