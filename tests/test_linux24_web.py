@@ -77,6 +77,10 @@ def test_linux24_web_with_client_cpus_boots_the_client_partition(kernel, patch, 
     # a run with the DMA never takes the name of one made before it existed
     on = RunSpec(m, parse_variant(kernel, m), w)
     assert on.to_dict()["card_dma"] and "card_dma" not in off.to_dict()
+    from colorsim.run.runner import differences
+    assert differences(on.to_dict(), on, {}) == []        # a complete run is reused
+    assert differences({**on.to_dict(), "card_dma": None}, on, {}) == [
+        "card_dma None -> True"]
     plain = _spec(kernel=kernel)
     assert not plain.variant.clients and "servercpus" not in plain.kernel_cmdline(0)
     assert not plain.nic_dma and "nicdma" not in plain.kernel_cmdline(0)

@@ -78,8 +78,9 @@ def differences(old: dict, spec: RunSpec, identity: dict) -> list:
     diffs = []
     now = _flat({k: v for k, v in spec.to_dict().items()})
     was = _flat({k: old.get(k) for k in ("machine", "variant", "workload",
-                                         "engine", "timing", "network", "clients")
-                 if isinstance(old.get(k), dict) or k == "engine"})
+                                         "engine", "timing", "network", "clients",
+                                         "card_dma")
+                 if isinstance(old.get(k), dict) or k in ("engine", "card_dma")})
     for key in sorted(set(now) | set(was)):
         if now.get(key) != was.get(key):
             diffs.append(f"{key} {was.get(key)!r} -> {now.get(key)!r}")
