@@ -700,14 +700,15 @@ def test_one_process_at_a_time_builds_linux24_images():
     import time
     hold = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\n"
-         "from colorsim.run.linux24 import build_lock\n"
-         "with build_lock():\n"
+         "from colorsim.run.build import build_lock\n"
+         "with build_lock('linux24'):\n"
          "    print('held', flush=True); time.sleep(1.5)\n"],
         stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert hold.stdout.readline().strip() == "held"
+    from colorsim.run.build import build_lock
     said, t0 = [], time.monotonic()
-    with linux24.build_lock(said.append):
+    with build_lock("linux24", said.append):
         waited = time.monotonic() - t0
     hold.wait(timeout=30)
-    assert said == ["build: waiting for another process's Linux 2.4 build"]
+    assert said == ["build: waiting for another process's linux24 build"]
     assert waited > 0.5 and hold.returncode == 0

@@ -318,8 +318,6 @@ def _against_queue(gax, max_, pts: pd.DataFrame, l2_label) -> None:
     max_.set_xlabel("c32's run queue at schedule(), mean")
     max_.set_ylabel("c32's run-queue loop L2 miss (%)")
     max_.set_title("Table 2 (c32) against the queue walked", fontsize=9)
-    for x in (gax, max_):
-        x.set_xlim(left=0)
 
 
 def cmd_linux24_fig6(a):

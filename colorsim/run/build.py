@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -12,6 +13,23 @@ from colorsim.errors import ConfigError, RunError
 
 PLUGIN = BUILD / "engine" / "busmon.so"
 PREBUILT_ENV = "COLORSIM_PREBUILT"   # set by a sweep for its runs' processes
+
+
+@contextlib.contextmanager
+def build_lock(kind: str, progress=print):
+    """Hold the lock of one kind of build (``build/KIND/.build.lock``): one
+    process at a time builds its images, since two runs that need the same
+    image (two sweeps, or a sweep's two workers) would otherwise build it
+    into one folder at once."""
+    path = BUILD / kind / ".build.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress(f"build: waiting for another process's {kind} build")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def ensure_built(build_ids, plugin=True, progress=print, image=False):

@@ -19,7 +19,6 @@ and runs the tasks workload on QEMU, its init a 32-bit musl program
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import os
@@ -29,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from colorsim import BUILD, ROOT
+from colorsim import ROOT
 from colorsim.describe.linux24 import (ARCH, ARCHES, LINE, SRC_ENV, THREAD_SIZE, Linux24Build,
                                        check_tools, check_version, source_tree,
                                        tasks_initrd, variant_for)
@@ -174,27 +173,10 @@ def _make(tree: Path, args: list, log: Path) -> None:
 
 
 
-@contextlib.contextmanager
-def build_lock(progress=print):
-    """Hold the Linux 2.4 builds' lock: one process at a time builds images
-    and initrds (two runs that need the same image, as two sweeps or a
-    sweep's two workers may, would otherwise build it into one folder at
-    once)."""
-    import fcntl
-    path = BUILD / "linux24" / ".build.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            progress("build: waiting for another process's Linux 2.4 build")
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
 def prepare(b: Linux24Build, progress=print) -> Path:
     """Everything a run of ``b`` needs: the image, its layout.json, the
-    initrd (the bus-monitor plugin is the runner's).  Under build_lock."""
+    initrd (the bus-monitor plugin is the runner's).  Under the builds'
+    lock (colorsim/run/build.py, build_lock("linux24"))."""
     build(b, progress=progress)
     rd = initrd(progress, b.arch)
     lay = b.dir / "layout.json"

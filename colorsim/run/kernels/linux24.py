@@ -20,11 +20,11 @@ class Linux24Kernel(KernelKind):
 
     def prepare_all(self, specs, progress, plugin: bool = False) -> None:
         from colorsim.run import linux24
-        from colorsim.run.build import ensure_built
+        from colorsim.run.build import build_lock, ensure_built
         from colorsim.run.linux24web import web_initrd
         if plugin:
             ensure_built([], plugin=True, progress=progress)
-        with linux24.build_lock(progress):
+        with build_lock("linux24", progress):
             for v in {s.variant for s in specs}:
                 linux24.prepare(v, progress)
             for arch in {s.variant.arch for s in specs if s.workload.program}:
