@@ -324,10 +324,11 @@ def cmd_linux24_fig6(a):
     from colorsim.orchestrate.linux24table import catalog_of
     from colorsim.report.common import paper_results
     cat = catalog_of(a, "linux24-fig6", "linux24-fig6", "linux24-fig6", make_runs)
-    rs = rows(cat, testbed_runs(), paper_results())
+    testbed = testbed_runs()
+    rs = rows(cat, testbed, paper_results())
     emit(render(rs), a, "linux24-fig6", how="linux24-fig6")
     if a.figure:
-        print(f"linux24-fig6: drew {draw(rs, a.figure, seed_points(cat, testbed_runs()))}")
+        print(f"linux24-fig6: drew {draw(rs, a.figure, seed_points(cat, testbed))}")
 
 
 def add_parser(sub):

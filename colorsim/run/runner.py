@@ -76,11 +76,11 @@ BUILD_HASHES = (("kernel_sha256", "kernel image"),
 def differences(old: dict, spec: RunSpec, identity: dict) -> list:
     """What makes the complete run ``old`` not a run of ``spec``."""
     diffs = []
-    now = _flat({k: v for k, v in spec.to_dict().items()})
-    was = _flat({k: old.get(k) for k in ("machine", "variant", "workload",
-                                         "engine", "timing", "network", "clients",
-                                         "card_dma")
-                 if isinstance(old.get(k), dict) or k in ("engine", "card_dma")})
+    d = spec.to_dict()
+    now = _flat(d)
+    # every setting the spec has, and the settings' tables an older run had
+    keys = set(d) | {"machine", "variant", "workload", "timing", "network", "clients"}
+    was = _flat({k: old.get(k) for k in keys if isinstance(old.get(k), dict) or k in d})
     for key in sorted(set(now) | set(was)):
         if now.get(key) != was.get(key):
             diffs.append(f"{key} {was.get(key)!r} -> {now.get(key)!r}")
