@@ -242,6 +242,23 @@ def test_web_clients_leave_the_measured_cpus_on_linux24(tmp_path):
     assert 0 < kc["context_switches"] <= kc["schedule_calls"], kc
     assert kc["window_quarters"] == 4, kc            # web's marks, from the same counts
     assert "rq_samples" not in _kernel_counters(runs[0])   # no partition: no counts
+    # where the other server tasks slept (patch 0010, /proc/colorsim_wait):
+    # the states add up, httpd waited for connections or on their sockets,
+    # and no client's own wait is counted (they run on the client CPU)
+    asleep = {w: kc[f"wait_{w}_mean"] for w in WAIT_CHANNELS}
+    assert kc["wait_samples"] > 0, kc
+    assert kc["wait_tasks_mean"] == pytest.approx(
+        kc["wait_running_mean"] + kc["wait_runnable_mean"] + sum(asleep.values()),
+        abs=0.01), kc
+    assert all(v >= 0 for v in asleep.values()), asleep
+    assert asleep["accept"] + asleep["recv_accepted"] > 0, asleep
+    assert asleep["connect"] == asleep["recv_connected"] == asleep["send_connected"] == 0, asleep
+    assert kc["wait_tasks_mean"] <= 32 + 16, kc
+
+
+# the channels 2.4's wait report has (kernel/colorsim_wait.c)
+WAIT_CHANNELS = ("accept", "connect", "recv_accepted", "recv_connected", "send_accepted",
+                 "send_connected", "poll", "sem", "lock", "wait4", "sleep")
 
 
 def _kernel_counters(run):
@@ -283,6 +300,31 @@ def test_web_sysvsem_accept_on_linux24(tmp_path):
     text = (run / "console.log").read_text()
     assert "accept sysvsem" in text and "web: ok (16 requests" in text
     assert "web: FAIL" not in text
+
+
+@pytest.mark.requires_linux24
+@pytest.mark.parametrize("accept", ["fcntl", "none"])
+def test_linux24_wait_report_puts_httpd_where_the_accept_mode_parks_them(tmp_path, accept):
+    """2.4's wait report (patch 0010) sees Apache's accept serialization:
+    behind fcntl only the lock's holder waits in accept(), and the idle
+    httpd sleep on the file lock or, woken all at once by its release,
+    queue for a CPU; without one they wait in accept()."""
+    from colorsim.run.runner import run
+    m = get_machine("ppro4")
+    w = Workload(program="/bin/web", args=f"--httpd,32,--clients,4,--requests,16,--accept,{accept}",
+                 client_cpus=1)
+    r = run(RunSpec(m, parse_variant("linux24:vanilla", m), w, timeout_s=900), name=accept,
+            out=tmp_path, progress=lambda *_: None)
+    kc = _kernel_counters(r)
+    assert kc["wait_samples"] > 0, kc
+    if accept == "fcntl":
+        assert kc["wait_accept_mean"] <= 1.0, kc
+        assert kc["wait_lock_mean"] > 0, kc
+        # 32 httpd, at most 4 requests in flight
+        assert kc["wait_lock_mean"] + kc["wait_runnable_mean"] > 16, kc
+    else:
+        assert kc["wait_lock_mean"] == 0, kc
+        assert kc["wait_accept_mean"] > 16, kc
 
 
 def test_sweep_web_points_on_linux24_run_and_build_the_web_image(monkeypatch):

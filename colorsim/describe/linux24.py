@@ -120,6 +120,11 @@ I386_RUN_QUEUE_COUNTS = "i386/0007-run-queue-counts.patch"
 # (busmon dmabell=), which books its lines on the server's bus
 CARD_DMA = "0009-card-dma.patch"
 I386_CARD_DMA = "i386/0008-card-dma.patch"
+# and where the measured CPUs' other tasks sleep (accept, the accept lock,
+# socket reads and writes, semop, ...), read from /proc/colorsim_wait at the
+# region's end (the testbed kernel's "wait:" line).  It touches only files
+# both architectures share, so one patch serves both.
+WAIT_SITES = "0010-wait-sites.patch"
 # Their CONFIG_NR_CPUS: x86_64 2.4 takes 2-8 (arch/x86_64/config.in), i386
 # up to 32; the testbed brings at most 16 online (runspec.VCPUS_MAX).
 NR_CPUS_CLIENTS = {"x86_64": 8, "i386": 16}
@@ -264,13 +269,13 @@ class Linux24Build:
             names = ([I386_BUILD_FIXES] + ([I386_COLORING] if self.colors > 1 else [])
                      + [I386_REPRODUCIBLE] + ([I386_MODELLED_TIME] if self.timing else [])
                      + ([I386_CLIENT_PARTITION, I386_CLIENT_CARDS, I386_RUN_QUEUE_COUNTS,
-                         I386_CARD_DMA]
+                         I386_CARD_DMA, WAIT_SITES]
                         if self.clients else []))
         else:
             names = ([BUILD_FIXES] + ([COLORING] if self.colors > 1 else [])
                      + [REPRODUCIBLE, XAPIC] + ([MODELLED_TIME] if self.timing else [])
-                     + ([CLIENT_PARTITION, CLIENT_CARDS, RUN_QUEUE_COUNTS, CARD_DMA]
-                        if self.clients else []))
+                     + ([CLIENT_PARTITION, CLIENT_CARDS, RUN_QUEUE_COUNTS, CARD_DMA,
+                         WAIT_SITES] if self.clients else []))
         return [PATCHES / n for n in names]
 
     @property

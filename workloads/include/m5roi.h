@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -64,6 +65,31 @@ static inline void m5_page_load(const volatile unsigned long *at)
  * shows the run queue its schedule() calls walked
  * (colorsim/run/console.py).  -1 where the kernel has no such file. */
 #define M5_SCHED_PROC "/proc/colorsim_rq"
+/* ... and where the other tasks slept (kernel/colorsim_wait.c): its epoch
+ * starts with the region and its "wait:" line, already in the testbed's
+ * words, is printed after the end's.  Nothing where the kernel lacks it. */
+#define M5_WAIT_PROC "/proc/colorsim_wait"
+static inline void m5_page_waits(int op)
+{
+  char line[512];
+  FILE *f;
+  int fd;
+  if (op == M5_RESET_STATS) {
+    fd = open(M5_WAIT_PROC, O_WRONLY);
+    if (fd >= 0) {
+      if (write(fd, "reset\n", 6) != 6)
+        fprintf(stderr, "m5roi: %s: no new epoch\n", M5_WAIT_PROC);
+      close(fd);
+    }
+    return;
+  }
+  f = fopen(M5_WAIT_PROC, "r");
+  if (!f)
+    return;
+  if (fgets(line, sizeof line, f) && strncmp(line, "wait: ", 6) == 0)
+    fputs(line, stdout);
+  fclose(f);
+}
 static inline int m5_page_sched(int op)
 {
   unsigned long j, s, w, c, sum, max;
@@ -78,6 +104,7 @@ static inline int m5_page_sched(int op)
     close(fd);
     if (!ok)
       return -1;
+    m5_page_waits(op);
   }
   f = fopen(M5_SCHED_PROC, "r");
   if (!f)
@@ -96,6 +123,8 @@ static inline int m5_page_sched(int op)
   else
     printf("roi: end at jiffies %lu: schedules %lu switches %lu recalcs %lu nr_running %d\n"
            "rq: samples %lu sum %lu max %lu hist %s\n", j, s, w, c, nr, s, sum, max, hist);
+  if (op == M5_DUMP_STATS)
+    m5_page_waits(op);
   fflush(stdout);
   return 0;
 }
