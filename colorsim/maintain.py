@@ -29,6 +29,7 @@ BLOCKS = {
     "linux24-engines": "linux24-engines --run",
     "linux24-timed": "linux24-timed --run",
     "linux24-fig6": "linux24-fig6 --run",
+    "linux24-waits": "linux24-waits --run",
     "shapes": "shapes --quick",
     "shapes-paper": "shapes --runs recorded/paper",
     "crosscheck": "crosscheck",
@@ -86,7 +87,7 @@ def cmd_blocks(a) -> int:
 
 def build_parser():
     from colorsim.orchestrate import (gem5bus, headline, linux24fig6, linux24table,
-                                      linux24timed)
+                                      linux24timed, linux24waits)
     from colorsim.report import command as figures
     ap = _DocsParser(prog="python3 -m colorsim.maintain", description=DESCRIPTION,
                      formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(
@@ -102,6 +103,7 @@ def build_parser():
     linux24table.add_engines_parser(sub)
     linux24timed.add_parser(sub)
     linux24fig6.add_parser(sub)
+    linux24waits.add_parser(sub)
     gem5bus.add_parser(sub)
     figures.add_shapes_parser(sub)
     cli.add_studies(sub)
