@@ -570,12 +570,18 @@ def test_a_timing_run_boots_the_modelled_time_image():
     hz = m.processor.clock_hz
     assert f" timing_hz={hz} timing_quantum=" in timed.kernel_cmdline(0)
     assert "timing_hz" not in counted.kernel_cmdline(0)
-    syms = {"colorsim_clock": {"addr": 0xffffffff80345000, "size": 520},
+    syms = {"colorsim_clock": {"addr": 0xffffffff80345000, "size": 528},
             "colorsim_timing_check": {"addr": 0xffffffff80110000, "size": 0x60}}
     lay = {**_fake_layout(), "timing": linux24.timing_layout(syms, linux24.START_KERNEL_MAP)}
     args = QemuEngine().plugin_args(timed, Path("/r"), lay).split(",")
     assert "publish=0x345000" in args
     assert "free=0xffffffff80110000-0xffffffff80110060" in args
+    # an image whose array ends at the floor is refused: the monitor's
+    # machine time would land on the tick length after it
+    short = {**syms, "colorsim_clock": {**syms["colorsim_clock"], "size": 520}}
+    lay["timing"] = linux24.timing_layout(short, linux24.START_KERNEL_MAP)
+    with pytest.raises(ConfigError, match="holds 65 clock slots"):
+        QemuEngine().plugin_args(timed, Path("/r"), lay)
     with pytest.raises(linux24.RunError, match="patch 0004"):
         linux24.timing_layout({"colorsim_clock": syms["colorsim_clock"]},
                               linux24.START_KERNEL_MAP)

@@ -95,10 +95,10 @@ def test_a_timed_i386_image_takes_its_own_modelled_time_patch_and_base():
     assert timed.variant.dir.name == "i386-ppro4-c32-b17-timing"
     assert " timing_hz=" in timed.kernel_cmdline(0)
     assert timed.kernel_cmdline(0).endswith(" noapic")
-    syms = {"colorsim_clock": {"addr": 0xC028C600, "size": 520},
+    syms = {"colorsim_clock": {"addr": 0xC028C600, "size": 528},
             "colorsim_timing_check": {"addr": 0xC0116540, "size": 0x157}}
     lay = linux24.timing_layout(syms, linux24.ARCH["i386"].kernel_base)
-    assert lay == {"publish": 0x28C600, "free": [0xC0116540, 0xC0116697]}
+    assert lay == {"publish": 0x28C600, "publish_bytes": 528, "free": [0xC0116540, 0xC0116697]}
     with pytest.raises(linux24.RunError, match="not in the kernel's mapping"):
         linux24.timing_layout(syms, linux24.ARCH["x86_64"].kernel_base)
 

@@ -327,6 +327,29 @@ def test_linux24_wait_report_puts_httpd_where_the_accept_mode_parks_them(tmp_pat
         assert kc["wait_accept_mean"] > 16, kc
 
 
+@pytest.mark.requires_linux24
+@pytest.mark.parametrize("kernel", ["linux24:vanilla", "linux24-i386:vanilla"])
+def test_linux24_ticks_once_per_modelled_tick_under_timing(tmp_path, kernel):
+    """--timing with client CPUs (the wait report's run): the region's
+    jiffies are its modelled time in ticks, and CPU 0 ran its tick work
+    (update_process_times, where it samples the wait report) once per
+    jiffy.  A bus monitor that wrote its machine time past the kernel's
+    clock array once left x86_64 with no tick in the region and i386 on
+    the emulator's timers, its time slices fifty times too short."""
+    from colorsim.describe.runspec import HZ
+    from colorsim.run.runner import run
+    m = get_machine("ppro4")
+    w = Workload(program="/bin/web", args="--httpd,32,--clients,8,--requests,48,--accept,fcntl",
+                 client_cpus=1)
+    r = run(RunSpec(m, parse_variant(kernel, m), w, timing=True, timeout_s=900), name="t",
+            out=tmp_path, progress=lambda *_: None)
+    kc = _kernel_counters(r)
+    ticks = kc["elapsed_cycles"] / (m.processor.clock_hz // HZ)
+    assert ticks > 3, kc
+    assert abs(kc["roi_jiffies"] - ticks) <= 1 + 0.05 * ticks, (kc["roi_jiffies"], ticks)
+    assert abs(kc["wait_samples"] - kc["roi_jiffies"]) <= 1, kc
+
+
 def test_sweep_web_points_on_linux24_run_and_build_the_web_image(monkeypatch):
     """An experiment's web point on a linux24 kernel is runnable (its
     clients on the server's CPUs, as web's default of client CPUs is the

@@ -13,7 +13,8 @@ socket.  Beside them the testbed's recorded Figure 6 runs at the same point
 report.  The question it answers: why 2.4's queue under fcntl is shorter
 and unsteady where the testbed's stays at every httpd.
 
-``--run`` makes the runs it lacks (``LINUX24_SRC``) in ``runs/linux24-waits``;
+They are linux24-fig6's own runs, read from its folder: ``--run`` makes the
+four it needs if they are missing (``LINUX24_SRC``) in ``runs/linux24-fig6``;
 ``--write FILE``/``--check FILE`` as for ``headline``, between
 ``<!-- linux24-waits:begin -->`` and ``<!-- linux24-waits:end -->``;
 ``--figure PNG`` draws the tasks' states as stacked bars.
@@ -66,15 +67,14 @@ def _row(source: str, accept: str, kernel: str, runs: pd.DataFrame) -> dict:
     r = {"source": source, "accept": accept, "kernel": kernel, "runs": len(runs),
          "tasks": mean("n_wait_tasks_mean"), "rq": mean("n_rq_len_mean"),
          "recalcs": mean("n_counter_recalcs"), "throughput": mean("throughput")}
-    for s in STATES:
-        r[s] = mean(f"n_wait_{s}_mean")
+    r["states"] = {s: mean(f"n_wait_{s}_mean") for s in STATES}
     return r
 
 
 def rows(cat, testbed: pd.DataFrame) -> list:
     """The Linux runs' rows (per accept mode and kernel), then the
     testbed's (fcntl, seeds averaged)."""
-    by_name = runs_by_name(cat, "linux24-waits")
+    by_name = runs_by_name(cat, "linux24-waits")     # among linux24-fig6's
     out = []
     for accept, kernel, spec in specs():
         r = run_row(by_name, spec.default_name(), cat, "linux24-waits")
@@ -97,7 +97,7 @@ def render(rs: list) -> str:
         acc = linux24fig6.ACCEPT_LABELS[r["accept"]]
         seeds = f" ({r['runs']} seeds)" if r["runs"] > 1 else ""
         cells = ([f"{r['source']}{seeds}, {acc}, {r['kernel']}", num(r["tasks"])]
-                 + [num(r[s], "{:.1f}") for s in STATES]
+                 + [num(r["states"][s], "{:.1f}") for s in STATES]
                  + [num(r["rq"]), num(r["recalcs"]), num(r["throughput"])])
         lines.append("| " + " | ".join(cells) + " |")
     return ("\n".join(lines) + f"\n\nMean tasks in each state over the region's ticks. "
@@ -124,7 +124,7 @@ def draw(rs: list, out: Path) -> Path:
     colors = plt.get_cmap("tab10").colors
     left = [0.0] * len(rs)
     for s, c in zip(STATES, colors):
-        vals = [0.0 if r[s] != r[s] else r[s] for r in rs]
+        vals = [0.0 if r["states"][s] != r["states"][s] else r["states"][s] for r in rs]
         if not any(vals):
             continue
         ax.barh(y, vals, left=left, color=c, label=LABELS[s], height=0.6)
@@ -146,7 +146,7 @@ def draw(rs: list, out: Path) -> Path:
 
 def cmd_linux24_waits(a):
     from colorsim.orchestrate.linux24table import catalog_of
-    cat = catalog_of(a, "linux24-waits", "linux24-waits", "linux24-waits", make_runs)
+    cat = catalog_of(a, "linux24-fig6", "linux24-waits", "linux24-waits", make_runs)
     rs = rows(cat, linux24fig6.testbed_runs())
     emit(render(rs), a, "linux24-waits", how="linux24-waits")
     if a.figure:
@@ -159,7 +159,7 @@ def add_parser(sub):
              "where Linux 2.4's httpd wait at Figure 6's point, beside the testbed's "
              "(docs/linux24.md), from the catalog",
              "make the Linux runs first (LINUX24_SRC) and rebuild the catalog",
-             cmd_linux24_waits, runs="runs/linux24-waits")
+             cmd_linux24_waits, runs="runs/linux24-fig6")
     p.add_argument("--figure", metavar="PNG", default=None,
                    help="also draw the tasks' states there (docs/linux24-waits.png)")
     return p

@@ -553,7 +553,7 @@ def timing_layout(syms: dict, base: int) -> dict:
     if not clock["addr"] >= base or not check["size"]:
         raise RunError(f"colorsim_clock at {clock['addr']:#x} is not in the "
                        f"kernel's mapping, or the check has no size")
-    return {"publish": clock["addr"] - base,
+    return {"publish": clock["addr"] - base, "publish_bytes": clock["size"],
             "free": [check["addr"], check["addr"] + check["size"]]}
 
 

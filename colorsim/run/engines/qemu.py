@@ -46,6 +46,25 @@ SEABIOS = Path("/usr/share/seabios")   # Debian's seabios package
 LAPIC_HZ = 1_000_000_000   # QEMU's APIC timer counts virtual nanoseconds
 EXIT_OK = 1                # isa-debug-exit with code 0
 EXIT_PANIC = 5             # code 2: the kernel panicked
+# busmon publish=: it writes every CPU's modelled clock (slots 0-63), the
+# floor (64) and the machine's time (65) into the array the kernel names
+# (busmon.c PUBLISH_FLOOR, PUBLISH_NOW), 8 bytes a slot, whichever of them
+# the kernel reads.  An array with fewer slots has the monitor write over
+# whatever the kernel keeps after it.
+PUBLISH_SLOTS = 66
+
+
+def publish_arg(addr: int, size: int, what: str) -> str:
+    """busmon's publish= for a clock array at ``addr`` of ``size`` bytes.
+
+    :raises ConfigError: it holds fewer slots than the monitor writes.
+    """
+    if size < 8 * PUBLISH_SLOTS:
+        raise ConfigError(f"{what} holds {size // 8} clock slots; the bus monitor writes "
+                          f"{PUBLISH_SLOTS} (each CPU's clock, the floor, the machine's "
+                          f"time) and would write over what follows it: rebuild the "
+                          f"kernel from the suite's sources")
+    return f"publish={addr:#x}"
 
 
 @functools.lru_cache(maxsize=None)
@@ -244,7 +263,9 @@ class QemuEngine:
             # 2.4's patch 0004, whose layout says where).
             if "modeled_clock" in sym:
                 # The kernel is identity-mapped: a symbol's address is physical.
-                args.append(f"publish={sym['modeled_clock']['addr']:#x}")
+                args.append(publish_arg(sym["modeled_clock"]["addr"],
+                                        sym["modeled_clock"]["size"],
+                                        "the testbed kernel's modeled_clock"))
                 # the kernel's clock reads, free: timing_check, and the
                 # wire's modeled_time (kernels built before it lack it)
                 for name in ("timing_check", "modeled_time"):
@@ -253,7 +274,9 @@ class QemuEngine:
                         args.append(f"free={lo:#x}-{lo + sym[name]['size']:#x}")
             elif "timing" in layout:     # Linux 2.4's --timing image (patch 0004)
                 lo, hi = layout["timing"]["free"]
-                args.append(f"publish={layout['timing']['publish']:#x}")
+                args.append(publish_arg(layout["timing"]["publish"],
+                                        layout["timing"].get("publish_bytes", 0),
+                                        "Linux 2.4's colorsim_clock (patch 0004)"))
                 args.append(f"free={lo:#x}-{hi:#x}")
             # A unit of work: one burst of the built-in workload (a call of
             # its compute loop, kernels/workload/tasks.c; Linux 2.4's init,
