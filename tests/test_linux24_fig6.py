@@ -87,7 +87,8 @@ def test_the_table_sets_the_three_side_by_side(tmp_path):
     assert png.stat().st_size > 1000
     # each seed's pair against the queue its walks went over
     pts = linux24fig6.seed_points(Cat(), testbed)
-    assert len(pts) == 3 * 3 * 2 + 3 * 2          # Linux: L2 x seeds x accept; testbed
+    # Linux: L2 x seeds x accept; the testbed: L2 x its seeds
+    assert len(pts) == 3 * len(linux24fig6.SEEDS) * 2 + 3 * 2
     fc = pts[pts["source"].str.contains("Linux") & pts["source"].str.contains("fcntl")]
     assert set(fc["gain"].round(6)) == {50.0} and set(fc["rq"]) == {1000.0}
     assert set(pts[pts["source"].str.contains("wake-one")]["c32_miss"]) == {99.0}

@@ -117,7 +117,8 @@ def draw(rs: list, out: Path) -> Path:
     """Each row's tasks as one stacked bar, state by state."""
     from colorsim.report.common import _setup_matplotlib
     plt = _setup_matplotlib()
-    fig, ax = plt.subplots(figsize=(9, 0.45 * len(rs) + 1.6))
+    from colorsim.orchestrate.headline import l2_label
+    fig, ax = plt.subplots(figsize=(11, 0.45 * len(rs) + 1.6))
     names = [f"{r['source']}, {linux24fig6.ACCEPT_LABELS[r['accept']]}, {r['kernel']}"
              for r in rs]
     y = list(range(len(rs)))[::-1]
@@ -133,8 +134,8 @@ def draw(rs: list, out: Path) -> Path:
     ax.set_yticklabels(names, fontsize=7)
     ax.set_xlabel("tasks, mean over the region's ticks")
     ax.set_title(f"Where the server's tasks were: {linux24fig6.HTTPD} httpd, "
-                 f"Figure 6's point, L2 {L2}", fontsize=9)
-    ax.legend(fontsize=6, loc="lower right")
+                 f"Figure 6's point, L2 {l2_label(L2)}", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp.png")
