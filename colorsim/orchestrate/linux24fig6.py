@@ -250,6 +250,7 @@ def draw(rs: list, out: Path, pts: pd.DataFrame = None) -> Path:
     panels: each seed's gain, and c32's walk miss ratio, against the run
     queue the walks went over."""
     from colorsim.report.common import _setup_matplotlib
+    from colorsim.report.plots import save_figure
     from colorsim.orchestrate.headline import l2_label
     plt = _setup_matplotlib()
     have = pts is not None and not pts.empty
@@ -290,12 +291,7 @@ def draw(rs: list, out: Path, pts: pd.DataFrame = None) -> Path:
     fig.text(0.99, 0.01, "python3 -m colorsim.maintain linux24-fig6 --figure FILE",
              ha="right", fontsize=6, color="0.4")
     fig.tight_layout()
-    out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    tmp.replace(out)
-    return out
+    return save_figure(fig, out)
 
 
 def _against_queue(gax, max_, pts: pd.DataFrame, l2_label) -> None:

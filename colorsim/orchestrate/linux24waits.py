@@ -116,6 +116,7 @@ def render(rs: list) -> str:
 def draw(rs: list, out: Path) -> Path:
     """Each row's tasks as one stacked bar, state by state."""
     from colorsim.report.common import _setup_matplotlib
+    from colorsim.report.plots import save_figure
     plt = _setup_matplotlib()
     from colorsim.orchestrate.headline import l2_label
     fig, ax = plt.subplots(figsize=(11, 0.45 * len(rs) + 1.6))
@@ -137,12 +138,7 @@ def draw(rs: list, out: Path) -> Path:
                  f"Figure 6's point, L2 {l2_label(L2)}", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    tmp.replace(out)
-    return out
+    return save_figure(fig, out)
 
 
 def cmd_linux24_waits(a):
