@@ -260,7 +260,7 @@ def draw(rs: list, out: Path, pts: pd.DataFrame = None) -> Path:
     by = {(r["accept"], r["l2"]): r for r in rs}
     x = list(range(len(L2S)))
     w = 0.2
-    bars = [(f"Linux 2.4.37 i386, accept {ACCEPT_LABELS[a]} ({_seeds()}; their range)",
+    bars = [(f"Linux 2.4.37 i386, accept {ACCEPT_LABELS[a]} ({_seeds()}{'; their range' if len(SEEDS) > 1 else ''})",
              [by[a, l2]["linux"] for l2 in L2S], c)
             for a, c in zip(ACCEPTS, ("#2166ac", "#67a9cf"))]
     bars.append(("testbed, accept fcntl (its seeds' range)",
