@@ -10,8 +10,8 @@ kernel counts where the server's tasks were at every tick of the region
 queue waiting for one, or asleep on the accept lock, in accept(), on a
 socket.  Beside them the testbed's recorded Figure 6 runs at the same point
 (``recorded/paper``, fcntl, every seed), whose kernel prints the same
-report.  The question it answers: why 2.4's queue under fcntl is shorter
-and unsteady where the testbed's stays at every httpd.
+report.  The question it answers: where the httpd that are not on the
+run queue are, when a run's queue falls short of the httpd count.
 
 They are linux24-fig6's own runs, read from its folder: ``--run`` makes the
 four it needs if they are missing (``LINUX24_SRC``) in ``runs/linux24-fig6``;
