@@ -63,8 +63,8 @@ def test_linux24_web_with_client_cpus_boots_the_client_partition(kernel, patch, 
     spec = RunSpec(m, parse_variant(kernel, m), w)
     assert spec.vcpus == 6 and spec.variant.clients
     assert spec.variant.build_id.endswith("-clients")
-    assert [p.name for p in spec.variant.patches][-4:] == [
-        p.rsplit("/", 1)[-1] for p in (patch, cards, counts, dma)]
+    assert [p.name for p in spec.variant.patches][-5:] == [
+        p.rsplit("/", 1)[-1] for p in (patch, cards, counts, dma, described.WAIT_SITES)]
     line = spec.kernel_cmdline(0)
     assert " servercpus=4 serverport=9090" in line and f"webargs={SMALL}" in line
     w = Workload(program="/bin/web", args=SMALL, client_cpus=2)
