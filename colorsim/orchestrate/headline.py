@@ -40,10 +40,8 @@ def specs():
 
 def make_runs(out: Path, log=print) -> None:
     """Make the runs that ``out`` lacks (a complete run is reused)."""
-    from colorsim.run.runner import run
-    for i, spec in enumerate(specs(), 1):
-        log(f"headline: run {i}/{len(L2S) * len(KERNELS)}: {spec.default_name()}")
-        run(spec, name=spec.default_name(), out=out)
+    from colorsim.run.runner import run_each
+    run_each(specs(), out, "headline", log)
 
 
 def headline_rows(cat) -> list:

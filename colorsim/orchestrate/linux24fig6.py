@@ -78,11 +78,8 @@ def specs():
 
 def make_runs(out: Path, log=print) -> None:
     """The runs ``out`` lacks (a complete run is reused)."""
-    from colorsim.run.runner import run
-    todo = list(specs())
-    for i, (*_, spec) in enumerate(todo, 1):
-        log(f"linux24-fig6: run {i}/{len(todo)}: {spec.default_name()}")
-        run(spec, name=spec.default_name(), out=out)
+    from colorsim.run.runner import run_each
+    run_each((spec for *_, spec in specs()), out, "linux24-fig6", log)
 
 
 def linux_runs(cat) -> pd.DataFrame:

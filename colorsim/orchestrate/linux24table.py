@@ -68,12 +68,9 @@ def specs(kernels=KERNELS):
 
 def make_runs(out: Path, log=print) -> None:
     """The testbed's headline runs and the Linux runs that ``out`` lacks."""
-    from colorsim.run.runner import run
+    from colorsim.run.runner import run_each
     headline.make_runs(out, log)
-    todo = [*specs(), *specs(I386_KERNELS)]
-    for i, spec in enumerate(todo, 1):
-        log(f"linux24-table: run {i}/{len(todo)}: {spec.default_name()}")
-        run(spec, name=spec.default_name(), out=out)
+    run_each([*specs(), *specs(I386_KERNELS)], out, "linux24-table", log)
 
 
 def xeon_specs():

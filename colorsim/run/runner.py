@@ -325,6 +325,16 @@ def _refuse_existing(final: Path, state: str, detail) -> ConfigError:
                        f"(or remove {final})")
 
 
+def run_each(specs, out: Path, label: str, log=print) -> None:
+    """Make each of ``specs`` in ``out`` under its default name, one after
+    another, saying which ("``label``: run i/n: name"); a complete run is
+    reused (run())."""
+    todo = list(specs)
+    for i, spec in enumerate(todo, 1):
+        log(f"{label}: run {i}/{len(todo)}: {spec.default_name()}")
+        run(spec, name=spec.default_name(), out=out)
+
+
 def run(spec: RunSpec, name: str = None, out: Path = RUNS, force=False,
         progress=print, replace_unverified=False,
         max_hours: float = MAX_HOURS_DEFAULT) -> Path:
